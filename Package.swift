@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Every dependency comes from the local package mirror (see docs/development.md).
+let package = Package(
+    name: "netsim",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "netsim", targets: ["netsim"]),
+        .library(name: "NetsimCore", targets: ["NetsimCore"]),
+        .library(name: "NetsimLink", targets: ["NetsimLink"]),
+        .library(name: "NetsimRelay", targets: ["NetsimRelay"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        // Vocabulary shared by every module: units, endpoints, seeded randomness, clocks, events.
+        .target(name: "NetsimCore"),
+        // Pure impairment models: no I/O, clock and RNG injected.
+        .target(name: "NetsimLink", dependencies: ["NetsimCore"]),
+        // The SwiftNIO relay: connection pairs, link shaping per direction, connection faults.
+        .target(
+            name: "NetsimRelay",
+            dependencies: [
+                "NetsimCore", "NetsimLink",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Blocking loopback sockets and servers: what a plain client sees, for tests, bench and demo.
+        .target(name: "NetsimLoopback", dependencies: ["NetsimCore"]),
+        // The command-line tool: flag parsing and printing only.
+        .executableTarget(
+            name: "netsim",
+            dependencies: [
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
+        .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink"]),
+        .testTarget(
+            name: "NetsimRelayTests",
+            dependencies: [
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+    ]
+)

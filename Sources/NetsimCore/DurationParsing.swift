@@ -1,0 +1,77 @@
+/// Durations as people write them: `30ms`, `1.5s`, `250us`, `2m`, `1h`, `0`.
+///
+/// netsim uses Swift's `Duration` in its API and signed 64-bit nanoseconds inside the models,
+/// where arithmetic on the hot path must be cheap.
+extension Duration {
+    /// The forms accepted by ``init(parsing:)``, for error messages and `--help`.
+    public static let allowedForms = "a number with a unit: 30ms, 1.5s, 250us, 2m, 1h (units ns, us, ms, s, m, h; 0 needs no unit)"
+
+    /// Parses a non-negative duration such as `30ms` or `1.5s`.
+    public init(parsing text: String) throws {
+        let error = UnitParseError(input: text, expected: "a duration", allowedForms: Duration.allowedForms)
+        guard let (number, unit) = splitNumberAndUnit(text) else { throw error }
+        let scale: Double
+        switch unit.lowercased() {
+        case "ns": scale = 1
+        case "us", "µs", "μs": scale = 1e3
+        case "ms": scale = 1e6
+        case "s", "sec", "secs": scale = 1e9
+        case "m", "min", "mins": scale = 60e9
+        case "h": scale = 3600e9
+        case "" where number == 0: scale = 1
+        default: throw error
+        }
+        let nanos = number * scale
+        guard nanos < Double(Int64.max) else { throw error }
+        self = .nanoseconds(Int64(nanos.rounded()))
+    }
+
+    /// The duration in whole nanoseconds (saturating).
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return product &+ attoseconds / 1_000_000_000
+    }
+
+    /// The duration in seconds as a floating-point number.
+    public var seconds: Double { Double(nanoseconds) / 1e9 }
+
+    /// A short human spelling that parses back: `30ms`, `1.5s`, `250us`.
+    public var compactDescription: String { formatNanoseconds(nanoseconds) }
+}
+
+/// Formats nanoseconds the way ``Duration/init(parsing:)`` reads them.
+public func formatNanoseconds(_ ns: Int64) -> String {
+    let magnitude = abs(Double(ns))
+    let (value, unit): (Double, String)
+    switch magnitude {
+    case 0: return "0"
+    case ..<1e3: (value, unit) = (Double(ns), "ns")
+    case ..<1e6: (value, unit) = (Double(ns) / 1e3, "us")
+    case ..<1e9: (value, unit) = (Double(ns) / 1e6, "ms")
+    default: (value, unit) = (Double(ns) / 1e9, "s")
+    }
+    return formatTrimmed(value) + unit
+}
+
+/// Up to three decimals, trailing zeros removed: 1.5, 30, 0.125.
+func formatTrimmed(_ value: Double) -> String {
+    var text = String(format3: value)
+    if text.contains(".") {
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+    }
+    return text
+}
+
+extension String {
+    init(format3 value: Double) {
+        let scaled = (value * 1000).rounded()
+        let negative = scaled < 0
+        let whole = Int64(abs(scaled)) / 1000
+        let frac = Int64(abs(scaled)) % 1000
+        let fracText = String(frac)
+        self = (negative ? "-" : "") + String(whole) + "." + String(repeating: "0", count: 3 - fracText.count) + fracText
+    }
+}

@@ -1,0 +1,39 @@
+/// A host and port as written on a command line: `127.0.0.1:8080`, `[::1]:8080`, `localhost:80`.
+public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public static let allowedForms = "HOST:PORT, e.g. 127.0.0.1:8080, localhost:80 or [::1]:8080 (port 0 picks a free port)"
+
+    public init(parsing text: String) throws {
+        let error = UnitParseError(input: text, expected: "an address", allowedForms: Endpoint.allowedForms)
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"),
+                  text.index(after: close) < text.endIndex, text[text.index(after: close)] == ":" else { throw error }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { throw error }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { throw error }
+        self.init(host: String(host), port: port)
+    }
+
+    /// True for addresses that only this machine can reach.
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    public var description: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}

@@ -1,0 +1,91 @@
+/// Which way bytes travel through the relay: `up` is client → server, `down` is server → client.
+public enum Direction: String, Sendable, CaseIterable, Codable {
+    case up, down
+
+    public var reversed: Direction { self == .up ? .down : .up }
+}
+
+/// Who did something to a connection.
+public enum Side: String, Sendable, Codable {
+    case client, upstream, relay
+}
+
+/// How a TCP stream ended: a graceful FIN or a reset.
+public enum CloseKind: String, Sendable, Codable {
+    case fin, rst
+}
+
+/// Why the relay could not reach the upstream.
+public enum UpstreamFailure: String, Sendable, Codable {
+    case refused, timeout, unreachable, other
+}
+
+/// Identifies one client connection through the relay, in the order connections were accepted.
+public struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var raw: UInt64
+    public init(_ raw: UInt64) { self.raw = raw }
+    public var description: String { "#\(raw)" }
+    public static func < (a: ConnectionID, b: ConnectionID) -> Bool { a.raw < b.raw }
+}
+
+/// One thing that happened during a run, on the run's single timeline.
+public struct Event: Sendable, Equatable {
+    /// Nanoseconds since the event log's origin (the start of the run).
+    public var time: Int64
+    /// The connection it concerns, if any.
+    public var connection: ConnectionID?
+    public var kind: EventKind
+
+    public init(time: Int64, connection: ConnectionID?, kind: EventKind) {
+        self.time = time
+        self.connection = connection
+        self.kind = kind
+    }
+}
+
+/// What happened. Producers (relay, drivers) add cases; readers (expectations, reports, pcap)
+/// switch over them.
+public enum EventKind: Sendable, Equatable {
+    /// The relay accepts connections on this address.
+    case listening(address: String)
+    /// The relay stopped accepting connections (shut down, or a `refuse` fault closed the listener).
+    case listenerClosed(reason: String)
+    /// A client connected to the relay.
+    case opened(client: String)
+    /// The relay's connection to the upstream is established.
+    case upstreamConnected(upstream: String, after: Int64)
+    /// The relay could not connect upstream; the client is shown the same kind of failure.
+    case upstreamFailed(reason: UpstreamFailure, detail: String)
+    /// Bytes delivered to the far side in this direction (after impairment).
+    case bytes(Direction, count: Int)
+    /// Bytes a fault swallowed instead of delivering.
+    case dropped(Direction, count: Int, fault: String)
+    /// A side sent FIN; it was forwarded (after the bytes ahead of it).
+    case halfClosed(by: Side)
+    /// A fault acted on a connection (or on the listener when `connection` is nil).
+    case faultFired(fault: String, detail: String)
+    /// A fault stopped acting.
+    case faultLifted(fault: String)
+    /// The link model changed.
+    case linkChanged(description: String)
+    /// Both legs are closed. `by` is who ended it first, `how` how it ended for the client.
+    case closed(by: Side, how: CloseKind, upBytes: Int, downBytes: Int)
+
+    /// The event's name in JSON output.
+    public var name: String {
+        switch self {
+        case .listening: "listening"
+        case .listenerClosed: "listener_closed"
+        case .opened: "opened"
+        case .upstreamConnected: "upstream_connected"
+        case .upstreamFailed: "upstream_failed"
+        case .bytes: "bytes"
+        case .dropped: "dropped"
+        case .halfClosed: "half_closed"
+        case .faultFired: "fault"
+        case .faultLifted: "fault_lifted"
+        case .linkChanged: "link_changed"
+        case .closed: "closed"
+        }
+    }
+}

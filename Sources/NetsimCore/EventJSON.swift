@@ -1,0 +1,68 @@
+/// JSON-lines rendering of events: one object per line, stable field names.
+///
+/// `{"t":0.012345,"conn":3,"event":"bytes","dir":"down","bytes":1460}`; `t` is seconds since the
+/// start of the run with microsecond resolution.
+extension Event {
+    public var jsonLine: String {
+        var fields: [(String, JSONValue)] = [("t", .seconds(time))]
+        if let connection { fields.append(("conn", .int(Int(connection.raw)))) }
+        fields.append(("event", .string(kind.name)))
+        fields += kind.jsonFields
+        return "{" + fields.map { "\"\($0.0)\":\($0.1.rendered)" }.joined(separator: ",") + "}"
+    }
+}
+
+enum JSONValue {
+    case string(String), int(Int), seconds(Int64)
+
+    var rendered: String {
+        switch self {
+        case .int(let v): return String(v)
+        case .seconds(let ns):
+            let micros = ns / 1000
+            let whole = micros / 1_000_000
+            let frac = String(abs(micros % 1_000_000))
+            return (ns < 0 && whole == 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: 6 - frac.count) + frac
+        case .string(let s): return jsonQuoted(s)
+        }
+    }
+}
+
+/// Quotes a string for JSON, escaping what RFC 8259 requires.
+public func jsonQuoted(_ s: String) -> String {
+    var out = "\""
+    for scalar in s.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20:
+            let hex = String(scalar.value, radix: 16)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+extension EventKind {
+    var jsonFields: [(String, JSONValue)] {
+        switch self {
+        case .listening(let address): [("address", .string(address))]
+        case .listenerClosed(let reason): [("reason", .string(reason))]
+        case .opened(let client): [("client", .string(client))]
+        case .upstreamConnected(let upstream, let after): [("upstream", .string(upstream)), ("after", .seconds(after))]
+        case .upstreamFailed(let reason, let detail): [("reason", .string(reason.rawValue)), ("detail", .string(detail))]
+        case .bytes(let dir, let count): [("dir", .string(dir.rawValue)), ("bytes", .int(count))]
+        case .dropped(let dir, let count, let fault): [("dir", .string(dir.rawValue)), ("bytes", .int(count)), ("fault", .string(fault))]
+        case .halfClosed(let side): [("by", .string(side.rawValue))]
+        case .faultFired(let fault, let detail): [("fault", .string(fault)), ("detail", .string(detail))]
+        case .faultLifted(let fault): [("fault", .string(fault))]
+        case .linkChanged(let description): [("link", .string(description))]
+        case .closed(let by, let how, let up, let down):
+            [("by", .string(by.rawValue)), ("how", .string(how.rawValue)), ("up_bytes", .int(up)), ("down_bytes", .int(down))]
+        }
+    }
+}

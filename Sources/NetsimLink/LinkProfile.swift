@@ -1,0 +1,65 @@
+import NetsimCore
+
+/// Named presets after Apple's Network Link Conditioner.
+///
+/// The numbers are the ones Network Link Conditioner ships, so a result measured with netsim can
+/// be compared with one measured on a Mac or an iPhone under the same preset. "Down" is
+/// server→client, "up" client→server, as in NLC's downlink/uplink.
+public struct LinkProfile: Sendable {
+    /// Lower-case, dash-separated; what `--profile` accepts.
+    public var name: String
+    /// One line for `--help` and listings, naming the NLC preset it follows.
+    public var summary: String
+    public var link: LinkConfiguration
+
+    public init(name: String, summary: String, link: LinkConfiguration) {
+        self.name = name
+        self.summary = summary
+        self.link = link
+    }
+
+    public static let all: [LinkProfile] = [
+        asymmetric(
+            "3g", "Network Link Conditioner's \"3G\" preset",
+            down: (.kbit(780), 100), up: (.kbit(330), 100)),
+        asymmetric(
+            "dsl", "Network Link Conditioner's \"DSL\" preset",
+            down: (.mbit(2), 5), up: (.kbit(256), 5)),
+        asymmetric(
+            "edge", "Network Link Conditioner's \"Edge\" preset",
+            down: (.kbit(240), 400), up: (.kbit(200), 440)),
+        asymmetric(
+            "lte", "Network Link Conditioner's \"LTE\" preset",
+            down: (.mbit(50), 50), up: (.mbit(10), 65)),
+        asymmetric(
+            "very-bad-network", "Network Link Conditioner's \"Very Bad Network\" preset",
+            down: (.mbit(1), 500), up: (.mbit(1), 500), loss: .bernoulli(.percent(10))),
+        LinkProfile(
+            name: "100-loss",
+            summary: "100% loss both ways: nothing gets through (Network Link Conditioner's \"100% Loss\" preset)",
+            link: LinkConfiguration(both: DirectionLink(loss: .bernoulli(.certain)))),
+    ]
+
+    /// The profile called `name`, ignoring case; spaces and underscores count as dashes, so
+    /// `"Very Bad Network"` finds `very-bad-network`.
+    public static func named(_ name: String) -> LinkProfile? {
+        let wanted = String(name.lowercased().map { $0 == " " || $0 == "_" ? "-" : $0 })
+        return all.first { $0.name == wanted }
+    }
+
+    private static func asymmetric(
+        _ name: String,
+        _ preset: String,
+        down: (rate: DataRate, delayMilliseconds: Int64),
+        up: (rate: DataRate, delayMilliseconds: Int64),
+        loss: LossModel? = nil
+    ) -> LinkProfile {
+        func direction(_ d: (rate: DataRate, delayMilliseconds: Int64)) -> DirectionLink {
+            DirectionLink(latency: .milliseconds(d.delayMilliseconds), bandwidth: d.rate, loss: loss)
+        }
+        var summary = "\(down.rate)/\(up.rate) down/up, \(down.delayMilliseconds)/\(up.delayMilliseconds) ms delay"
+        if let loss { summary += ", \(loss) loss both ways" }
+        summary += " (\(preset))"
+        return LinkProfile(name: name, summary: summary, link: LinkConfiguration(up: direction(up), down: direction(down)))
+    }
+}

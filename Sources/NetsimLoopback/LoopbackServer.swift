@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import NetsimCore
+
+/// A TCP server on 127.0.0.1 with a free port, for tests, benchmarks and demos.
+///
+/// Each accepted connection is handed to `handler` on its own thread (or on the accept thread
+/// when `threadPerConnection` is false, for servers that only hold connections).
+/// ``stop()`` closes the listener and every connection it accepted.
+public final class LoopbackServer: @unchecked Sendable {
+    public let endpoint: Endpoint
+    private let listenFD: Int32
+    private let lock = NSLock()
+    private var connections: [BlockingSocket] = []
+    private var stopped = false
+    private var accepted = 0
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, backlog: Int32 = 4096, threadPerConnection: Bool = true,
+        handler: @escaping @Sendable (BlockingSocket) -> Void
+    ) throws {
+        var address = try SocketAddressStorage(Endpoint(host: host, port: port))
+        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SocketFailure(errno: errno) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, 4)
+        guard address.withSockAddr({ bind(fd, $0, $1) }) == 0, listen(fd, backlog) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw SocketFailure(errno: code)
+        }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        let boundPort = withUnsafeBytes(of: bound) { raw -> Int in
+            // sin_port and sin6_port sit at the same offset.
+            Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self)))
+        }
+        self.listenFD = fd
+        self.endpoint = Endpoint(host: host, port: boundPort)
+        // The accept thread keeps the server alive until stop() makes accept(2) fail.
+        Thread { [self] in
+            while let client = acceptOne() {
+                if threadPerConnection {
+                    Thread { handler(client) }.start()
+                } else {
+                    handler(client)
+                }
+            }
+        }.start()
+    }
+
+    private func acceptOne() -> BlockingSocket? {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd >= 0 {
+                let socket = BlockingSocket(fd: fd)
+                let keep = lock.withLock { () -> Bool in
+                    if stopped { return false }
+                    connections.append(socket)
+                    accepted += 1
+                    return true
+                }
+                if !keep {
+                    socket.close()
+                    return nil
+                }
+                return socket
+            }
+            if errno == EINTR || errno == ECONNABORTED { continue }
+            if errno == EMFILE || errno == ENFILE {
+                usleep(10_000)
+                if lock.withLock({ stopped }) { return nil }
+                continue
+            }
+            return nil
+        }
+    }
+
+    /// How many connections the server has accepted.
+    public var acceptedCount: Int { lock.withLock { accepted } }
+
+    /// Closes the listener and every accepted connection.
+    public func stop() {
+        let open = lock.withLock { () -> [BlockingSocket] in
+            guard !stopped else { return [] }
+            stopped = true
+            defer { connections.removeAll() }
+            return connections
+        }
+        shutdown(listenFD, Int32(SHUT_RDWR))
+        Glibc.close(listenFD)
+        for connection in open { connection.close() }
+    }
+}
+
+extension LoopbackServer {
+    /// Echoes every byte back and half-closes after the client does.
+    public static func echo() throws -> LoopbackServer {
+        try LoopbackServer { socket in
+            while let chunk = try? socket.receive(timeout: .seconds(120)), !chunk.isEmpty {
+                if (try? socket.send(chunk)) == nil { return }
+            }
+            socket.shutdownWrite()
+        }
+    }
+}

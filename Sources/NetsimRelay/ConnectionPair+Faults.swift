@@ -1,0 +1,142 @@
+import NIOCore
+import NetsimCore
+import NetsimLink
+
+extension ConnectionPair {
+    /// Applies a fault to this connection now. `atAccept` is true while the connection is being
+    /// set up, when accept-time faults (refuse, slow-connect) still mean something.
+    func apply(_ kind: FaultKind, id: FaultID, atAccept: Bool) {
+        guard phase != .finished else { return }
+        switch kind {
+        case .refuse:
+            guard atAccept else { return }
+            fired(kind, "reset at accept: a userspace relay cannot refuse one SYN and accept the next; the listener closes only at 100%")
+            if ending == nil { ending = (.relay, .rst) }
+            phase = .relaying
+            client.reset()
+        case .slowConnect(let delay):
+            guard atAccept else { return }
+            fired(kind, "upstream connect delayed by \(delay.compactDescription)")
+            connectDelay += delay.nanoseconds
+        case .blackhole:
+            fired(kind, "nothing is forwarded either way until the fault lifts")
+            persistentFaults[id] = kind
+            updateReadGates()
+        case .fin:
+            closeGracefully(fault: kind.name, detail: "graceful close of both legs")
+        case .rst:
+            fired(kind, "reset both legs")
+            if ending == nil { ending = (.relay, .rst) }
+            dropQueued(fault: kind.name)
+            client.reset()
+            upstream?.reset()
+        case .stale(let mode):
+            fired(kind, "looks alive; the client's next bytes are swallowed and answered with \(mode.rawValue.uppercased())")
+            stale = mode
+            dropQueued(fault: kind.name)
+            updateReadGates()
+        case .idleClose(let limit):
+            fired(kind, "closes after \(limit.compactDescription) of silence")
+            persistentFaults[id] = kind
+            armIdleTimer()
+        case .limit(let bytes):
+            fired(kind, "closes after \(bytes) more bytes downstream")
+            persistentFaults[id] = kind
+            downLimitRemaining = bytes
+        }
+    }
+
+    /// The fault stops acting on this connection. A stale connection stays dead, as a real
+    /// one whose NAT mapping is gone does.
+    func lift(_ id: FaultID) {
+        guard phase != .finished, let kind = persistentFaults.removeValue(forKey: id) else { return }
+        log(.faultLifted(fault: kind.name))
+        switch kind {
+        case .blackhole:
+            if phase == .connecting, upstream == nil { connectUpstream() }
+            updateReadGates()
+            for direction in Direction.allCases { deliverDue(direction) }
+        case .idleClose:
+            armIdleTimer()
+        case .limit:
+            downLimitRemaining = nil
+        default:
+            break
+        }
+    }
+
+    private func fired(_ kind: FaultKind, _ detail: String) {
+        log(.faultFired(fault: kind.name, detail: detail))
+    }
+
+    private func dropQueued(fault: String) {
+        for lane in [up, down] {
+            let lost = lane.discardAll()
+            if lost > 0 { log(.dropped(lane.direction, count: lost, fault: fault)) }
+        }
+    }
+
+    /// Closes both legs with FIN now; bytes still in flight are dropped (and logged). The legs are
+    /// then read and discarded until the peers close, so close(2) never finds unread bytes and
+    /// turns the FIN into a reset.
+    func closeGracefully(fault: String, detail: String) {
+        guard phase != .finished, !discarding else { return }
+        log(.faultFired(fault: fault, detail: detail))
+        if ending == nil { ending = (.relay, .fin) }
+        dropQueued(fault: fault)
+        discarding = true
+        client.shutdownOutput()
+        upstream?.shutdownOutput()
+        updateReadGates()
+        schedule(after: ConnectionPair.closeGrace) { pair in
+            pair.client.close()
+            pair.upstream?.close()
+        }
+        checkFinished()
+    }
+
+    /// How long a leg closed by a fault may stay half-open before the relay closes it fully.
+    static let closeGrace: Int64 = 10_000_000_000
+
+    /// The client wrote to a stale connection: swallow it and close the client leg the way the
+    /// fault says; the upstream leg gets a plain FIN.
+    func closeStale(_ mode: CloseKind, swallowed: Int) {
+        guard !discarding else { return }
+        log(.faultFired(fault: "stale", detail: "swallowed \(swallowed) bytes from the client; closing it with \(mode.rawValue.uppercased())"))
+        if ending == nil { ending = (.relay, mode) }
+        discarding = true
+        if mode == .rst {
+            client.reset()
+        } else {
+            client.shutdownOutput()
+        }
+        upstream?.shutdownOutput()
+        schedule(after: ConnectionPair.closeGrace) { pair in
+            pair.client.close()
+            pair.upstream?.close()
+        }
+    }
+
+    private var idleLimit: Int64? {
+        persistentFaults.values.compactMap { kind -> Int64? in
+            if case .idleClose(let d) = kind { return d.nanoseconds }
+            return nil
+        }.min()
+    }
+
+    func armIdleTimer() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        guard let limit = idleLimit else { return }
+        let deadline = lastActivity + limit
+        idleTimer = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(max(0, deadline)))) { [self] in
+            idleTimer = nil
+            guard phase != .finished, let limit = idleLimit else { return }
+            if now - lastActivity >= limit {
+                closeGracefully(fault: "idle-close", detail: "silent for \(formatNanoseconds(now - lastActivity))")
+            } else {
+                armIdleTimer()
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import NetsimCore
+
+/// A connection fault the relay can inject. The same set is used by `netsim relay --fault`,
+/// scenario timelines and the control API.
+public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// New connections are refused (the listener closes, so the kernel answers SYNs with RST).
+    case refuse
+    /// Accept, never answer, never close: bytes vanish both ways.
+    case blackhole
+    /// Graceful close (FIN) of both legs now.
+    case fin
+    /// Reset (RST) both legs now.
+    case rst
+    /// The connection looks alive; the next bytes the client sends are swallowed and the relay
+    /// closes the client leg with FIN or RST (lock screen, NAT timeout).
+    case stale(CloseKind)
+    /// Close (FIN) a connection that has been silent for this long (server keep-alive timeout).
+    case idleClose(Duration)
+    /// Close both legs after this many more bytes downstream.
+    case limit(bytes: Int)
+    /// Delay the upstream connect by this long.
+    case slowConnect(Duration)
+
+    /// The fault's name as written on the command line.
+    public var name: String {
+        switch self {
+        case .refuse: "refuse"
+        case .blackhole: "blackhole"
+        case .fin: "fin"
+        case .rst: "rst"
+        case .stale: "stale"
+        case .idleClose: "idle-close"
+        case .limit: "limit"
+        case .slowConnect: "slow-connect"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .stale(let how): "stale=\(how.rawValue)"
+        case .idleClose(let d): "idle-close=\(d.compactDescription)"
+        case .limit(let n): "limit=\(n)"
+        case .slowConnect(let d): "slow-connect=\(d.compactDescription)"
+        default: name
+        }
+    }
+
+    /// Every fault name, for help texts and "did you mean".
+    public static let names = ["refuse", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect"]
+
+    public static let allowedForms =
+        "one of refuse, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s)"
+
+    /// Parses `KIND[=ARG]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`.
+    public init(parsing text: String) throws {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        let kind = parts.first ?? ""
+        let argument = parts.count > 1 ? parts[1] : nil
+        func fail(_ detail: String? = nil) -> UnitParseError {
+            UnitParseError(input: text, expected: detail ?? "a fault", allowedForms: FaultKind.allowedForms)
+        }
+        func required() throws -> String {
+            guard let argument, !argument.isEmpty else { throw fail("a complete fault (\(kind) needs a value)") }
+            return argument
+        }
+        switch kind {
+        case "refuse", "blackhole", "fin", "rst":
+            guard argument == nil else { throw fail("a fault (\(kind) takes no value)") }
+            self = kind == "refuse" ? .refuse : kind == "blackhole" ? .blackhole : kind == "fin" ? .fin : .rst
+        case "stale":
+            switch argument {
+            case nil, "rst": self = .stale(.rst)
+            case "fin": self = .stale(.fin)
+            default: throw fail("a stale close (stale=fin or stale=rst)")
+            }
+        case "idle-close": self = .idleClose(try Duration(parsing: try required()))
+        case "limit": self = .limit(bytes: try ByteCount(parsing: try required()).bytes)
+        case "slow-connect": self = .slowConnect(try Duration(parsing: try required()))
+        default: throw fail()
+        }
+    }
+
+    /// Faults that act when a connection is accepted, not on connections already open.
+    var actsOnlyAtAccept: Bool {
+        switch self {
+        case .refuse, .slowConnect: true
+        default: false
+        }
+    }
+}
+
+/// Which connections a fault applies to, relative to the moment it activates.
+public enum FaultTarget: String, Sendable, CaseIterable {
+    /// Connections open when it activates and those opened afterwards.
+    case all
+    /// Only connections opened after it activates.
+    case new
+    /// Only connections open when it activates.
+    case existing
+}
+
+/// When a fault acts.
+public enum FaultTrigger: Equatable, Sendable {
+    /// As soon as it is added.
+    case immediately
+    /// This long after the relay started.
+    case at(Duration)
+    /// This long after each connection opened.
+    case after(Duration)
+}
+
+/// A fault with its timing, targets and probability.
+public struct FaultRule: Equatable, Sendable, CustomStringConvertible {
+    public var kind: FaultKind
+    public var trigger: FaultTrigger
+    public var target: FaultTarget
+    /// Each targeted connection is affected with this probability (decided from the relay's seed).
+    public var probability: Probability
+    /// Lift the fault this long after it activates (nil: it stays until removed).
+    public var lasts: Duration?
+
+    public init(
+        _ kind: FaultKind, trigger: FaultTrigger = .immediately, target: FaultTarget = .all,
+        probability: Probability = .certain, lasts: Duration? = nil
+    ) {
+        self.kind = kind
+        self.trigger = trigger
+        self.target = target
+        self.probability = probability
+        self.lasts = lasts
+    }
+
+    /// Checks combinations that cannot mean anything; the message says what to write instead.
+    public func validate() throws {
+        if kind.actsOnlyAtAccept {
+            if target == .existing {
+                throw FaultRuleError("\(kind.name) acts on new connections only; use --fault-target all or new")
+            }
+            if case .after = trigger {
+                throw FaultRuleError("\(kind.name) acts when a connection is accepted; use --fault-at instead of --fault-after")
+            }
+        }
+        if case .after = trigger, target == .new {
+            // Meaningful: only connections opened after the rule was added.
+        }
+    }
+
+    public var description: String {
+        var text = kind.description
+        switch trigger {
+        case .immediately: break
+        case .at(let d): text += " at \(d.compactDescription)"
+        case .after(let d): text += " after \(d.compactDescription) per connection"
+        }
+        if target != .all { text += " on \(target.rawValue) connections" }
+        if probability.fraction < 1 { text += " with probability \(probability)" }
+        if let lasts { text += " for \(lasts.compactDescription)" }
+        return text
+    }
+}
+
+/// A fault rule that cannot be applied as written.
+public struct FaultRuleError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Identifies a fault added to a running relay, to remove it later.
+public struct FaultID: Hashable, Sendable, CustomStringConvertible {
+    public var raw: UInt64
+    public var description: String { "fault#\(raw)" }
+}

@@ -1,0 +1,149 @@
+import NIOCore
+import NIOPosix
+import NetsimCore
+
+/// The handler on each of a connection's two channels (the client leg and the upstream leg).
+///
+/// It owns no policy: it reports what its socket does to the ``ConnectionPair`` and carries out
+/// what the pair asks (write, half-close, reset). It also gates reading: the channel keeps
+/// `autoRead` on, and this handler holds back the `read` calls while the pair says the far side
+/// cannot take more (backpressure) — the GlueHandler pattern from SwiftNIO's examples.
+final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let side: Side
+    /// Set by the pair; cleared when the pair finishes so the cycle breaks.
+    var pair: ConnectionPair?
+    private var context: ChannelHandlerContext?
+    private var readPending = false
+    private var readsAllowed = false
+    private(set) var isActive = false
+    private(set) var outputClosed = false
+    /// The relay closed or reset this leg itself (as opposed to the peer closing it).
+    private(set) var closedByRelay = false
+
+    init(side: Side) { self.side = side }
+
+    // MARK: Inbound events → pair
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        isActive = context.channel.isActive
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        isActive = true
+        pair?.legActive(side)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        pair?.received(unwrapInboundIn(data), from: side)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        pair?.readComplete(from: side)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        pair?.writabilityChanged(of: side)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            pair?.inputClosed(on: side)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        pair?.failed(side, error: error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isActive = false
+        pair?.legInactive(side)
+    }
+
+    // MARK: Read gating
+
+    func read(context: ChannelHandlerContext) {
+        if readsAllowed {
+            context.read()
+        } else {
+            readPending = true
+        }
+    }
+
+    /// Lets reads through (or holds them back). A read held back is issued when allowed again.
+    func setReadsAllowed(_ allowed: Bool) {
+        guard allowed != readsAllowed else { return }
+        readsAllowed = allowed
+        if allowed, readPending, let context {
+            readPending = false
+            context.read()
+        }
+    }
+
+    // MARK: Actions the pair asks for
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    /// The peer's address, for the event log.
+    var remoteDescription: String {
+        guard let address = context?.channel.remoteAddress else { return "unknown" }
+        return "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+    }
+
+    func write(_ buffer: ByteBuffer) {
+        context?.write(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    func flush() {
+        context?.flush()
+    }
+
+    /// Sends FIN after every byte already written has gone out.
+    ///
+    /// NIO's half-close waits for pending writes, except when the input side is already closed:
+    /// then it escalates to a full close and would drop them. An empty write completes after
+    /// all writes ahead of it, so the FIN is sent from its completion.
+    func shutdownOutput() {
+        guard let context, !outputClosed else { return }
+        outputClosed = true
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
+        promise.futureResult.whenComplete { [weak self] _ in
+            guard let self, let context = self.context else { return }
+            context.close(mode: .output, promise: nil)
+        }
+    }
+
+    /// Closes with RST: SO_LINGER with a zero timeout makes close(2) send a reset and drop
+    /// anything unsent.
+    func reset() {
+        guard let context else { return }
+        outputClosed = true
+        closedByRelay = true
+        let channel = context.channel
+        guard let options = channel as? any SocketOptionProvider else {
+            channel.close(promise: nil)
+            return
+        }
+        options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Closes both directions now (FIN if nothing is unread, as close(2) does).
+    func close() {
+        outputClosed = true
+        closedByRelay = true
+        context?.close(promise: nil)
+    }
+}

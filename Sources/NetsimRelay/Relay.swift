@@ -1,0 +1,334 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NetsimCore
+import NetsimLink
+
+/// A userspace TCP relay that applies a link model to each direction of every connection and
+/// injects connection faults.
+///
+/// ```swift
+/// let relay = Relay(configuration: .init(upstream: Endpoint(host: "127.0.0.1", port: 8080),
+///                                        link: LinkProfile.named("3g")!.link))
+/// let address = try await relay.start()
+/// let stale = relay.addFault(FaultRule(.stale(.rst)))
+/// ...
+/// await relay.stop()
+/// ```
+/// Every connection, byte batch, fault and close is recorded in ``eventLog``.
+public final class Relay: @unchecked Sendable {
+    public let configuration: RelayConfiguration
+    public let eventLog: EventLog
+    let clock = SystemClock()
+    private let group: any EventLoopGroup
+    private let ownsGroup: Bool
+
+    private let lock = NIOLock()
+    private var listener: (any Channel)?
+    private var boundEndpoint: Endpoint?
+    private var pairs: [ConnectionID: ConnectionPair] = [:]
+    private var nextConnection: UInt64 = 1
+    private var nextFault: UInt64 = 1
+    private var rules: [FaultID: RuleState] = [:]
+    private var currentLink: LinkConfiguration
+    private var startedAt: Int64 = 0
+    private var refusingRules: Set<FaultID> = []
+    private(set) var upstreamAddress: SocketAddress!
+
+    struct RuleState {
+        var rule: FaultRule
+        var addedAt: Int64
+        var activatedAt: Int64?
+        var scheduled: [Scheduled<Void>] = []
+    }
+
+    /// Larger reads than NIO's default make fewer system calls on bulk transfers.
+    static let maximumReadSize = 256 * 1024
+    static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16 * 1024, maximum: maximumReadSize)
+    /// NIO reads this many times per readiness event before the read gate is consulted again.
+    static let readsPerCycle: UInt = 4
+    /// How far a direction's queue can overshoot ``RelayConfiguration/bufferLimit``: one read
+    /// cycle's worth of bytes arrives before reading stops. A direction therefore holds at most
+    /// `bufferLimit + readOvershoot` bytes (plus NIO's 64 KiB outbound high-water mark).
+    public static let readOvershoot = maximumReadSize * Int(readsPerCycle)
+
+    /// - Parameters:
+    ///   - eventLog: must use the system clock (the default), as event-loop deadlines do.
+    ///   - group: event loops to run on; by default the relay makes one thread per core and
+    ///     shuts it down in ``stop()``.
+    public init(configuration: RelayConfiguration, eventLog: EventLog = EventLog(), group: (any EventLoopGroup)? = nil) {
+        self.configuration = configuration
+        self.eventLog = eventLog
+        self.currentLink = configuration.link
+        if let group {
+            self.group = group
+            self.ownsGroup = false
+        } else {
+            self.group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+            self.ownsGroup = true
+        }
+    }
+
+    /// Binds the listener and activates the configured faults. Returns the bound address
+    /// (with the real port when the configuration asked for port 0).
+    @discardableResult
+    public func start() async throws -> Endpoint {
+        for rule in configuration.faults { try rule.validate() }
+        upstreamAddress = try SocketAddress.makeAddressResolvingHost(configuration.upstream.host, port: configuration.upstream.port)
+        startedAt = clock.now()
+        let endpoint = try await bind(configuration.listen)
+        for rule in configuration.faults { _ = try await addFault(rule) }
+        return endpoint
+    }
+
+    /// The address clients connect to, once started.
+    public var endpoint: Endpoint? { lock.withLock { boundEndpoint } }
+
+    private func bind(_ endpoint: Endpoint) async throws -> Endpoint {
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 4096)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(ChannelOptions.recvAllocator, value: Relay.receiveAllocator)
+            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pair = ConnectionPair(
+                        id: allocateConnectionID(), relay: self, clientChannel: channel, link: link, now: clock.now())
+                    try channel.pipeline.syncOperations.addHandler(pair.client)
+                }
+            }
+            .bind(host: endpoint.host, port: endpoint.port)
+            .get()
+        let port = channel.localAddress?.port ?? endpoint.port
+        let bound = Endpoint(host: endpoint.host, port: port)
+        lock.withLock {
+            listener = channel
+            boundEndpoint = bound
+        }
+        eventLog.record(.listening(address: bound.description))
+        return bound
+    }
+
+    private func allocateConnectionID() -> ConnectionID {
+        lock.withLock {
+            defer { nextConnection += 1 }
+            return ConnectionID(nextConnection)
+        }
+    }
+
+    // MARK: Connections
+
+    /// Called on the pair's event loop when its client leg becomes active: registers it, applies
+    /// the faults that act on new connections, and starts the upstream connect.
+    func start(_ pair: ConnectionPair) {
+        pair.log(.opened(client: pair.client.remoteDescription))
+        let (link, acceptFaults, delayedFaults) = lock.withLock { () -> (LinkConfiguration, [(FaultID, FaultKind)], [(FaultID, Int64)]) in
+            pairs[pair.id] = pair
+            var immediate: [(FaultID, FaultKind)] = []
+            var delayed: [(FaultID, Int64)] = []
+            for (id, state) in rules.sorted(by: { $0.key.raw < $1.key.raw }) where state.rule.target != .existing {
+                guard affects(id, pair.id, state.rule.probability) else { continue }
+                if case .after(let d) = state.rule.trigger {
+                    delayed.append((id, d.nanoseconds))
+                } else if state.activatedAt != nil {
+                    immediate.append((id, state.rule.kind))
+                }
+            }
+            return (currentLink, immediate, delayed)
+        }
+        for (id, kind) in acceptFaults { pair.apply(kind, id: id, atAccept: true) }
+        for (id, delay) in delayedFaults { scheduleDelayedFault(id, on: pair, at: pair.openedAt + delay) }
+        pair.beginConnect(link: link)
+    }
+
+    func finished(_ pair: ConnectionPair) {
+        lock.withLock { _ = pairs.removeValue(forKey: pair.id) }
+    }
+
+    /// The same connection and rule always make the same decision for a given seed.
+    private func affects(_ fault: FaultID, _ connection: ConnectionID, _ probability: Probability) -> Bool {
+        if probability.fraction >= 1 { return true }
+        var random = SeededRandom(seed: configuration.seed).derived(SeededRandom.label("fault"), fault.raw, connection.raw)
+        return random.chance(probability.fraction)
+    }
+
+    private func scheduleDelayedFault(_ id: FaultID, on pair: ConnectionPair, at deadline: Int64) {
+        pair.schedule(after: deadline - clock.now()) { [self] pair in
+            guard let kind = lock.withLock({ rules[id]?.rule.kind }) else { return }
+            pair.apply(kind, id: id, atAccept: false)
+        }
+    }
+
+    // MARK: Faults
+
+    /// Adds a fault; it activates according to its trigger. When this returns, a fault that
+    /// activates immediately is in force on every targeted connection (and a refusing listener is
+    /// closed). Returns an id to remove it with.
+    @discardableResult
+    public func addFault(_ rule: FaultRule) async throws -> FaultID {
+        try rule.validate()
+        let now = clock.now()
+        let id = lock.withLock {
+            defer { nextFault += 1 }
+            let id = FaultID(raw: nextFault)
+            rules[id] = RuleState(rule: rule, addedAt: now)
+            return id
+        }
+        eventLog.record(.faultFired(fault: rule.kind.name, detail: "added: \(rule)"))
+        switch rule.trigger {
+        case .immediately:
+            await activate(id)
+        case .at(let offset):
+            let delay = startedAt + offset.nanoseconds - now
+            if delay <= 0 {
+                await activate(id)
+            } else {
+                let task = group.next().scheduleTask(in: .nanoseconds(delay)) { [self] in
+                    _ = Task { await activate(id) }
+                }
+                lock.withLock { rules[id]?.scheduled.append(task) }
+            }
+        case .after(let delay):
+            // Per connection: existing connections count from when they opened.
+            let existing = lock.withLock { rule.target == .new ? [] : Array(pairs.values) }
+            for pair in existing where affects(id, pair.id, rule.probability) {
+                try? await pair.eventLoop.submit { [self] in
+                    scheduleDelayedFault(id, on: pair, at: max(pair.openedAt + delay.nanoseconds, now))
+                }.get()
+            }
+            scheduleLift(id, after: rule.lasts)
+        }
+        return id
+    }
+
+    private func activate(_ id: FaultID) async {
+        let now = clock.now()
+        guard let (rule, existing) = lock.withLock({ () -> (FaultRule, [ConnectionPair])? in
+            guard rules[id] != nil else { return nil }
+            rules[id]!.activatedAt = now
+            let rule = rules[id]!.rule
+            return (rule, rule.target == .new ? [] : Array(pairs.values))
+        }) else { return }
+        if rule.kind == .refuse, rule.probability.fraction >= 1 {
+            await startRefusing(id)
+        }
+        for pair in existing where affects(id, pair.id, rule.probability) {
+            try? await pair.eventLoop.submit { pair.apply(rule.kind, id: id, atAccept: false) }.get()
+        }
+        scheduleLift(id, after: rule.lasts)
+    }
+
+    private func scheduleLift(_ id: FaultID, after lasts: Duration?) {
+        guard let lasts else { return }
+        let task = group.next().scheduleTask(in: .nanoseconds(lasts.nanoseconds)) { [self] in
+            _ = Task { await removeFault(id) }
+        }
+        lock.withLock { rules[id]?.scheduled.append(task) }
+    }
+
+    /// Removes a fault: it stops acting on new connections and lifts from open ones (a
+    /// blackhole clears, a refused listener reopens; stale connections stay dead). When this
+    /// returns, the fault no longer acts.
+    public func removeFault(_ id: FaultID) async {
+        guard let (state, open) = lock.withLock({ () -> (RuleState, [ConnectionPair])? in
+            guard let state = rules.removeValue(forKey: id) else { return nil }
+            return (state, Array(pairs.values))
+        }) else { return }
+        for task in state.scheduled { task.cancel() }
+        eventLog.record(.faultLifted(fault: state.rule.kind.name))
+        await stopRefusing(id)
+        for pair in open { try? await pair.eventLoop.submit { pair.lift(id) }.get() }
+    }
+
+    /// Removes every fault.
+    public func removeAllFaults() async {
+        for id in lock.withLock({ Array(rules.keys) }) { await removeFault(id) }
+    }
+
+    /// A real refusal: with the listener closed the kernel answers SYNs with RST.
+    private func startRefusing(_ id: FaultID) async {
+        let channel = lock.withLock { () -> (any Channel)? in
+            refusingRules.insert(id)
+            guard refusingRules.count == 1 else { return nil }
+            defer { listener = nil }
+            return listener
+        }
+        guard let channel else { return }
+        try? await channel.close()
+        eventLog.record(.listenerClosed(reason: "refuse: new connections are refused"))
+    }
+
+    private func stopRefusing(_ id: FaultID) async {
+        let reopen = lock.withLock { refusingRules.remove(id) != nil && refusingRules.isEmpty }
+        guard reopen, let endpoint = endpoint else { return }
+        do {
+            _ = try await bind(endpoint)
+        } catch {
+            eventLog.record(.listenerClosed(reason: "could not listen again on \(endpoint): \(error)"))
+        }
+    }
+
+    // MARK: Link
+
+    /// The link model in force for new bytes.
+    public var link: LinkConfiguration { lock.withLock { currentLink } }
+
+    /// Changes the link model; open connections use it for every byte that arrives after this
+    /// returns.
+    public func setLink(_ link: LinkConfiguration) async {
+        let open = lock.withLock {
+            currentLink = link
+            return Array(pairs.values)
+        }
+        eventLog.record(.linkChanged(description: link.description))
+        for pair in open { try? await pair.eventLoop.submit { pair.update(link: link) }.get() }
+    }
+
+    // MARK: Observation
+
+    /// Connections currently open through the relay.
+    public var openConnectionCount: Int { lock.withLock { pairs.count } }
+
+    /// A snapshot of every open connection's counters.
+    public func connectionStats() async -> [ConnectionStats] {
+        let open = lock.withLock { Array(pairs.values) }
+        var result: [ConnectionStats] = []
+        for pair in open {
+            if let stats = try? await pair.eventLoop.submit({ pair.stats }).get() { result.append(stats) }
+        }
+        return result.sorted { $0.id < $1.id }
+    }
+
+    // MARK: Shutdown
+
+    /// Stops listening, closes every connection and, if the relay made its own event loops,
+    /// shuts them down.
+    public func stop() async {
+        let (channel, open, scheduled) = lock.withLock {
+            defer { listener = nil }
+            return (listener, Array(pairs.values), rules.values.flatMap(\.scheduled))
+        }
+        for task in scheduled { task.cancel() }
+        try? await channel?.close()
+        for pair in open { try? await pair.eventLoop.submit { pair.closeNow() }.get() }
+        let deadline = clock.now() + 2_000_000_000
+        while openConnectionCount > 0, clock.now() < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        eventLog.record(.listenerClosed(reason: "relay stopped"))
+        if ownsGroup { try? await group.shutdownGracefully() }
+    }
+}
+
+/// Counters of one open connection.
+public struct ConnectionStats: Sendable {
+    public var id: ConnectionID
+    public var deliveredUp: Int
+    public var deliveredDown: Int
+    public var queuedUp: Int
+    public var queuedDown: Int
+    /// The most bytes either direction has held at once.
+    public var peakQueued: Int
+}

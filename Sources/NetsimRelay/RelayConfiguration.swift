@@ -1,0 +1,40 @@
+import NetsimCore
+import NetsimLink
+
+/// Everything a relay needs to start.
+public struct RelayConfiguration: Sendable {
+    /// Where clients connect. Loopback unless a person asks otherwise.
+    public var listen: Endpoint
+    /// Where the relay connects for each client.
+    public var upstream: Endpoint
+    /// The link model applied to both directions of every connection.
+    public var link: LinkConfiguration
+    /// Faults active from the start.
+    public var faults: [FaultRule]
+    /// Seeds every random decision (jitter, loss, fault probabilities).
+    public var seed: UInt64
+    /// How long an upstream connect may take before the client is shown a timeout.
+    /// Defaults to 127 s, when Linux gives up after 6 SYN retries.
+    public var connectTimeout: Duration
+    /// Bytes a direction may hold (delayed, not yet written) before the relay stops reading
+    /// from its source. Reading resumes below half of it.
+    public var bufferLimit: Int
+
+    public init(
+        listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
+        upstream: Endpoint,
+        link: LinkConfiguration = .unimpaired,
+        faults: [FaultRule] = [],
+        seed: UInt64 = 1,
+        connectTimeout: Duration = .seconds(127),
+        bufferLimit: Int = 4 << 20
+    ) {
+        self.listen = listen
+        self.upstream = upstream
+        self.link = link
+        self.faults = faults
+        self.seed = seed
+        self.connectTimeout = connectTimeout
+        self.bufferLimit = bufferLimit
+    }
+}

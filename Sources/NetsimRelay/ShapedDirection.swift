@@ -1,0 +1,107 @@
+import NIOCore
+import NetsimCore
+import NetsimLink
+
+/// One direction of a connection: the link model's state and the bytes it is holding back.
+///
+/// Bytes enter with ``enqueue(_:at:)`` and wait until the model's release time; FIN/RST markers
+/// wait behind the bytes ahead of them. The pair writes what is due and schedules a timer for the
+/// next release. Confined to the connection's event loop.
+final class ShapedDirection {
+    enum Marker: Equatable {
+        /// Forward a half-close.
+        case fin
+        /// Forward a reset.
+        case rst
+        /// A fault closes the whole connection once the bytes ahead have gone (limit).
+        case closeConnection(fault: String)
+    }
+
+    enum Entry {
+        case data(ByteBuffer, at: Int64)
+        case marker(Marker, at: Int64)
+
+        var releaseTime: Int64 {
+            switch self {
+            case .data(_, let at), .marker(_, let at): at
+            }
+        }
+    }
+
+    let direction: Direction
+    private(set) var shaper: DirectionShaper
+    private(set) var isImpaired: Bool
+    private var queue = CircularBuffer<Entry>(initialCapacity: 16)
+    private var releases: [Release] = []
+    /// Bytes held in the queue.
+    private(set) var queuedBytes = 0
+    /// The largest `queuedBytes` has been, for backpressure checks.
+    private(set) var peakQueuedBytes = 0
+    /// Bytes written to the far side.
+    var deliveredBytes = 0
+    /// The timer for the queue's head, and the deadline it was set for.
+    var timer: Scheduled<Void>?
+    var timerDeadline: Int64 = .max
+    /// A marker has been queued: no more data will come from the source.
+    private(set) var sourceFinished = false
+
+    init(direction: Direction, shaper: DirectionShaper) {
+        self.direction = direction
+        self.shaper = shaper
+        self.isImpaired = shaper.link.isImpaired
+    }
+
+    /// True when bytes can be written straight through: no model active and nothing waiting.
+    var canBypass: Bool { !isImpaired && queue.isEmpty }
+
+    var isEmpty: Bool { queue.isEmpty }
+
+    /// Runs the model on bytes that arrived at `now` and queues the pieces.
+    func enqueue(_ buffer: ByteBuffer, at now: Int64) {
+        var buffer = buffer
+        releases.removeAll(keepingCapacity: true)
+        shaper.schedule(bytes: buffer.readableBytes, arrivedAt: now, into: &releases)
+        for release in releases where release.bytes > 0 {
+            guard let piece = buffer.readSlice(length: release.bytes) else { break }
+            queue.append(.data(piece, at: release.at))
+        }
+        queuedBytes += releases.reduce(0) { $0 + $1.bytes }
+        peakQueuedBytes = max(peakQueuedBytes, queuedBytes)
+    }
+
+    /// Queues a marker behind the bytes already queued, delayed like a byte arriving now.
+    func enqueue(_ marker: Marker, at now: Int64) {
+        sourceFinished = true
+        let at = isImpaired ? shaper.releaseTimeForMarker(arrivedAt: now) : now
+        queue.append(.marker(marker, at: max(at, queue.last?.releaseTime ?? at)))
+    }
+
+    /// The release time of the head of the queue, if any.
+    var nextReleaseTime: Int64? { queue.first?.releaseTime }
+
+    /// Removes and returns the head if it is due at `now`.
+    func popDue(now: Int64) -> Entry? {
+        guard let head = queue.first, head.releaseTime <= now else { return nil }
+        let entry = queue.removeFirst()
+        if case .data(let buffer, _) = entry { queuedBytes -= buffer.readableBytes }
+        return entry
+    }
+
+    /// Throws away everything queued and returns how many data bytes were discarded.
+    @discardableResult
+    func discardAll() -> Int {
+        let discarded = queuedBytes
+        queue.removeAll()
+        queuedBytes = 0
+        timer?.cancel()
+        timer = nil
+        timerDeadline = .max
+        return discarded
+    }
+
+    /// Applies a new link model from now on; bytes already queued keep their times.
+    func update(link: DirectionLink, roundTripNanoseconds: Int64) {
+        shaper.update(link: link, roundTripNanoseconds: roundTripNanoseconds)
+        isImpaired = link.isImpaired
+    }
+}

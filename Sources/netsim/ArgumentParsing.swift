@@ -1,0 +1,35 @@
+import ArgumentParser
+import NetsimCore
+import NetsimLink
+import NetsimRelay
+
+// Conversions from command-line text to netsim's units. Each failure message names the
+// accepted forms (UnitParseError's description), which ArgumentParser prints after the flag.
+
+func parseDuration(_ text: String) throws -> Duration { try Duration(parsing: text) }
+func parseRate(_ text: String) throws -> DataRate { try DataRate(parsing: text) }
+func parseBytes(_ text: String) throws -> ByteCount { try ByteCount(parsing: text) }
+func parseProbability(_ text: String) throws -> Probability { try Probability(parsing: text) }
+func parseEndpoint(_ text: String) throws -> Endpoint { try Endpoint(parsing: text) }
+func parseFault(_ text: String) throws -> FaultKind { try FaultKind(parsing: text) }
+
+func parseDistribution(_ text: String) throws -> JitterDistribution {
+    guard let value = JitterDistribution(rawValue: text.lowercased()) else {
+        throw ValidationError("'\(text)' is not a distribution; use one of \(JitterDistribution.allCases.map(\.rawValue).joined(separator: ", "))")
+    }
+    return value
+}
+
+func parseProfile(_ text: String) throws -> LinkProfile {
+    guard let profile = LinkProfile.named(text) else {
+        throw ValidationError("'\(text)' is not a profile; use one of \(LinkProfile.all.map(\.name).joined(separator: ", ")) (see `netsim profiles`)")
+    }
+    return profile
+}
+
+enum LossModelName: String, ExpressibleByArgument, CaseIterable {
+    case bernoulli
+    case gilbertElliott = "gilbert-elliott"
+}
+
+extension FaultTarget: ExpressibleByArgument {}

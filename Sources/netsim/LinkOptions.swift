@@ -1,0 +1,111 @@
+import ArgumentParser
+import NetsimCore
+import NetsimLink
+
+/// The link-model flags shared by every command that shapes traffic.
+struct LinkOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Start from a named link profile (see `netsim profiles`); explicit flags override it. Example: --profile 3g", valueName: "name"),
+            transform: parseProfile)
+    var profile: LinkProfile?
+
+    @Option(help: ArgumentHelp("One-way delay added to each direction, so the round trip grows by twice this. Example: --latency 100ms", valueName: "duration"), transform: parseDuration)
+    var latency: Duration?
+    @Option(name: .customLong("up-latency"), help: ArgumentHelp("Delay client→server only. Example: 50ms", valueName: "duration"), transform: parseDuration)
+    var upLatency: Duration?
+    @Option(name: .customLong("down-latency"), help: ArgumentHelp("Delay server→client only. Example: 65ms", valueName: "duration"), transform: parseDuration)
+    var downLatency: Duration?
+
+    @Option(help: ArgumentHelp("Variation of the delay, each direction (bytes never overtake each other). Example: --jitter 10ms", valueName: "duration"), transform: parseDuration)
+    var jitter: Duration?
+    @Option(name: .customLong("up-jitter"), help: ArgumentHelp("Jitter client→server only.", valueName: "duration"), transform: parseDuration)
+    var upJitter: Duration?
+    @Option(name: .customLong("down-jitter"), help: ArgumentHelp("Jitter server→client only.", valueName: "duration"), transform: parseDuration)
+    var downJitter: Duration?
+    @Option(help: ArgumentHelp("Jitter distribution: uniform (±jitter), normal, pareto, paretonormal (jitter is the standard deviation). Default: uniform", valueName: "name"), transform: parseDistribution)
+    var distribution: JitterDistribution?
+
+    @Option(help: ArgumentHelp("Rate cap each direction. Units: bit, kbit, mbit, gbit, kbps, mbps, B/s, KB/s, MB/s. Example: --bandwidth 2mbit", valueName: "rate"), transform: parseRate)
+    var bandwidth: DataRate?
+    @Option(name: .customLong("up-bandwidth"), help: ArgumentHelp("Rate cap client→server only. Example: 256kbit", valueName: "rate"), transform: parseRate)
+    var upBandwidth: DataRate?
+    @Option(name: .customLong("down-bandwidth"), help: ArgumentHelp("Rate cap server→client only. Example: 100KB/s", valueName: "rate"), transform: parseRate)
+    var downBandwidth: DataRate?
+
+    @Option(help: ArgumentHelp("Segment loss each direction, as TCP would experience it (retransmission stalls, window collapse, SYN retries). Example: --loss 2%", valueName: "percent"), transform: parseProbability)
+    var loss: Probability?
+    @Option(name: .customLong("up-loss"), help: ArgumentHelp("Loss client→server only (also loses SYNs).", valueName: "percent"), transform: parseProbability)
+    var upLoss: Probability?
+    @Option(name: .customLong("down-loss"), help: ArgumentHelp("Loss server→client only (also loses SYN-ACKs).", valueName: "percent"), transform: parseProbability)
+    var downLoss: Probability?
+    @Option(name: .customLong("loss-model"), help: ArgumentHelp("bernoulli (independent losses, default) or gilbert-elliott (bursts).", valueName: "model"))
+    var lossModel: LossModelName?
+    @Option(name: .customLong("loss-burst"), help: ArgumentHelp("gilbert-elliott: mean burst length in segments, with the average loss from --loss. Default: 4", valueName: "segments"))
+    var lossBurst: Double?
+    @Option(name: .customLong("ge-p"), help: ArgumentHelp("gilbert-elliott: probability of going from the good to the bad state per segment (overrides --loss/--loss-burst). Example: 1%", valueName: "percent"), transform: parseProbability)
+    var geP: Probability?
+    @Option(name: .customLong("ge-r"), help: ArgumentHelp("gilbert-elliott: probability of going from bad back to good. Example: 25%", valueName: "percent"), transform: parseProbability)
+    var geR: Probability?
+    @Option(name: .customLong("ge-bad-loss"), help: ArgumentHelp("gilbert-elliott: loss in the bad state. Default: 100%", valueName: "percent"), transform: parseProbability)
+    var geBadLoss: Probability?
+    @Option(name: .customLong("ge-good-loss"), help: ArgumentHelp("gilbert-elliott: loss in the good state. Default: 0%", valueName: "percent"), transform: parseProbability)
+    var geGoodLoss: Probability?
+
+    @Option(help: ArgumentHelp("Cut the stream into pieces of this size (each direction). Example: --slice 100", valueName: "bytes"), transform: parseBytes)
+    var slice: ByteCount?
+    @Option(name: .customLong("slice-delay"), help: ArgumentHelp("Pause between slices. Example: --slice-delay 10ms", valueName: "duration"), transform: parseDuration)
+    var sliceDelay: Duration?
+
+    func validate() throws {
+        let geGiven = geP != nil || geR != nil || geBadLoss != nil || geGoodLoss != nil || lossBurst != nil
+        if geGiven, lossModel != .gilbertElliott {
+            throw ValidationError("--loss-burst and --ge-* go with --loss-model gilbert-elliott")
+        }
+        if lossModel == .gilbertElliott, geP == nil, loss == nil, upLoss == nil, downLoss == nil {
+            throw ValidationError("--loss-model gilbert-elliott needs --loss (average loss) or --ge-p and --ge-r")
+        }
+        if (geP == nil) != (geR == nil) {
+            throw ValidationError("--ge-p and --ge-r go together")
+        }
+        if let lossBurst, lossBurst < 1 {
+            throw ValidationError("--loss-burst is a mean number of segments, at least 1")
+        }
+        if sliceDelay != nil, slice == nil {
+            throw ValidationError("--slice-delay needs --slice BYTES")
+        }
+        if let slice, slice.bytes < 1 {
+            throw ValidationError("--slice must be at least 1 byte")
+        }
+    }
+
+    /// The profile (if any) with every explicit flag applied on top.
+    func configuration() -> LinkConfiguration {
+        var link = profile?.link ?? .unimpaired
+        for direction in Direction.allCases {
+            var d = link[direction]
+            let isUp = direction == .up
+            if let v = (isUp ? upLatency : downLatency) ?? latency { d.latency = v }
+            if let v = (isUp ? upJitter : downJitter) ?? jitter { d.jitter = v }
+            if let distribution { d.distribution = distribution }
+            if let v = (isUp ? upBandwidth : downBandwidth) ?? bandwidth { d.bandwidth = v }
+            if let model = lossModel(for: (isUp ? upLoss : downLoss) ?? loss) { d.loss = model }
+            if let slice {
+                d.sliceSize = slice.bytes
+                d.sliceDelay = sliceDelay ?? .zero
+            }
+            link[direction] = d
+        }
+        return link
+    }
+
+    private func lossModel(for probability: Probability?) -> LossModel?? {
+        if lossModel == .gilbertElliott {
+            if let geP, let geR {
+                return .some(.gilbertElliott(p: geP, r: geR, badLoss: geBadLoss ?? .certain, goodLoss: geGoodLoss ?? .zero))
+            }
+            guard let probability else { return nil }
+            return .some(probability.fraction == 0 ? nil : LossModel.gilbertElliott(averageLoss: probability, meanBurst: lossBurst ?? 4))
+        }
+        guard let probability else { return nil }
+        return .some(probability.fraction == 0 ? nil : .bernoulli(probability))
+    }
+}

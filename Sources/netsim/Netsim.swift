@@ -1,0 +1,16 @@
+import ArgumentParser
+
+/// `netsim`: reproduce bad networks on a laptop and in CI.
+@main
+struct Netsim: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "netsim",
+        abstract: "A network-condition simulator and test harness.",
+        discussion: """
+            netsim sits between a client and a server as a userspace TCP relay and makes the link \
+            between them slow, lossy or broken in reproducible ways.
+            """,
+        version: "0.1.0",
+        subcommands: [RelayCommand.self, ProfilesCommand.self, BenchCommand.self, DemoCommand.self, HoldCommand.self]
+    )
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import NetsimCore
+import NetsimLink
+import NetsimRelay
+
+/// `netsim relay`: a long-running relay for manual testing.
+struct RelayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Relay TCP from a local port to an upstream, impairing the link and injecting faults.",
+        discussion: """
+            Examples:
+              netsim relay --listen 127.0.0.1:8081 --upstream 127.0.0.1:8080 --profile 3g
+              netsim relay --upstream example.test:80 --latency 250ms --jitter 50ms --loss 2% --events -
+              netsim relay --upstream 127.0.0.1:8080 --fault stale=rst --fault-at 10s --fault-target existing
+
+            Durations: 30ms, 1.5s, 250us, 2m. Rates: 256kbit, 2mbit, 1gbit, 64kbps, 100KB/s.
+            Percentages: 2%, 0.5%. Sizes: 1400, 64KB, 1MiB.
+            Stops on Ctrl-C (SIGINT) or SIGTERM, or after --duration.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Address to accept clients on. Loopback unless you say otherwise; port 0 picks a free port. Default: 127.0.0.1:0", valueName: "host:port"), transform: parseEndpoint)
+    var listen = Endpoint(host: "127.0.0.1", port: 0)
+
+    @Option(help: ArgumentHelp("The server to relay to. Example: --upstream 127.0.0.1:8080", valueName: "host:port"), transform: parseEndpoint)
+    var upstream: Endpoint
+
+    @OptionGroup(title: "Link model") var link: LinkOptions
+    @OptionGroup(title: "Connection faults") var faults: FaultOptions
+
+    @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -.", valueName: "file|-"))
+    var events: String?
+
+    @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Default: 1", valueName: "n"))
+    var seed: UInt64 = 1
+
+    @Option(help: ArgumentHelp("Bytes one direction may hold back before the relay stops reading its source. Default: 4MiB", valueName: "bytes"), transform: parseBytes)
+    var buffer = ByteCount(4 << 20)
+
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up connecting upstream after this long (the client then sees silence, as with a real timeout). Default: 127s", valueName: "duration"), transform: parseDuration)
+    var connectTimeout: Duration = .seconds(127)
+
+    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
+    var duration: Duration?
+
+    func run() async throws {
+        let log = EventLog(retention: 0)
+        let sink: JSONLinesEventSink?
+        switch events {
+        case nil: sink = nil
+        case "-": sink = JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0)
+        case let path?:
+            do { sink = try JSONLinesEventSink(path: path) } catch {
+                throw ValidationError("cannot write events to \(path): \(error.localizedDescription)")
+            }
+        }
+        if let sink { log.addSink(sink) }
+
+        if !listen.isLoopback {
+            warnLoudly("""
+                netsim relay listens on \(listen), which is NOT a loopback address: anyone who can reach this \
+                machine on that port can use the relay to reach \(upstream).
+                """)
+        }
+        let configuration = RelayConfiguration(
+            listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
+            seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes)
+        let relay = Relay(configuration: configuration, eventLog: log)
+        let bound: Endpoint
+        do {
+            bound = try await relay.start()
+        } catch {
+            throw RuntimeError("cannot start the relay on \(listen) → \(upstream): \(error)")
+        }
+        printStatus("netsim relay: \(bound) → \(upstream)")
+        printStatus("  link: \(configuration.link)")
+        for rule in configuration.faults { printStatus("  fault: \(rule)") }
+        printStatus("  seed: \(seed)\(duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")")
+
+        await waitForStop(duration: duration)
+        await relay.stop()
+        log.flush()
+        printStatus("netsim relay: stopped")
+    }
+}

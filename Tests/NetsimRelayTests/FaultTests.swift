@@ -1,0 +1,250 @@
+import Foundation
+import NetsimCore
+import NetsimLink
+import NetsimLoopback
+import NetsimRelay
+import Testing
+
+/// For each fault, what a plain client socket sees through the relay: EOF, ECONNRESET,
+/// ECONNREFUSED or silence — and what the upstream saw.
+@Suite("Connection faults, seen from a plain socket", .serialized)
+struct FaultTests {
+    /// One request/response through `endpoint`, to prove a connection works.
+    static func roundTrip(_ socket: BlockingSocket, _ text: String = "ping") throws -> String {
+        try socket.send(text)
+        return String(decoding: try socket.receive(exactly: text.utf8.count), as: UTF8.self)
+    }
+
+    @Test func refuseClosesTheListenerSoConnectsAreRefusedThenAcceptedAgainWhenLifted() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let id = try await relay.addFault(FaultRule(.refuse))
+            let refused = try await offload { () -> SocketFailure? in
+                do { _ = try BlockingSocket.connect(to: endpoint); return nil } catch let f as SocketFailure { return f }
+            }
+            #expect(refused == .refused)
+            await relay.removeFault(id)
+            let reply = try await offload { try Self.roundTrip(BlockingSocket.connect(to: endpoint)) }
+            #expect(reply == "ping")
+        }
+    }
+
+    @Test func blackholeAcceptsButNeverAnswersThenDeliversWhenLifted() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+            #expect(try await offload { try Self.roundTrip(socket, "before") } == "before")
+            let id = try await relay.addFault(FaultRule(.blackhole))
+            try await Task.sleep(for: .milliseconds(50))
+            let silence = try await offload { () -> SocketFailure? in
+                try socket.send("during")
+                do { _ = try socket.receive(timeout: .milliseconds(400)); return nil } catch let f as SocketFailure { return f }
+            }
+            #expect(silence == .timedOut, "a blackholed connection neither answers nor closes")
+            #expect(server.snapshot.first?.received.count == "before".count, "nothing reached upstream")
+            await relay.removeFault(id)
+            // TCP would retransmit: the held bytes arrive once the path is back.
+            let reply = try await offload { String(decoding: try socket.receive(exactly: 6), as: UTF8.self) }
+            #expect(reply == "during")
+        }
+    }
+
+    @Test func finClosesBothLegsGracefully() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+            _ = try await offload { try Self.roundTrip(socket) }
+            try await relay.addFault(FaultRule(.fin, target: .existing))
+            let seen = try await offload { try socket.receive(timeout: .seconds(2)) }
+            #expect(seen.isEmpty, "the client reads EOF")
+            #expect(await server.wait { $0.first?.ending == .eof }, "the upstream reads EOF too")
+        }
+    }
+
+    @Test func rstResetsBothLegs() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+            _ = try await offload { try Self.roundTrip(socket) }
+            try await relay.addFault(FaultRule(.rst, target: .existing))
+            let failure = try await offload { () -> SocketFailure? in
+                do { _ = try socket.receive(timeout: .seconds(2)); return nil } catch let f as SocketFailure { return f }
+            }
+            #expect(failure == .reset)
+            #expect(await server.wait { $0.first?.ending == .reset })
+        }
+    }
+
+    @Test(arguments: [CloseKind.rst, CloseKind.fin])
+    func staleLooksAliveUntilTheClientWritesThenSwallowsAndCloses(mode: CloseKind) async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+            _ = try await offload { try Self.roundTrip(socket, "warm") }
+            try await relay.addFault(FaultRule(.stale(mode)))
+            let quiet = try await offload { () -> SocketFailure? in
+                do { _ = try socket.receive(timeout: .milliseconds(300)); return nil } catch let f as SocketFailure { return f }
+            }
+            #expect(quiet == .timedOut, "a stale connection looks alive: no EOF, no reset")
+            let outcome = try await offload { () -> String in
+                try socket.send("GET / after unlock")
+                do { return try socket.receive(timeout: .seconds(2)).isEmpty ? "eof" : "data" } catch let f as SocketFailure { return "\(f)" }
+            }
+            #expect(outcome == (mode == .rst ? "connection reset by peer" : "eof"))
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.totalReceived == "warm".count, "the swallowed bytes never reach upstream")
+            let fired = relay.eventLog.events.contains {
+                if case .faultFired("stale", let detail) = $0.kind { detail.contains("swallowed 18 bytes") } else { false }
+            }
+            #expect(fired)
+        }
+    }
+
+    @Test func idleCloseClosesSilentConnectionsOnly() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, faults: [FaultRule(.idleClose(.milliseconds(300)))]) { _, endpoint in
+            let busy = try await offload { try BlockingSocket.connect(to: endpoint) }
+            let idle = try await offload { try BlockingSocket.connect(to: endpoint) }
+            let start = ContinuousClock.now
+            // The busy connection talks every 100 ms for 700 ms and must survive.
+            async let busyOK: Bool = offload {
+                for _ in 0..<7 {
+                    guard (try? Self.roundTrip(busy)) == "ping" else { return false }
+                    usleep(100_000)
+                }
+                return true
+            }
+            let idleEnd = try await offload { try idle.receive(timeout: .seconds(3)) }
+            let idleAfter = elapsed(since: start)
+            #expect(idleEnd.isEmpty, "the idle connection is closed with FIN")
+            #expect(idleAfter >= 0.29 && idleAfter < 2.0, "closed after about 300 ms, was \(idleAfter)")
+            #expect(try await busyOK)
+        }
+    }
+
+    @Test func limitDeliversExactlyTheAllowedBytesThenCloses() async throws {
+        let payload = [UInt8](repeating: 7, count: 5000)
+        let server = try RecordingServer { _ in payload }
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, faults: [FaultRule(.limit(bytes: 1000))]) { _, endpoint in
+            let received = try await offload { () -> [UInt8] in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                try socket.send("x")
+                return try socket.receiveToEnd(timeout: .seconds(3))
+            }
+            #expect(received.count == 1000)
+        }
+    }
+
+    @Test func slowConnectDelaysTheUpstreamConnect() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, faults: [FaultRule(.slowConnect(.milliseconds(400)))]) { relay, endpoint in
+            let seconds = try await offload { () -> Double in
+                let start = ContinuousClock.now
+                let socket = try BlockingSocket.connect(to: endpoint)
+                _ = try Self.roundTrip(socket)
+                return elapsed(since: start)
+            }
+            #expect(seconds >= 0.39 && seconds < 3, "first answer after ~400 ms, was \(seconds)")
+            let connected = relay.eventLog.events.compactMap { event -> Int64? in
+                if case .upstreamConnected(_, let after) = event.kind { after } else { nil }
+            }
+            #expect(connected.count == 1)
+        }
+    }
+
+    @Test func faultAfterActsPerConnectionFromItsOpening() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, faults: [FaultRule(.fin, trigger: .after(.milliseconds(300)))]) { _, endpoint in
+            let seconds = try await offload { () -> Double in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                let start = ContinuousClock.now
+                _ = try Self.roundTrip(socket)
+                let end = try socket.receive(timeout: .seconds(3))
+                return end.isEmpty ? elapsed(since: start) : -1
+            }
+            #expect(seconds >= 0.28 && seconds < 2, "EOF about 300 ms after opening, was \(seconds)")
+        }
+    }
+
+    @Test func targetNewSparesConnectionsAlreadyOpen() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let old = try await offload { try BlockingSocket.connect(to: endpoint) }
+            _ = try await offload { try Self.roundTrip(old) }
+            try await relay.addFault(FaultRule(.rst, target: .new))
+            let fresh = try await offload { () -> String in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                do { _ = try socket.receive(timeout: .seconds(2)); return "no reset" } catch let f as SocketFailure { return "\(f)" }
+            }
+            #expect(fresh == "connection reset by peer")
+            #expect(try await offload { try Self.roundTrip(old, "still") } == "still")
+        }
+    }
+
+    @Test func probabilityDecisionsFollowTheSeed() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        func pattern(seed: UInt64) async throws -> [Bool] {
+            try await withRelay(upstream: server.endpoint, seed: seed) { relay, endpoint in
+                try await relay.addFault(FaultRule(.rst, target: .new, probability: .percent(50)))
+                var outcomes: [Bool] = []
+                for _ in 0..<24 {
+                    outcomes.append(try await offload { () -> Bool in
+                        let socket = try BlockingSocket.connect(to: endpoint)
+                        return (try? Self.roundTrip(socket)) == "ping"
+                    })
+                }
+                return outcomes
+            }
+        }
+        let first = try await pattern(seed: 42)
+        let again = try await pattern(seed: 42)
+        let other = try await pattern(seed: 7)
+        #expect(first == again, "same seed, same decisions")
+        #expect(first != other, "another seed decides differently")
+        #expect(first.contains(true) && first.contains(false))
+    }
+
+    @Test func refusedUpstreamResetsTheClient() async throws {
+        // A port that was just free: nothing listens there.
+        let probe = try LoopbackServer { _ in }
+        let dead = probe.endpoint
+        probe.stop()
+        try await withRelay(upstream: dead) { relay, endpoint in
+            let failure = try await offload { () -> SocketFailure? in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                do { _ = try socket.receive(timeout: .seconds(2)); return nil } catch let f as SocketFailure { return f }
+            }
+            #expect(failure == .reset)
+            #expect(relay.eventLog.events.contains { $0.kind == .upstreamFailed(reason: .refused, detail: "connection refused") })
+        }
+    }
+
+    @Test func totalLossMeansSilenceAndAConnectTimeout() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        let link = LinkProfile.named("100-loss")!.link
+        try await withRelay(upstream: server.endpoint, link: link) { relay, endpoint in
+            let outcome = try await offload { () -> SocketFailure? in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                try socket.send("hello?")
+                do { _ = try socket.receive(timeout: .milliseconds(800)); return nil } catch let f as SocketFailure { return f }
+            }
+            #expect(outcome == .timedOut)
+            #expect(server.snapshot.isEmpty, "no connection reached upstream")
+            #expect(relay.eventLog.events.contains {
+                if case .faultFired("syn-loss", let detail) = $0.kind { detail.contains("times out after 127s") } else { false }
+            })
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import NetsimCore
+import NetsimLink
+import NetsimLoopback
+import NetsimRelay
+import Testing
+
+/// Runs blocking socket work on its own thread, so tests never park the (two-thread)
+/// cooperative pool in recv(2).
+func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// Starts a relay in front of `upstream` and stops it when `body` returns.
+func withRelay<T>(
+    upstream: Endpoint,
+    link: LinkConfiguration = .unimpaired,
+    faults: [FaultRule] = [],
+    seed: UInt64 = 1,
+    bufferLimit: Int = 4 << 20,
+    connectTimeout: Duration = .seconds(127),
+    _ body: (Relay, Endpoint) async throws -> T
+) async throws -> T {
+    let relay = Relay(configuration: RelayConfiguration(
+        upstream: upstream, link: link, faults: faults, seed: seed,
+        connectTimeout: connectTimeout, bufferLimit: bufferLimit))
+    let endpoint = try await relay.start()
+    do {
+        let result = try await body(relay, endpoint)
+        await relay.stop()
+        return result
+    } catch {
+        await relay.stop()
+        throw error
+    }
+}
+
+/// A loopback server that records what each connection sent it and how the connection ended.
+final class RecordingServer: @unchecked Sendable {
+    enum Ending: Equatable { case open, eof, reset, other(String) }
+
+    struct Connection {
+        var received: [UInt8] = []
+        var ending = Ending.open
+    }
+
+    private let lock = NSLock()
+    private var connections: [Connection] = []
+    private(set) var server: LoopbackServer!
+
+    /// - Parameter respond: called with each chunk the server reads; returns bytes to send back.
+    init(respond: @escaping @Sendable ([UInt8]) -> [UInt8] = { $0 }) throws {
+        server = try LoopbackServer { [self] socket in
+            let index = lock.withLock { connections.append(Connection()); return connections.count - 1 }
+            while true {
+                do {
+                    let chunk = try socket.receive(timeout: .seconds(60))
+                    if chunk.isEmpty {
+                        lock.withLock { connections[index].ending = .eof }
+                        socket.shutdownWrite()
+                        return
+                    }
+                    lock.withLock { connections[index].received += chunk }
+                    let reply = respond(chunk)
+                    if !reply.isEmpty { try socket.send(reply) }
+                } catch let failure as SocketFailure {
+                    lock.withLock { connections[index].ending = failure == .reset ? .reset : .other("\(failure)") }
+                    return
+                } catch {
+                    lock.withLock { connections[index].ending = .other("\(error)") }
+                    return
+                }
+            }
+        }
+    }
+
+    var endpoint: Endpoint { server.endpoint }
+    var snapshot: [Connection] { lock.withLock { connections } }
+    var totalReceived: Int { snapshot.reduce(0) { $0 + $1.received.count } }
+    func stop() { server.stop() }
+
+    /// Waits until `predicate` holds for the recorded connections (polling), or the timeout passes.
+    func wait(timeout: Duration = .seconds(5), _ predicate: ([Connection]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if predicate(snapshot) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return predicate(snapshot)
+    }
+}
+
+/// Monotonic seconds, for coarse timing assertions.
+func elapsed(since start: ContinuousClock.Instant) -> Double {
+    let d = ContinuousClock.now - start
+    return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+extension Event {
+    var isClosed: Bool { if case .closed = kind { true } else { false } }
+}

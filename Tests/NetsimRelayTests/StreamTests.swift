@@ -1,0 +1,311 @@
+import Crypto
+import Foundation
+import NetsimCore
+import NetsimLink
+import NetsimLoopback
+import NetsimRelay
+import Testing
+
+/// A reproducible byte stream: 1 MiB blocks of seeded noise, each stamped with its index, so a
+/// reordered, dropped or repeated block changes the digest.
+struct PatternStream {
+    static let blockSize = 1 << 20
+    let block: [UInt8]
+
+    init(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        block = (0..<Self.blockSize).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+    }
+
+    func block(_ index: Int) -> [UInt8] {
+        var b = block
+        withUnsafeBytes(of: UInt64(index).littleEndian) { for i in 0..<8 { b[i] = $0[i] } }
+        return b
+    }
+
+    /// Sends `blocks` blocks and returns the SHA-256 of what was sent.
+    func send(_ blocks: Int, on socket: BlockingSocket) throws -> SHA256Digest {
+        var hash = SHA256()
+        for index in 0..<blocks {
+            let b = block(index)
+            hash.update(data: b)
+            try b.withUnsafeBytes { try socket.send(raw: $0) }
+        }
+        return hash.finalize()
+    }
+
+    /// Reads to EOF and returns the SHA-256 and byte count of what arrived.
+    static func receive(on socket: BlockingSocket) throws -> (SHA256Digest, Int) {
+        var hash = SHA256()
+        var total = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try socket.receive(into: buffer, timeout: .seconds(30))
+            if n == 0 { return (hash.finalize(), total) }
+            hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            total += n
+        }
+    }
+}
+
+@Suite("Byte stream through the relay")
+struct StreamTests {
+    @Test func twoHundredFiftySixMebibytesEachWayArriveIntactAndInOrder() async throws {
+        let blocks = 256
+        let upPattern = PatternStream(seed: 1)
+        let downPattern = PatternStream(seed: 2)
+        // Upstream: send 256 MiB down while hashing what comes up.
+        let upstreamSent = ResultBox<SHA256Digest>()
+        let upstreamReceived = ResultBox<(digest: SHA256Digest, count: Int)>()
+        let server = try LoopbackServer { socket in
+            Thread { upstreamSent.value = try? downPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
+            if let (digest, count) = try? PatternStream.receive(on: socket) { upstreamReceived.value = (digest, count) }
+        }
+        defer { server.stop() }
+        var link = LinkConfiguration.unimpaired
+        for direction in Direction.allCases {
+            link[direction] = DirectionLink(
+                latency: .milliseconds(2), jitter: .milliseconds(1), distribution: .normal,
+                bandwidth: .gbit(8), sliceSize: 64 * 1024)
+        }
+        try await withRelay(upstream: server.endpoint, link: link) { relay, endpoint in
+            let (clientSent, clientReceived, receivedCount) = try await offload { () -> (SHA256Digest, SHA256Digest, Int) in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                let sent = ResultBox<SHA256Digest>()
+                Thread { sent.value = try? upPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
+                let (digest, count) = try PatternStream.receive(on: socket)
+                return (try sent.wait(), digest, count)
+            }
+            let upstream = try upstreamReceived.wait()
+            #expect(receivedCount == blocks * PatternStream.blockSize)
+            #expect(upstream.count == blocks * PatternStream.blockSize)
+            #expect(clientReceived == (try upstreamSent.wait()), "server → client bytes intact and in order")
+            #expect(upstream.digest == clientSent, "client → server bytes intact and in order")
+            let closed = await relay.eventLog.waitFor(timeout: .seconds(5)) { $0.isClosed }
+            // Both sides half-close at about the same time: either FIN may be first.
+            if case .closed(_, let how, let up, let down)? = closed?.kind {
+                #expect(how == .fin && up == blocks << 20 && down == blocks << 20)
+            } else {
+                Issue.record("no closed event")
+            }
+        }
+    }
+
+    @Test(arguments: [Side.client, Side.upstream])
+    func halfCloseIsForwardedAfterTheBytesAheadOfIt(first: Side) async throws {
+        // Whoever half-closes first keeps reading: the other side sends a reply after the FIN.
+        let server = try LoopbackServer { socket in
+            if first == .upstream {
+                try? socket.send("server done")
+                socket.shutdownWrite()
+                let rest = (try? socket.receiveToEnd()) ?? []
+                try? socket.send(rest)  // fails: our side is shut; nothing to assert here
+            } else {
+                let request = (try? socket.receiveToEnd()) ?? []
+                try? socket.send("got \(request.count) bytes after your FIN")
+                socket.shutdownWrite()
+            }
+        }
+        defer { server.stop() }
+        var link = LinkConfiguration.unimpaired
+        link.up.latency = .milliseconds(30)
+        link.down.latency = .milliseconds(30)
+        try await withRelay(upstream: server.endpoint, link: link) { relay, endpoint in
+            let reply = try await offload { () -> String in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                if first == .client {
+                    try socket.send([UInt8](repeating: 1, count: 10_000))
+                    socket.shutdownWrite()
+                    return String(decoding: try socket.receiveToEnd(timeout: .seconds(5)), as: UTF8.self)
+                } else {
+                    let got = try socket.receiveToEnd(timeout: .seconds(5))
+                    try socket.send("still talking")
+                    socket.shutdownWrite()
+                    return String(decoding: got, as: UTF8.self)
+                }
+            }
+            #expect(reply == (first == .client ? "got 10000 bytes after your FIN" : "server done"))
+            _ = await relay.eventLog.waitFor(timeout: .seconds(5)) { $0.isClosed }
+            let halfClosed = relay.eventLog.events.filter { if case .halfClosed = $0.kind { true } else { false } }
+            #expect(halfClosed.first?.kind == .halfClosed(by: first))
+            #expect(halfClosed.count == 2)
+        }
+    }
+
+    @Test(arguments: [Side.client, Side.upstream])
+    func resetIsForwardedAsReset(by resetter: Side) async throws {
+        let serverSaw = ResultBox<String>()
+        let server = try LoopbackServer { socket in
+            _ = try? socket.receive(exactly: 5)
+            try? socket.send("hello")
+            if resetter == .upstream {
+                socket.reset()
+                return
+            }
+            do {
+                let more = try socket.receive(timeout: .seconds(5))
+                serverSaw.value = more.isEmpty ? "eof" : "data"
+            } catch let failure as SocketFailure {
+                serverSaw.value = "\(failure)"
+            } catch {
+                serverSaw.value = "\(error)"
+            }
+        }
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let clientSaw = try await offload { () -> String in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                try socket.send("hello")
+                _ = try socket.receive(exactly: 5)
+                if resetter == .client {
+                    socket.reset()
+                    return "reset sent"
+                }
+                do { return try socket.receive(timeout: .seconds(5)).isEmpty ? "eof" : "data" } catch let f as SocketFailure { return "\(f)" }
+            }
+            if resetter == .upstream {
+                #expect(clientSaw == "connection reset by peer")
+            } else {
+                #expect(try serverSaw.wait() == "connection reset by peer")
+            }
+            let closed = await relay.eventLog.waitFor(timeout: .seconds(5)) { $0.isClosed }
+            if case .closed(let by, let how, _, _)? = closed?.kind {
+                #expect(by == resetter && how == .rst)
+            } else {
+                Issue.record("no closed event")
+            }
+        }
+    }
+
+    @Test func aSlowReaderMakesTheRelayStopReadingAndMemoryStaysBounded() async throws {
+        let limit = 1 << 20
+        let sent = ResultBox<Int>()
+        let server = try LoopbackServer { socket in
+            // Write as fast as possible for up to 64 MiB or until the client goes away.
+            let chunk = [UInt8](repeating: 0x5A, count: 64 * 1024)
+            var total = 0
+            while total < 64 << 20, (try? socket.send(chunk)) != nil { total += chunk.count; sent.value = total }
+        }
+        defer { server.stop() }
+        var link = LinkConfiguration.unimpaired
+        link.down.latency = .milliseconds(5)  // the shaped path, where the relay itself holds bytes
+        try await withRelay(upstream: server.endpoint, link: link, bufferLimit: limit) { relay, endpoint in
+            let socket = try await offload { () -> BlockingSocket in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                socket.setBuffer(receive: 64 * 1024)
+                try socket.send("go")
+                return socket
+            }
+            // Read 16 KiB every 20 ms for 3 s: about 2.4 MiB, far less than the server wants to send.
+            let read = try await offload { () -> Int in
+                var total = 0
+                let deadline = ContinuousClock.now + .seconds(3)
+                while ContinuousClock.now < deadline {
+                    total += try socket.receive(maximum: 16 * 1024).count
+                    usleep(20_000)
+                }
+                return total
+            }
+            let stats = await relay.connectionStats()
+            let peak = stats.first?.peakQueued ?? -1
+            // The queue may overshoot the limit by one read cycle, never more.
+            #expect(peak > limit / 2 && peak <= limit + Relay.readOvershoot, "peak queued \(peak)")
+            let inFlight = (sent.value ?? 0) - read
+            // Bytes the server got rid of but the client has not read: kernel socket buffers on both
+            // legs plus the relay's bounded queue — nowhere near the 64 MiB the server tried to send.
+            #expect(inFlight < 24 << 20, "\(inFlight) bytes in flight")
+            socket.close()
+        }
+    }
+
+    @Test func everyConnectionGetsAnIDAndACompleteEventHistory() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        let log = EventLog()
+        let sink = CollectingSink()
+        log.addSink(sink)
+        let relay = Relay(configuration: RelayConfiguration(upstream: server.endpoint), eventLog: log)
+        let endpoint = try await relay.start()
+        for size in [10, 20_000] {
+            try await offload {
+                let socket = try BlockingSocket.connect(to: endpoint)
+                try socket.send([UInt8](repeating: 1, count: size))
+                _ = try socket.receive(exactly: size)
+                socket.shutdownWrite()
+                _ = try socket.receiveToEnd()
+            }
+        }
+        _ = await log.waitFor(timeout: .seconds(5)) { $0.connection == ConnectionID(2) && $0.isClosed }
+        await relay.stop()
+        for (id, size) in [(ConnectionID(1), 10), (ConnectionID(2), 20_000)] {
+            let events = log.events(for: id)
+            #expect(events.first.map { if case .opened = $0.kind { true } else { false } } == true)
+            #expect(events.contains { if case .upstreamConnected = $0.kind { true } else { false } })
+            let up = events.reduce(0) { if case .bytes(.up, let n) = $1.kind { $0 + n } else { $0 } }
+            let down = events.reduce(0) { if case .bytes(.down, let n) = $1.kind { $0 + n } else { $0 } }
+            #expect(up == size && down == size)
+            #expect(events.last?.kind == .closed(by: .client, how: .fin, upBytes: size, downBytes: size))
+            #expect(zip(events, events.dropFirst()).allSatisfy { $0.time <= $1.time }, "timestamps in order")
+        }
+        // The sink saw the same events, and each renders as one JSON object.
+        #expect(sink.lines.count == log.events.count)
+        for line in sink.lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["event"] is String && object?["t"] is Double)
+        }
+    }
+
+    @Test func aLinkChangeAppliesToOpenConnections() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+            func rtt() async throws -> Double {
+                try await offload {
+                    let start = ContinuousClock.now
+                    try socket.send("x")
+                    _ = try socket.receive(exactly: 1)
+                    return elapsed(since: start)
+                }
+            }
+            #expect(try await rtt() < 0.05)
+            var link = LinkConfiguration.unimpaired
+            link.up.latency = .milliseconds(100)
+            link.down.latency = .milliseconds(100)
+            await relay.setLink(link)
+            let slowed = try await rtt()
+            #expect(slowed >= 0.199 && slowed < 1.5, "round trip grows by 2 × 100 ms, was \(slowed)")
+        }
+    }
+}
+
+/// A value set on one thread and awaited on another.
+final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var stored: T?
+
+    var value: T? {
+        get { condition.withLock { stored } }
+        set { condition.withLock { stored = newValue; condition.broadcast() } }
+    }
+
+    func wait(timeout: TimeInterval = 120) throws -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while stored == nil {
+            if !condition.wait(until: deadline) { throw SocketFailure.timedOut }
+        }
+        return stored!
+    }
+}
+
+/// An event sink that keeps the JSON lines it was given.
+final class CollectingSink: EventSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [String] = []
+    var lines: [String] { lock.withLock { stored } }
+    func receive(_ event: Event) { lock.withLock { stored.append(event.jsonLine) } }
+    func flush() {}
+}
