@@ -36,7 +36,7 @@ public struct LinkProfile: Sendable {
             down: (.mbit(1), 500), up: (.mbit(1), 500), loss: .bernoulli(.percent(10))),
         LinkProfile(
             name: "100-loss",
-            summary: "100% loss both ways: nothing gets through (Network Link Conditioner's \"100% Loss\" preset)",
+            summary: "Network Link Conditioner's \"100% Loss\" preset: nothing gets through, connects time out",
             link: LinkConfiguration(both: DirectionLink(loss: .bernoulli(.certain)))),
     ]
 
@@ -57,9 +57,6 @@ public struct LinkProfile: Sendable {
         func direction(_ d: (rate: DataRate, delayMilliseconds: Int64)) -> DirectionLink {
             DirectionLink(latency: .milliseconds(d.delayMilliseconds), bandwidth: d.rate, loss: loss)
         }
-        var summary = "\(down.rate)/\(up.rate) down/up, \(down.delayMilliseconds)/\(up.delayMilliseconds) ms delay"
-        if let loss { summary += ", \(loss) loss both ways" }
-        summary += " (\(preset))"
-        return LinkProfile(name: name, summary: summary, link: LinkConfiguration(up: direction(up), down: direction(down)))
+        return LinkProfile(name: name, summary: preset, link: LinkConfiguration(up: direction(up), down: direction(down)))
     }
 }

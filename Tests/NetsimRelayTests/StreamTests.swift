@@ -92,6 +92,30 @@ struct StreamTests {
         }
     }
 
+    @Test func lossStallsTheStreamButNeverCorruptsIt() async throws {
+        // 3% segment loss on 512 KiB (≥ 362 segments): at least one loss is all but certain
+        // (0.97^362 ≈ 2e-5), and each costs a retransmission timeout of at least 200 ms.
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        var link = LinkConfiguration.unimpaired
+        link.up.loss = .bernoulli(.percent(3))
+        link.up.latency = .milliseconds(1)
+        link.down.latency = .milliseconds(1)
+        let pattern = PatternStream(seed: 3)
+        try await withRelay(upstream: server.endpoint, link: link) { _, endpoint in
+            let (sent, received, seconds) = try await offload { () -> ([UInt8], [UInt8], Double) in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                let payload = Array(pattern.block(0)[0..<(512 << 10)])
+                let start = ContinuousClock.now
+                Thread { try? socket.send(payload); socket.shutdownWrite() }.start()
+                let echoed = try socket.receiveToEnd(timeout: .seconds(30))
+                return (payload, echoed, elapsed(since: start))
+            }
+            #expect(received == sent, "every byte arrives, in order")
+            #expect(seconds >= 0.2, "a lost segment stalls the stream for an RTO; took \(seconds) s")
+        }
+    }
+
     @Test(arguments: [Side.client, Side.upstream])
     func halfCloseIsForwardedAfterTheBytesAheadOfIt(first: Side) async throws {
         // Whoever half-closes first keeps reading: the other side sends a reply after the FIN.

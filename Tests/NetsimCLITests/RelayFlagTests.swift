@@ -1,0 +1,101 @@
+import ArgumentParser
+import NetsimCore
+import NetsimLink
+import NetsimRelay
+import Testing
+@testable import netsim
+
+/// `netsim relay` flags: exact spellings, profile overrides, and errors that say what is allowed.
+@Suite("netsim relay flags")
+struct RelayFlagTests {
+    static let upstream = ["--upstream", "127.0.0.1:9"]
+
+    func parse(_ arguments: [String]) throws -> RelayCommand {
+        try RelayCommand.parse(Self.upstream + arguments)
+    }
+
+    /// The message a person sees for a bad command line.
+    func message(_ arguments: [String]) -> String {
+        do {
+            _ = try parse(arguments)
+            return "no error"
+        } catch {
+            return RelayCommand.message(for: error)
+        }
+    }
+
+    @Test func latencyIsOneWayOnEachDirection() throws {
+        let link = try parse(["--latency", "30ms"]).link.configuration()
+        #expect(link.up.latency == .milliseconds(30) && link.down.latency == .milliseconds(30))
+        #expect(link.roundTripNanoseconds == 60_000_000)
+    }
+
+    @Test func perDirectionFlagsOverrideBothWayFlags() throws {
+        let link = try parse(["--latency", "30ms", "--down-latency", "65ms", "--bandwidth", "2mbit", "--up-bandwidth", "256kbit"])
+            .link.configuration()
+        #expect(link.up.latency == .milliseconds(30) && link.down.latency == .milliseconds(65))
+        #expect(link.up.bandwidth == .kbit(256) && link.down.bandwidth == .mbit(2))
+    }
+
+    @Test func explicitFlagsOverrideAProfile() throws {
+        let link = try parse(["--profile", "3g", "--down-latency", "10ms"]).link.configuration()
+        #expect(link.down.latency == .milliseconds(10))
+        #expect(link.up.latency == .milliseconds(100))
+        #expect(link.down.bandwidth == .kbit(780) && link.up.bandwidth == .kbit(330))
+    }
+
+    @Test func lossModelsAndTheirParameters() throws {
+        let bernoulli = try parse(["--loss", "2%"]).link.configuration()
+        #expect(bernoulli.up.loss == .bernoulli(.percent(2)))
+        let ge = try parse(["--loss", "5%", "--loss-model", "gilbert-elliott", "--loss-burst", "3"]).link.configuration()
+        #expect(ge.down.loss == LossModel.gilbertElliott(averageLoss: .percent(5), meanBurst: 3))
+        let explicit = try parse(["--loss-model", "gilbert-elliott", "--ge-p", "1%", "--ge-r", "30%"]).link.configuration()
+        #expect(explicit.up.loss == .gilbertElliott(p: .percent(1), r: .percent(30), badLoss: .certain, goodLoss: .zero))
+    }
+
+    @Test func sliceAndDistribution() throws {
+        let link = try parse(["--slice", "100", "--slice-delay", "10ms", "--jitter", "5ms", "--distribution", "pareto"]).link.configuration()
+        #expect(link.up.sliceSize == 100 && link.up.sliceDelay == .milliseconds(10))
+        #expect(link.down.jitter == .milliseconds(5) && link.down.distribution == .pareto)
+    }
+
+    @Test func faultsWithTimingTargetAndProbability() throws {
+        let command = try parse([
+            "--fault", "stale=rst", "--fault", "idle-close=5s", "--fault-at", "10s",
+            "--fault-target", "existing", "--fault-probability", "30%", "--fault-for", "2s",
+        ])
+        #expect(command.faults.rules == [
+            FaultRule(.stale(.rst), trigger: .at(.seconds(10)), target: .existing, probability: .percent(30), lasts: .seconds(2)),
+            FaultRule(.idleClose(.seconds(5)), trigger: .at(.seconds(10)), target: .existing, probability: .percent(30), lasts: .seconds(2)),
+        ])
+    }
+
+    @Test func listenDefaultsToLoopback() throws {
+        #expect(try parse([]).listen == Endpoint(host: "127.0.0.1", port: 0))
+    }
+
+    @Test(arguments: [
+        (["--latency", "30"], "30ms, 1.5s"),
+        (["--bandwidth", "100"], "256kbit"),
+        (["--loss", "2"], "2%"),
+        (["--slice", "lots"], "64KB"),
+        (["--fault", "explode"], "stale[=fin|rst]"),
+        (["--fault", "idle-close"], "idle-close needs a value"),
+        (["--profile", "wifi"], "3g, dsl, edge, lte, very-bad-network, 100-loss"),
+        (["--distribution", "gauss"], "uniform, normal, pareto, paretonormal"),
+        (["--fault-target", "some"], "all"),
+        (["--fault", "refuse", "--fault-after", "1s"], "use --fault-at instead"),
+        (["--fault", "rst", "--fault-at", "1s", "--fault-after", "1s"], "exclude each other"),
+        (["--fault-at", "1s"], "need a --fault"),
+        (["--ge-p", "1%"], "go with --loss-model gilbert-elliott"),
+        (["--slice-delay", "1ms"], "needs --slice"),
+    ] as [([String], String)])
+    func badValuesSayWhatIsAllowed(arguments: [String], expected: String) {
+        let text = message(arguments)
+        #expect(text.contains(expected), "\(arguments) → \(text)")
+    }
+
+    @Test func upstreamIsRequired() {
+        #expect(throws: (any Error).self) { try RelayCommand.parse([]) }
+    }
+}

@@ -1,0 +1,92 @@
+import NetsimCore
+import Testing
+
+@Suite("Units as people write them")
+struct UnitParsingTests {
+    @Test(arguments: [
+        ("30ms", 30_000_000), ("1.5s", 1_500_000_000), ("250us", 250_000), ("2m", 120_000_000_000),
+        ("1h", 3_600_000_000_000), ("0", 0), ("10ns", 10), (" 5 ms ", 5_000_000),
+    ] as [(String, Int64)])
+    func durations(text: String, nanoseconds: Int64) throws {
+        #expect(try Duration(parsing: text).nanoseconds == nanoseconds)
+    }
+
+    @Test(arguments: ["30", "ms", "-5ms", "5 parsecs", "1.2.3s", "", "fast"])
+    func badDurationsNameTheAllowedForms(text: String) {
+        #expect(throws: UnitParseError.self) { try Duration(parsing: text) }
+        do {
+            _ = try Duration(parsing: text)
+        } catch {
+            #expect("\(error)".contains("30ms, 1.5s"))
+        }
+    }
+
+    @Test(arguments: [
+        ("256kbit", 256_000.0), ("2mbit", 2_000_000), ("1gbit", 1_000_000_000), ("64kbps", 64_000),
+        ("100KB/s", 800_000), ("1.5MB/s", 12_000_000), ("8bit", 8), ("10mbit/s", 10_000_000),
+    ] as [(String, Double)])
+    func rates(text: String, bitsPerSecond: Double) throws {
+        #expect(try DataRate(parsing: text).bitsPerSecond == bitsPerSecond)
+    }
+
+    @Test(arguments: ["100", "100kb", "fast", "0kbit", "-1mbit", "1 furlong/s"])
+    func badRates(text: String) {
+        #expect(throws: UnitParseError.self) { try DataRate(parsing: text) }
+    }
+
+    @Test func ratesPrintBackInAParseableForm() throws {
+        for text in ["256kbit", "2mbit", "1gbit", "1.5mbit"] {
+            #expect(try DataRate(parsing: DataRate(parsing: text).description) == DataRate(parsing: text))
+        }
+    }
+
+    @Test(arguments: [("2%", 0.02), ("0.5%", 0.005), ("100%", 1.0), ("0%", 0.0)] as [(String, Double)])
+    func percentages(text: String, fraction: Double) throws {
+        #expect(try Probability(parsing: text).fraction == fraction)
+    }
+
+    @Test(arguments: ["1", "0.02", "101%", "-1%", "%"])
+    func bareNumbersAndOutOfRangePercentagesAreRefused(text: String) {
+        #expect(throws: UnitParseError.self) { try Probability(parsing: text) }
+    }
+
+    @Test(arguments: [("1400", 1400), ("64KB", 64_000), ("1KiB", 1024), ("1MiB", 1_048_576), ("1.5KB", 1500)] as [(String, Int)])
+    func byteCounts(text: String, bytes: Int) throws {
+        #expect(try ByteCount(parsing: text).bytes == bytes)
+    }
+
+    @Test func fractionalBytesAreRefused() {
+        #expect(throws: UnitParseError.self) { try ByteCount(parsing: "1.5") }
+    }
+
+    @Test func durationsPrintCompactly() {
+        #expect(Duration.milliseconds(30).compactDescription == "30ms")
+        #expect(Duration.milliseconds(1500).compactDescription == "1.5s")
+        #expect(Duration.microseconds(250).compactDescription == "250us")
+        #expect(Duration.zero.compactDescription == "0")
+    }
+}
+
+@Suite("Endpoints")
+struct EndpointTests {
+    @Test func parsesIPv4IPv6AndNames() throws {
+        #expect(try Endpoint(parsing: "127.0.0.1:8080") == Endpoint(host: "127.0.0.1", port: 8080))
+        #expect(try Endpoint(parsing: "[::1]:443") == Endpoint(host: "::1", port: 443))
+        #expect(try Endpoint(parsing: "localhost:0") == Endpoint(host: "localhost", port: 0))
+        #expect(Endpoint(host: "::1", port: 80).description == "[::1]:80")
+    }
+
+    @Test(arguments: ["8080", "host:", ":80", "host:99999", "::1:80", "[::1]80", "host:port"])
+    func refusesMalformedAddresses(text: String) {
+        #expect(throws: UnitParseError.self) { try Endpoint(parsing: text) }
+    }
+
+    @Test func knowsLoopback() {
+        #expect(Endpoint(host: "127.0.0.1", port: 1).isLoopback)
+        #expect(Endpoint(host: "127.8.0.3", port: 1).isLoopback)
+        #expect(Endpoint(host: "::1", port: 1).isLoopback)
+        #expect(Endpoint(host: "localhost", port: 1).isLoopback)
+        #expect(!Endpoint(host: "0.0.0.0", port: 1).isLoopback)
+        #expect(!Endpoint(host: "192.168.1.2", port: 1).isLoopback)
+    }
+}
