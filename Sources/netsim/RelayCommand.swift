@@ -46,6 +46,7 @@ struct RelayCommand: AsyncParsableCommand {
     var duration: Duration?
 
     func run() async throws {
+        let stop = StopSignal()
         let log = EventLog(retention: 0)
         let sink: JSONLinesEventSink?
         switch events {
@@ -58,12 +59,7 @@ struct RelayCommand: AsyncParsableCommand {
         }
         if let sink { log.addSink(sink) }
 
-        if !listen.isLoopback {
-            warnLoudly("""
-                netsim relay listens on \(listen), which is NOT a loopback address: anyone who can reach this \
-                machine on that port can use the relay to reach \(upstream).
-                """)
-        }
+        if let warning = Self.exposureWarning(listen: listen, upstream: upstream) { warnLoudly(warning) }
         let configuration = RelayConfiguration(
             listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
             seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes)
@@ -79,9 +75,18 @@ struct RelayCommand: AsyncParsableCommand {
         for rule in configuration.faults { printStatus("  fault: \(rule)") }
         printStatus("  seed: \(seed)\(duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")")
 
-        await waitForStop(duration: duration)
+        await stop.wait(duration: duration)
         await relay.stop()
         log.flush()
         printStatus("netsim relay: stopped")
+    }
+
+    /// The warning for a listener other machines can reach; nil on loopback.
+    static func exposureWarning(listen: Endpoint, upstream: Endpoint) -> String? {
+        guard !listen.isLoopback else { return nil }
+        return """
+            netsim relay listens on \(listen), which is NOT a loopback address: anyone who can reach this \
+            machine on that port can use the relay to reach \(upstream).
+            """
     }
 }

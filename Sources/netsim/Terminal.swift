@@ -22,40 +22,45 @@ struct RuntimeError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Waits for SIGINT or SIGTERM, or until `duration` has passed.
-func waitForStop(duration: Duration?) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let once = ResumeOnce(continuation)
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { once.resume() }
-            source.resume()
-            sources.append(source)
-        }
-        once.keep(sources)
-        if let duration {
-            DispatchQueue.global().asyncAfter(deadline: .now() + duration.seconds) { once.resume() }
-        }
-    }
-}
-
-/// Resumes a continuation exactly once, whichever stop condition comes first.
-private final class ResumeOnce: @unchecked Sendable {
+/// SIGINT and SIGTERM, caught from the moment this is made: a command makes one before it
+/// announces itself, so a signal sent right after the announcement is never lost.
+final class StopSignal: @unchecked Sendable {
     private let lock = NSLock()
+    private var fired = false
     private var continuation: CheckedContinuation<Void, Never>?
     private var sources: [DispatchSourceSignal] = []
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+    init() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in self?.fire() }
+            source.resume()
+            sources.append(source)
+        }
+    }
 
-    func keep(_ sources: [DispatchSourceSignal]) { lock.withLock { self.sources = sources } }
+    /// Returns when a signal arrives (or arrived already), or after `duration`.
+    func wait(duration: Duration?) async {
+        if let duration {
+            DispatchQueue.global().asyncAfter(deadline: .now() + duration.seconds) { [weak self] in self?.fire() }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = lock.withLock { () -> Bool in
+                if fired { return true }
+                self.continuation = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
 
-    func resume() {
-        let c = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+    private func fire() {
+        let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            fired = true
             defer { continuation = nil }
             return continuation
         }
-        c?.resume()
+        waiting?.resume()
     }
 }
