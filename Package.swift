@@ -48,7 +48,7 @@ let package = Package(
         ),
         .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
         .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink"]),
-        .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimRelay"]),
+        .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback"]),
         .testTarget(
             name: "NetsimRelayTests",
             dependencies: [

@@ -62,6 +62,8 @@ public enum EventKind: Sendable, Equatable {
     case dropped(Direction, count: Int, fault: String)
     /// A side sent FIN; it was forwarded (after the bytes ahead of it).
     case halfClosed(by: Side)
+    /// A fault rule was added to the relay (it acts when its trigger says).
+    case faultAdded(fault: String, rule: String)
     /// A fault acted on a connection (or on the listener when `connection` is nil).
     case faultFired(fault: String, detail: String)
     /// A fault stopped acting.
@@ -82,6 +84,7 @@ public enum EventKind: Sendable, Equatable {
         case .bytes: "bytes"
         case .dropped: "dropped"
         case .halfClosed: "half_closed"
+        case .faultAdded: "fault_added"
         case .faultFired: "fault"
         case .faultLifted: "fault_lifted"
         case .linkChanged: "link_changed"

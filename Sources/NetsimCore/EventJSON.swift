@@ -58,6 +58,7 @@ extension EventKind {
         case .bytes(let dir, let count): [("dir", .string(dir.rawValue)), ("bytes", .int(count))]
         case .dropped(let dir, let count, let fault): [("dir", .string(dir.rawValue)), ("bytes", .int(count)), ("fault", .string(fault))]
         case .halfClosed(let side): [("by", .string(side.rawValue))]
+        case .faultAdded(let fault, let rule): [("fault", .string(fault)), ("rule", .string(rule))]
         case .faultFired(let fault, let detail): [("fault", .string(fault)), ("detail", .string(detail))]
         case .faultLifted(let fault): [("fault", .string(fault))]
         case .linkChanged(let description): [("link", .string(description))]

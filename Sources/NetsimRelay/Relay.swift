@@ -176,7 +176,7 @@ public final class Relay: @unchecked Sendable {
             rules[id] = RuleState(rule: rule, addedAt: now)
             return id
         }
-        eventLog.record(.faultFired(fault: rule.kind.name, detail: "added: \(rule)"))
+        eventLog.record(.faultAdded(fault: rule.kind.name, rule: rule.description))
         switch rule.trigger {
         case .immediately:
             await activate(id)

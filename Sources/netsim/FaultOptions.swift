@@ -16,7 +16,7 @@ struct FaultOptions: ParsableArguments {
     @Option(name: .customLong("fault-after"), help: ArgumentHelp("Fire the faults on each connection this long after it opened. Example: --fault-after 2s", valueName: "duration"), transform: parseDuration)
     var after: Duration?
 
-    @Option(name: .customLong("fault-target"), help: ArgumentHelp("Which connections: all (default), new (opened after the fault fires), existing (open when it fires).", valueName: "all|new|existing"))
+    @Option(name: .customLong("fault-target"), help: ArgumentHelp("Which connections: all, new (opened after the fault fires), existing (open when it fires). Example: --fault-target existing", valueName: "all|new|existing"))
     var target: FaultTarget = .all
 
     @Option(name: .customLong("fault-probability"), help: ArgumentHelp("Affect each targeted connection with this probability, decided from --seed. Example: 30%", valueName: "percent"), transform: parseProbability)

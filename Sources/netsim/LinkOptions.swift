@@ -17,9 +17,9 @@ struct LinkOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Variation of the delay, each direction (bytes never overtake each other). Example: --jitter 10ms", valueName: "duration"), transform: parseDuration)
     var jitter: Duration?
-    @Option(name: .customLong("up-jitter"), help: ArgumentHelp("Jitter client→server only.", valueName: "duration"), transform: parseDuration)
+    @Option(name: .customLong("up-jitter"), help: ArgumentHelp("Jitter client→server only. Example: 5ms", valueName: "duration"), transform: parseDuration)
     var upJitter: Duration?
-    @Option(name: .customLong("down-jitter"), help: ArgumentHelp("Jitter server→client only.", valueName: "duration"), transform: parseDuration)
+    @Option(name: .customLong("down-jitter"), help: ArgumentHelp("Jitter server→client only. Example: 20ms", valueName: "duration"), transform: parseDuration)
     var downJitter: Duration?
     @Option(help: ArgumentHelp("Jitter distribution: uniform (±jitter), normal, pareto, paretonormal (jitter is the standard deviation). Default: uniform", valueName: "name"), transform: parseDistribution)
     var distribution: JitterDistribution?
@@ -33,21 +33,21 @@ struct LinkOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Segment loss each direction, as TCP would experience it (retransmission stalls, window collapse, SYN retries). Example: --loss 2%", valueName: "percent"), transform: parseProbability)
     var loss: Probability?
-    @Option(name: .customLong("up-loss"), help: ArgumentHelp("Loss client→server only (also loses SYNs).", valueName: "percent"), transform: parseProbability)
+    @Option(name: .customLong("up-loss"), help: ArgumentHelp("Loss client→server only (also loses SYNs). Example: 1%", valueName: "percent"), transform: parseProbability)
     var upLoss: Probability?
-    @Option(name: .customLong("down-loss"), help: ArgumentHelp("Loss server→client only (also loses SYN-ACKs).", valueName: "percent"), transform: parseProbability)
+    @Option(name: .customLong("down-loss"), help: ArgumentHelp("Loss server→client only (also loses SYN-ACKs). Example: 5%", valueName: "percent"), transform: parseProbability)
     var downLoss: Probability?
-    @Option(name: .customLong("loss-model"), help: ArgumentHelp("bernoulli (independent losses, default) or gilbert-elliott (bursts).", valueName: "model"))
+    @Option(name: .customLong("loss-model"), help: ArgumentHelp("bernoulli (independent losses, default) or gilbert-elliott (bursts). Example: --loss 2% --loss-model gilbert-elliott", valueName: "model"))
     var lossModel: LossModelName?
-    @Option(name: .customLong("loss-burst"), help: ArgumentHelp("gilbert-elliott: mean burst length in segments, with the average loss from --loss. Default: 4", valueName: "segments"))
+    @Option(name: .customLong("loss-burst"), help: ArgumentHelp("gilbert-elliott: mean burst length in segments, with the average loss from --loss. Default: 4. Example: --loss-burst 8", valueName: "segments"))
     var lossBurst: Double?
     @Option(name: .customLong("ge-p"), help: ArgumentHelp("gilbert-elliott: probability of going from the good to the bad state per segment (overrides --loss/--loss-burst). Example: 1%", valueName: "percent"), transform: parseProbability)
     var geP: Probability?
     @Option(name: .customLong("ge-r"), help: ArgumentHelp("gilbert-elliott: probability of going from bad back to good. Example: 25%", valueName: "percent"), transform: parseProbability)
     var geR: Probability?
-    @Option(name: .customLong("ge-bad-loss"), help: ArgumentHelp("gilbert-elliott: loss in the bad state. Default: 100%", valueName: "percent"), transform: parseProbability)
+    @Option(name: .customLong("ge-bad-loss"), help: ArgumentHelp("gilbert-elliott: loss in the bad state. Default: 100%. Example: 80%", valueName: "percent"), transform: parseProbability)
     var geBadLoss: Probability?
-    @Option(name: .customLong("ge-good-loss"), help: ArgumentHelp("gilbert-elliott: loss in the good state. Default: 0%", valueName: "percent"), transform: parseProbability)
+    @Option(name: .customLong("ge-good-loss"), help: ArgumentHelp("gilbert-elliott: loss in the good state. Default: 0%. Example: 0.1%", valueName: "percent"), transform: parseProbability)
     var geGoodLoss: Probability?
 
     @Option(help: ArgumentHelp("Cut the stream into pieces of this size (each direction). Example: --slice 100", valueName: "bytes"), transform: parseBytes)

@@ -30,16 +30,16 @@ struct RelayCommand: AsyncParsableCommand {
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
 
-    @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -.", valueName: "file|-"))
+    @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
     var events: String?
 
-    @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Default: 1", valueName: "n"))
+    @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Example: --seed 42", valueName: "n"))
     var seed: UInt64 = 1
 
-    @Option(help: ArgumentHelp("Bytes one direction may hold back before the relay stops reading its source. Default: 4MiB", valueName: "bytes"), transform: parseBytes)
+    @Option(help: ArgumentHelp("Bytes one direction may hold back before the relay stops reading its source. Default: 4MiB. Example: --buffer 256KB", valueName: "bytes"), transform: parseBytes)
     var buffer = ByteCount(4 << 20)
 
-    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up connecting upstream after this long (the client then sees silence, as with a real timeout). Default: 127s", valueName: "duration"), transform: parseDuration)
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up connecting upstream after this long (the client then sees silence, as with a real timeout). Default: 127s. Example: 10s", valueName: "duration"), transform: parseDuration)
     var connectTimeout: Duration = .seconds(127)
 
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)

@@ -109,10 +109,3 @@ struct RelayProcessTests {
         #expect(warning?.contains("NOT a loopback address") == true)
     }
 }
-
-/// Runs blocking work on its own thread.
-func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}

@@ -5,13 +5,6 @@ import NetsimLoopback
 import NetsimRelay
 import Testing
 
-/// Runs blocking socket work on its own thread, so tests never park the (two-thread)
-/// cooperative pool in recv(2).
-func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
 
 /// Starts a relay in front of `upstream` and stops it when `body` returns.
 func withRelay<T>(
