@@ -16,6 +16,7 @@ extension ConnectionPair {
                 log(.faultFired(fault: "syn-loss", detail: "lost SYNs delay the upstream connect by \(formatNanoseconds(afterNanoseconds))"))
             }
             schedule(after: connectDelay + afterNanoseconds) { $0.connectUpstream() }
+            updateReadGates()
         case .timeout(let afterNanoseconds):
             log(.faultFired(fault: "syn-loss", detail: "every SYN lost; the connect times out after \(formatNanoseconds(afterNanoseconds))"))
             schedule(after: afterNanoseconds) { pair in
@@ -37,8 +38,12 @@ extension ConnectionPair {
     }
 
     func connectUpstream() {
-        guard phase == .connecting else { return }
-        if isBlackholed { return }  // connects when the blackhole lifts
+        guard phase == .connecting, !connectInFlight, upstream == nil else { return }
+        if isBlackholed {
+            connectHeldByBlackhole = true  // connects when the blackhole lifts
+            return
+        }
+        connectInFlight = true
         let handler = LegHandler(side: .upstream)
         handler.pair = self
         let started = now
@@ -55,6 +60,7 @@ extension ConnectionPair {
             }
             .connect(to: relay.upstreamAddress)
             .whenComplete { [self] result in
+                connectInFlight = false
                 switch result {
                 case .success(let channel):
                     upstreamConnected(handler, channel: channel, after: now - started)
@@ -71,7 +77,6 @@ extension ConnectionPair {
             // The client left (or a fault closed it) while we were connecting.
             handler.pair = nil
             channel.close(promise: nil)
-            if phase == .connecting { phase = .relaying }
             checkFinished()
             return
         }
@@ -86,7 +91,10 @@ extension ConnectionPair {
     /// resets the client (the closest an accepted connection can come to a refusal), a timeout
     /// leaves it in silence until it gives up.
     func upstreamFailed(_ reason: UpstreamFailure, detail: String) {
-        guard phase == .connecting else { return }
+        guard phase == .connecting, client.isActive else {
+            checkFinished()
+            return
+        }
         phase = .relaying
         log(.upstreamFailed(reason: reason, detail: detail))
         switch reason {

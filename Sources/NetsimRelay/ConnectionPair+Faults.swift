@@ -53,7 +53,10 @@ extension ConnectionPair {
         log(.faultLifted(fault: kind.name))
         switch kind {
         case .blackhole:
-            if phase == .connecting, upstream == nil { connectUpstream() }
+            if connectHeldByBlackhole, !isBlackholed {
+                connectHeldByBlackhole = false
+                connectUpstream()
+            }
             updateReadGates()
             for direction in Direction.allCases { deliverDue(direction) }
         case .idleClose:

@@ -20,6 +20,10 @@ final class ConnectionPair: @unchecked Sendable {
 
     enum Phase { case accepted, connecting, relaying, finished }
     var phase = Phase.accepted
+    /// The upstream connect has been started and has not completed yet.
+    var connectInFlight = false
+    /// A blackhole held back the upstream connect; lifting it starts the connect.
+    var connectHeldByBlackhole = false
     /// Who ended the connection first and how (reported in the `closed` event).
     var ending: (by: Side, how: CloseKind)?
 
@@ -256,9 +260,11 @@ final class ConnectionPair: @unchecked Sendable {
         upstream?.setReadsAllowed(readAllowed(from: .upstream))
     }
 
+    /// While the upstream connect is pending the client is read too: its bytes wait in the
+    /// (bounded) up queue, and a reset from it is noticed at once.
     private func readAllowed(from side: Side) -> Bool {
         if discarding || stale != nil { return true }
-        guard phase == .relaying, !isBlackholed else { return false }
+        guard !isBlackholed, phase == .relaying || (phase == .connecting && side == .client) else { return false }
         let direction = Self.direction(from: side)
         let lane = shaped(direction)
         let limit = relay.configuration.bufferLimit
@@ -267,14 +273,14 @@ final class ConnectionPair: @unchecked Sendable {
         } else if lane.queuedBytes <= limit / 2 {
             paused[direction.index] = false
         }
-        return !paused[direction.index] && (destination(direction)?.isWritable ?? false)
+        return !paused[direction.index] && (destination(direction)?.isWritable ?? (phase == .connecting))
     }
 
     // MARK: End of life
 
     func checkFinished() {
         guard phase != .finished, !client.isActive else { return }
-        if phase == .connecting { return }  // the connect completion finishes us
+        if connectInFlight { return }  // its completion closes the new leg and finishes us
         if let upstream, upstream.isActive { return }
         finish()
     }
@@ -315,7 +321,6 @@ extension ConnectionPair {
     func closeNow() {
         client.close()
         upstream?.close()
-        if phase == .connecting { phase = .relaying }
         checkFinished()
     }
 }

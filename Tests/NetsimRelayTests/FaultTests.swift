@@ -160,6 +160,35 @@ struct FaultTests {
         }
     }
 
+    @Test func liftingABlackholeDuringADelayedConnectConnectsOnce() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        let faults = [FaultRule(.slowConnect(.milliseconds(400))), FaultRule(.blackhole, lasts: .milliseconds(150))]
+        try await withRelay(upstream: server.endpoint, faults: faults) { _, endpoint in
+            let (reply, seconds) = try await offload { () -> (String, Double) in
+                let start = ContinuousClock.now
+                let reply = try Self.roundTrip(BlockingSocket.connect(to: endpoint))
+                return (reply, elapsed(since: start))
+            }
+            #expect(reply == "ping")
+            #expect(seconds >= 0.39, "the blackhole lifting at 150 ms must not cut the 400 ms connect delay short, was \(seconds)")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(server.snapshot.count == 1, "one upstream connection, not one per wake-up")
+        }
+    }
+
+    @Test func aClientLeavingDuringALongConnectDelayIsForgottenAtOnce() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, faults: [FaultRule(.slowConnect(.seconds(60)))]) { relay, endpoint in
+            // A client that gives up resets; a FIN alone could be a half-close still owed an answer.
+            try await offload { try BlockingSocket.connect(to: endpoint).reset() }
+            let closed = await relay.eventLog.waitFor(timeout: .seconds(3)) { $0.isClosed }
+            #expect(closed != nil)
+            #expect(relay.openConnectionCount == 0)
+        }
+    }
+
     @Test func faultAfterActsPerConnectionFromItsOpening() async throws {
         let server = try RecordingServer()
         defer { server.stop() }
