@@ -94,7 +94,12 @@ public final class LoopbackServer: @unchecked Sendable {
         }
         shutdown(listenFD, Int32(SHUT_RDWR))
         Glibc.close(listenFD)
-        for connection in open { connection.close() }
+        // Shut down before closing: a handler thread blocked in recv(2) on a connection wakes
+        // with EOF instead of later touching an fd number the kernel may have reused.
+        for connection in open {
+            shutdown(connection.fd, Int32(SHUT_RDWR))
+            connection.close()
+        }
     }
 }
 

@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A child process the benchmark starts and always stops: the relay and the connection holder
+/// of the rss part, socat for the throughput comparison.
+final class ChildProcess: @unchecked Sendable {
+    let name: String
+    private let process = Process()
+    private let standardError: Pipe?
+
+    /// Starts `executable` with `arguments`. Standard output is discarded; standard error is
+    /// kept for ``waitForLine(containing:timeout:)`` when `captureStandardError` is true.
+    init(name: String, executable: String, arguments: [String], captureStandardError: Bool) throws {
+        self.name = name
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        if captureStandardError {
+            let pipe = Pipe()
+            process.standardError = pipe
+            standardError = pipe
+        } else {
+            process.standardError = FileHandle.nullDevice
+            standardError = nil
+        }
+        do {
+            try process.run()
+        } catch {
+            throw RuntimeError("cannot start \(name) (\(executable)): \(error)")
+        }
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var isRunning: Bool { process.isRunning }
+
+    /// Reads standard error until a line containing `marker` and returns that line; at most
+    /// `timeout` seconds. What the child writes afterwards is read and discarded, so it never
+    /// blocks on a full pipe.
+    func waitForLine(containing marker: String, timeout: Double) throws -> String {
+        guard let fd = standardError?.fileHandleForReading.fileDescriptor else {
+            throw RuntimeError("\(name): standard error is not captured")
+        }
+        let deadline = monotonicSeconds() + timeout
+        var pending: [UInt8] = []
+        var earlier: [String] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let remaining = deadline - monotonicSeconds()
+            guard remaining > 0 else { break }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, Int32(max(1, remaining * 1000)))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            let n = read(fd, &chunk, chunk.count)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                throw RuntimeError("\(name) exited before printing '\(marker)'; it said: \(earlier.joined(separator: " | "))")
+            }
+            pending += chunk[..<n]
+            while let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                if line.contains(marker) {
+                    drain(fd)
+                    return line
+                }
+                earlier.append(line)
+            }
+        }
+        throw RuntimeError("\(name) did not print '\(marker)' within \(Int(timeout)) s; it said: \(earlier.joined(separator: " | "))")
+    }
+
+    private func drain(_ fd: Int32) {
+        startThread(name: "\(name)-stderr") {
+            var sink = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(fd, &sink, sink.count)
+                if n > 0 || (n < 0 && errno == EINTR) { continue }
+                return
+            }
+        }
+    }
+
+    /// Waits up to `timeout` seconds for the child to exit by itself; true if it did.
+    func waitForExit(timeout: Double) -> Bool {
+        let deadline = monotonicSeconds() + timeout
+        while process.isRunning, monotonicSeconds() < deadline { usleep(10_000) }
+        return !process.isRunning
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited 3 s later. Safe to call more than once.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(pid, SIGTERM)
+        if waitForExit(timeout: 3) { return }
+        kill(pid, SIGKILL)
+        _ = waitForExit(timeout: 3)
+    }
+}
+
+/// Facts about processes, read from /proc.
+enum ProcFS {
+    /// Resident set size (VmRSS) in bytes.
+    static func residentBytes(pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+            return kilobytes.map { $0 * 1024 }
+        }
+        return nil
+    }
+
+    /// How many file descriptors the process has open.
+    static func openFileCount(pid: Int32) -> Int? {
+        guard let dir = opendir("/proc/\(pid)/fd") else { return nil }
+        defer { closedir(dir) }
+        var count = 0
+        while let entry = readdir(dir) {
+            if entry.pointee.d_name.0 != 0x2E { count += 1 }  // skip . and ..
+        }
+        return count
+    }
+
+    /// The running executable (so children run exactly this build).
+    static func executablePath() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Raises the soft limit on open files to the hard limit; returns (soft, hard) afterwards.
+    @discardableResult
+    static func raiseFileLimit() -> (soft: UInt64, hard: UInt64) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return (1024, 1024) }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
+    }
+
+    /// The first executable called `name` on PATH.
+    static func findOnPath(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Histogram
+import NetsimCore
+import NetsimLoopback
+import NetsimLink
+import NetsimRelay
+
+/// Parts 2 and 3: 100-byte ping-pongs against an echo server, direct and through the relay.
+enum RoundTripBench {
+    static let messageSize = 100
+
+    static func newHistogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+    }
+
+    /// `count` ping-pongs on an open connection; each round trip (ns) goes to `record`.
+    static func pingPong(_ socket: BlockingSocket, count: Int, record: (UInt64) -> Void) throws {
+        let message = [UInt8](repeating: 0x42, count: messageSize)
+        let reply = UnsafeMutableRawBufferPointer.allocate(byteCount: messageSize, alignment: 16)
+        defer { reply.deallocate() }
+        try message.withUnsafeBytes { raw in
+            for _ in 0..<count {
+                let start = monotonicNanoseconds()
+                try socket.send(raw: raw)
+                guard try socket.receiveAll(into: reply) else {
+                    throw RuntimeError("the echo server closed the connection")
+                }
+                record(UInt64(monotonicNanoseconds() - start))
+            }
+        }
+    }
+
+    /// Starts an in-process relay to `upstreamPort` with `link`.
+    static func startRelay(upstreamPort: Int, link: LinkConfiguration = .unimpaired) async throws -> (Relay, Int) {
+        let relay = Relay(
+            configuration: RelayConfiguration(upstream: Endpoint(host: "127.0.0.1", port: upstreamPort), link: link),
+            eventLog: EventLog(retention: 0))
+        do {
+            return (relay, try await relay.start().port)
+        } catch {
+            await relay.stop()
+            throw error
+        }
+    }
+
+    // MARK: Part 2: added round trip
+
+    static func runAddedRoundTrip(_ settings: BenchSettings) async throws -> BenchSection {
+        let echo = try BenchServer(handler: ServerHandlers.echo)
+        defer { echo.stop() }
+        let (relay, relayPort) = try await startRelay(upstreamPort: echo.port)
+        let perPath = settings.quick ? 5_000 : 50_000
+        let measured = await Result { () -> (spread: [Histogram<UInt64>], pinned: [Histogram<UInt64>]?) in
+            let spread = try await offload { try measurePaths(echoPort: echo.port, relayPort: relayPort, perPath: perPath) }
+            let pinned = try await CPUAffinity.whilePinned(to: 0) {
+                try await offload { try measurePaths(echoPort: echo.port, relayPort: relayPort, perPath: perPath) }
+            }
+            return (spread, pinned)
+        }
+        await relay.stop()
+        let (spread, pinned) = try measured.get()
+
+        var section = BenchSection()
+        let count = Format.count(perPath)
+        if let pinned {
+            section.rows += rows(pinned, setting: "one core", count: count, verdicts: true)
+            section.rows += rows(spread, setting: "2 cores", count: count, verdicts: false)
+        } else {
+            section.rows += rows(spread, setting: "2 cores", count: count, verdicts: true)
+        }
+        section.notes.append(
+            "Round trips: one connection per path, 2,000 warm-up ping-pongs each, then 10 alternating blocks; "
+                + "added = path percentile − direct percentile (HdrHistogram, 3 significant digits); socat runs with nodelay. "
+                + "\"one core\": every thread of the benchmark, the relay and socat pinned to CPU 0 (repeatable; the verdict). "
+                + "\"2 cores\": default scheduling, which on this VM varies run to run: a ping-pong between two threads on two vCPUs "
+                + "pays an inter-processor wake-up through the hypervisor on every hop.")
+        return section
+    }
+
+    /// Direct, relay and (if installed) socat, `perPath` ping-pongs each in alternating blocks.
+    private static func measurePaths(echoPort: Int, relayPort: Int, perPath: Int, blocks: Int = 10) throws -> [Histogram<UInt64>] {
+        var socat: ChildProcess?
+        defer { socat?.stop() }
+        var sockets = [try connectLoopback(echoPort), try connectLoopback(relayPort)]
+        defer { for socket in sockets { socket.close() } }
+        if let path = ProcFS.findOnPath("socat") {
+            let port = try freeLoopbackPort()
+            socat = try ChildProcess(
+                name: "socat", executable: path,
+                arguments: ["TCP-LISTEN:\(port),bind=127.0.0.1,reuseaddr,nodelay", "TCP:127.0.0.1:\(echoPort),nodelay"],
+                captureStandardError: false)
+            sockets.append(try connectLoopback(port, retryingFor: 5))
+        }
+        for socket in sockets {
+            socket.setReceiveTimeout(.seconds(10))
+            try pingPong(socket, count: 2_000) { _ in }  // warm-up
+        }
+        var histograms = sockets.map { _ in newHistogram() }
+        // Alternate blocks so every path sees the same machine conditions.
+        for _ in 0..<blocks {
+            for (index, socket) in sockets.enumerated() {
+                try pingPong(socket, count: perPath / blocks) { _ = histograms[index].record($0) }
+            }
+        }
+        return histograms
+    }
+
+    /// Rows for one set of measurements: each path's percentiles, and what the relay and socat add.
+    private static func rows(_ histograms: [Histogram<UInt64>], setting: String, count: String, verdicts: Bool) -> [BenchRow] {
+        let direct = histograms[0], relayed = histograms[1]
+        func percentiles(_ h: Histogram<UInt64>) -> String {
+            "p50 \(Format.micros(Double(h.valueAtPercentile(50)))), p99 \(Format.micros(Double(h.valueAtPercentile(99))))"
+        }
+        func added(_ h: Histogram<UInt64>, _ percentile: Double) -> Double {
+            Double(h.valueAtPercentile(percentile)) - Double(direct.valueAtPercentile(percentile))
+        }
+        var rows: [BenchRow] = [
+            .info("round trip, 100 B ping-pong, \(setting): direct (\(count))", percentiles(direct)),
+            .info("round trip, 100 B ping-pong, \(setting): through the relay", percentiles(relayed)),
+        ]
+        if verdicts {
+            rows.append(BenchRow(
+                measurement: "round trip added by the relay, \(setting), p50", result: Format.micros(added(relayed, 50)),
+                target: "≤ 15 µs", verdict: Verdict.atMost(added(relayed, 50), 15_000, Format.micros)))
+            rows.append(BenchRow(
+                measurement: "round trip added by the relay, \(setting), p99", result: Format.micros(added(relayed, 99)),
+                target: "≤ 30 µs", verdict: Verdict.atMost(added(relayed, 99), 30_000, Format.micros)))
+        } else {
+            rows.append(.info(
+                "round trip added by the relay, \(setting)",
+                "p50 \(Format.micros(added(relayed, 50))), p99 \(Format.micros(added(relayed, 99)))"))
+        }
+        rows.append(.info(
+            "round trip added by socat (reference), \(setting)",
+            histograms.count > 2
+                ? "p50 \(Format.micros(added(histograms[2], 50))), p99 \(Format.micros(added(histograms[2], 99)))"
+                : "not installed"))
+        return rows
+    }
+
+    // MARK: Part 3: accuracy of an injected latency
+
+    static func runLatencyAccuracy(_ settings: BenchSettings) async throws -> BenchSection {
+        let injected: Int64 = 50_000_000
+        let echo = try BenchServer(handler: ServerHandlers.echo)
+        defer { echo.stop() }
+        let link = LinkConfiguration(up: DirectionLink(), down: DirectionLink(latency: .nanoseconds(injected)))
+        let (relay, relayPort) = try await startRelay(upstreamPort: echo.port, link: link)
+        let samples = settings.quick ? 40 : 400
+        let result: Result<(UInt64, Histogram<UInt64>, Histogram<UInt64>), any Error> = await Result {
+            try await offload {
+                let direct = try connectLoopback(echo.port)
+                let relayed = try connectLoopback(relayPort)
+                defer {
+                    direct.close()
+                    relayed.close()
+                }
+                direct.setReceiveTimeout(.seconds(10))
+                relayed.setReceiveTimeout(.seconds(10))
+                var baseline = newHistogram()
+                try pingPong(direct, count: 2_000) { _ in }
+                try pingPong(direct, count: 5_000) { _ = baseline.record($0) }
+                let base = baseline.valueAtPercentile(50)
+                try pingPong(relayed, count: 5) { _ in }  // warm-up
+                var errors = newHistogram()
+                var rtts = newHistogram()
+                try pingPong(relayed, count: samples) { rtt in
+                    _ = rtts.record(rtt)
+                    _ = errors.record(UInt64(abs(Int64(rtt) - Int64(base) - injected)))
+                }
+                return (base, errors, rtts)
+            }
+        }
+        await relay.stop()
+        let (base, errors, rtts) = try result.get()
+
+        var section = BenchSection()
+        let p50 = Double(errors.valueAtPercentile(50))
+        let p99 = Double(errors.valueAtPercentile(99))
+        section.rows.append(.info(
+            "injected 50 ms down-latency: round trip (\(samples) ping-pongs)",
+            "p50 \(Format.millis(Double(rtts.valueAtPercentile(50)))), p99 \(Format.millis(Double(rtts.valueAtPercentile(99)))) (direct p50 \(Format.micros(Double(base))))"))
+        section.rows.append(BenchRow(
+            measurement: "injected 50 ms latency: |error|, p50",
+            result: Format.millis(p50), target: "-", verdict: "-"))
+        section.rows.append(BenchRow(
+            measurement: "injected 50 ms latency: |error|, p99",
+            result: Format.millis(p99), target: "≤ 0.2 ms", verdict: Verdict.atMost(p99, 200_000, Format.millis)))
+        section.notes.append("Latency error = |round trip − direct p50 − 50 ms| per ping-pong; the direct p50 is measured in the same run.")
+        return section
+    }
+}
+
+extension Result where Failure == any Error {
+    /// Captures the outcome of async work so cleanup can run before the error is rethrown.
+    init(_ body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

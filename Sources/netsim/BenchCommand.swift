@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import NetsimCore
+
+/// `netsim bench`: measures the relay on this machine and prints one table of results against targets.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the relay on this machine.",
+        discussion: """
+            Everything runs on 127.0.0.1 in one run: throughput of one bulk stream (direct, through the \
+            relay, through socat if installed), the round trip the relay adds, the accuracy of an injected \
+            latency and of bandwidth caps, the relay's memory with many idle connections, and the loss \
+            model against the Mathis formula. Takes about 1 min 40 s (--quick: about 20 s).
+
+            Build for release first, or the numbers mean little:
+              swift build -c release --product netsim && .build/release/netsim bench
+
+            Exits 0 when every part was measured (whether or not it met its target), 1 when a part failed.
+            """)
+
+    enum Part: String, ExpressibleByArgument, CaseIterable {
+        case throughput, rtt, latency, bandwidth, rss, model
+    }
+
+    @Flag(help: "Shorter runs, for a smoke check.")
+    var quick = false
+
+    @Option(name: .customLong("only"), help: ArgumentHelp(
+        "Run only this part (repeatable): \(Part.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "part"))
+    var only: [Part] = []
+
+    @Option(help: ArgumentHelp(
+        "Idle connections for the rss part (capped by the open-file limit: the relay needs 2 per connection). Default: 10000",
+        valueName: "n"))
+    var connections = 10_000
+
+    func validate() throws {
+        guard connections >= 1 else { throw ValidationError("--connections must be at least 1") }
+    }
+
+    func run() async throws {
+        let limits = ProcFS.raiseFileLimit()
+        let settings = BenchSettings(quick: quick, connections: connections, fileLimit: limits.hard)
+        let parts = only.isEmpty ? Part.allCases : Part.allCases.filter(only.contains)
+
+        print("netsim bench\(quick ? " --quick" : ""): \(MachineDescription.buildKind)")
+        print("machine: \(MachineDescription.summary); open files: soft \(limits.soft), hard \(limits.hard)")
+        print("")
+
+        var section = BenchSection()
+        var failures = 0
+        var model: (table: String, notes: [String])?
+        for part in parts {
+            printStatus("netsim bench: measuring \(part.rawValue)…")
+            let started = monotonicSeconds()
+            do {
+                let result: BenchSection
+                switch part {
+                case .throughput: result = try await ThroughputBench.run(settings)
+                case .rtt: result = try await RoundTripBench.runAddedRoundTrip(settings)
+                case .latency: result = try await RoundTripBench.runLatencyAccuracy(settings)
+                case .bandwidth: result = try await BandwidthBench.run(settings)
+                case .rss: result = try await RSSBench.run(settings)
+                case .model:
+                    model = ModelBench.run(settings)
+                    result = BenchSection()
+                }
+                section.rows += result.rows
+                section.notes += result.notes
+                failures += result.rows.filter { $0.verdict == "NOT MEASURED" }.count
+            } catch {
+                section.rows.append(.failed(part.rawValue, error))
+                failures += 1
+            }
+            printStatus("netsim bench: \(part.rawValue) took \(Format.fixed(monotonicSeconds() - started, 1)) s")
+        }
+
+        if !section.rows.isEmpty {
+            print(renderTable(
+                header: ["measurement", "result", "target", "verdict"],
+                rows: section.rows.map { [$0.measurement, $0.result, $0.target, $0.verdict] }))
+            print("")
+            for note in section.notes { print("- " + note) }
+        }
+        if let model {
+            if !section.rows.isEmpty { print("") }
+            print("Loss model vs Mathis (bulk throughput of NetsimLink's loss model, no I/O):")
+            print(model.table)
+            print("")
+            for note in model.notes { print("- " + note) }
+        }
+        if failures > 0 {
+            throw RuntimeError("\(failures) measurement\(failures == 1 ? "" : "s") failed (see the table)")
+        }
+    }
+}
