@@ -71,6 +71,7 @@ public final class BlockingSocket: @unchecked Sendable {
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     public func send(raw buffer: UnsafeRawBufferPointer) throws {
+        try ensureOpen()
         var offset = 0
         while offset < buffer.count {
             let n = Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
@@ -85,6 +86,7 @@ public final class BlockingSocket: @unchecked Sendable {
     /// Receives up to `maximum` bytes. An empty result means EOF (the peer sent FIN).
     /// Throws `.timedOut` when nothing arrived within `timeout`, `.reset` on RST.
     public func receive(maximum: Int = 65536, timeout: Duration? = .seconds(10)) throws -> [UInt8] {
+        try ensureOpen()
         setTimeout(SO_RCVTIMEO, timeout)
         var buffer = [UInt8](repeating: 0, count: maximum)
         while true {
@@ -99,6 +101,7 @@ public final class BlockingSocket: @unchecked Sendable {
 
     /// Receives into a caller's buffer (for bulk transfers without copying). Returns 0 on EOF.
     public func receive(into buffer: UnsafeMutableRawBufferPointer, timeout: Duration? = .seconds(10)) throws -> Int {
+        try ensureOpen()
         setTimeout(SO_RCVTIMEO, timeout)
         while true {
             let n = recv(fd, buffer.baseAddress, buffer.count, 0)
@@ -133,7 +136,21 @@ public final class BlockingSocket: @unchecked Sendable {
     }
 
     /// Sends FIN (half-close); reading stays possible.
-    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { ifOpen { shutdown(fd, Int32(SHUT_WR)) } }
+
+    /// Shuts both directions down without closing: threads blocked on the socket wake up.
+    public func shutdownBoth() { ifOpen { shutdown(fd, Int32(SHUT_RDWR)) } }
+
+    private func ensureOpen() throws {
+        if lock.withLock({ closed }) { throw SocketFailure.other(errno: EBADF) }
+    }
+
+    /// Runs `body` only while the fd is still ours (never on a number the kernel reused).
+    private func ifOpen(_ body: () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        if !closed { body() }
+    }
 
     /// Closes with RST instead of FIN (SO_LINGER with zero timeout).
     public func reset() {

@@ -16,6 +16,7 @@ public final class LoopbackServer: @unchecked Sendable {
     private var connections: [BlockingSocket] = []
     private var stopped = false
     private var accepted = 0
+    private let threadPerConnection: Bool
 
     public init(
         host: String = "127.0.0.1", port: Int = 0, backlog: Int32 = 4096, threadPerConnection: Bool = true,
@@ -42,16 +43,27 @@ public final class LoopbackServer: @unchecked Sendable {
         }
         self.listenFD = fd
         self.endpoint = Endpoint(host: host, port: boundPort)
+        self.threadPerConnection = threadPerConnection
         // The accept thread keeps the server alive until stop() makes accept(2) fail.
         Thread { [self] in
             while let client = acceptOne() {
                 if threadPerConnection {
-                    Thread { handler(client) }.start()
+                    Thread { [self] in
+                        handler(client)
+                        finished(client)
+                    }.start()
                 } else {
                     handler(client)
                 }
             }
         }.start()
+    }
+
+    /// A handler returned: its thread was the socket's only user, so it is closed here. A handler
+    /// must not hand its socket to a thread that outlives it.
+    private func finished(_ socket: BlockingSocket) {
+        lock.withLock { connections.removeAll { $0 === socket } }
+        socket.close()
     }
 
     private func acceptOne() -> BlockingSocket? {
@@ -89,16 +101,17 @@ public final class LoopbackServer: @unchecked Sendable {
         let open = lock.withLock { () -> [BlockingSocket] in
             guard !stopped else { return [] }
             stopped = true
-            defer { connections.removeAll() }
             return connections
         }
         shutdown(listenFD, Int32(SHUT_RDWR))
         Glibc.close(listenFD)
-        // Shut down before closing: a handler thread blocked in recv(2) on a connection wakes
-        // with EOF instead of later touching an fd number the kernel may have reused.
+        // Only shut connections down here: a handler blocked in recv(2) or send(2) wakes with EOF
+        // or EPIPE, and its own thread closes the socket when it returns. Closing here instead
+        // would free the fd number while the handler may still use it — and the kernel may
+        // already have given that number to another test's socket.
         for connection in open {
-            shutdown(connection.fd, Int32(SHUT_RDWR))
-            connection.close()
+            connection.shutdownBoth()
+            if !threadPerConnection { connection.close() }
         }
     }
 }

@@ -61,6 +61,7 @@ struct StreamTests {
         let server = try LoopbackServer { socket in
             Thread { upstreamSent.value = try? downPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
             if let (digest, count) = try? PatternStream.receive(on: socket) { upstreamReceived.value = (digest, count) }
+            _ = try? upstreamSent.wait()  // the sender thread uses the socket: outlive it
         }
         defer { server.stop() }
         var link = LinkConfiguration.unimpaired
