@@ -10,6 +10,9 @@ let package = Package(
         .library(name: "NetsimCore", targets: ["NetsimCore"]),
         .library(name: "NetsimLink", targets: ["NetsimLink"]),
         .library(name: "NetsimRelay", targets: ["NetsimRelay"]),
+        .library(name: "NetsimHTTP", targets: ["NetsimHTTP"]),
+        .library(name: "NetsimScenario", targets: ["NetsimScenario"]),
+        .library(name: "NetsimRunner", targets: ["NetsimRunner"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -17,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // Vocabulary shared by every module: units, endpoints, seeded randomness, clocks, events.
@@ -33,13 +37,37 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The built-in HTTP/1.1 upstream (routes from the scenario), recording what it receives.
+        .target(
+            name: "NetsimHTTP",
+            dependencies: [
+                "NetsimCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Scenario files: model, Yams parser keeping positions, validator, diagnostics.
+        .target(
+            name: "NetsimScenario",
+            dependencies: ["NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", .product(name: "Yams", package: "Yams")]
+        ),
+        // Runs scenarios: timeline, client drivers, expectations, reports.
+        .target(
+            name: "NetsimRunner",
+            dependencies: [
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // Blocking loopback sockets and servers: what a plain client sees, for tests, bench and demo.
         .target(name: "NetsimLoopback", dependencies: ["NetsimCore"]),
         // The command-line tool: flag parsing and printing only.
         .executableTarget(
             name: "netsim",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback",
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -48,6 +76,15 @@ let package = Package(
         ),
         .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
         .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink"]),
+        .testTarget(name: "NetsimHTTPTests", dependencies: ["NetsimCore", "NetsimHTTP", "NetsimLoopback"]),
+        .testTarget(name: "NetsimScenarioTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario"]),
+        .testTarget(
+            name: "NetsimRunnerTests",
+            dependencies: [
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimLoopback",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback"]),
         .testTarget(
             name: "NetsimRelayTests",

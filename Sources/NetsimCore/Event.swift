@@ -70,6 +70,12 @@ public enum EventKind: Sendable, Equatable {
     case faultLifted(fault: String)
     /// The link model changed.
     case linkChanged(description: String)
+    /// The client under test started a request (scenario runs).
+    case requestStarted(name: String, index: Int, method: String, path: String)
+    /// A request finished: a status, or an error kind; `port` is the client's local port if known.
+    case requestFinished(name: String, index: Int, status: Int?, error: String?, port: Int?)
+    /// A scenario step fired (fault, clear, link, wait), for the run's timeline.
+    case step(description: String)
     /// Both legs are closed. `by` is who ended it first, `how` how it ended for the client.
     case closed(by: Side, how: CloseKind, upBytes: Int, downBytes: Int)
 
@@ -88,6 +94,9 @@ public enum EventKind: Sendable, Equatable {
         case .faultFired: "fault"
         case .faultLifted: "fault_lifted"
         case .linkChanged: "link_changed"
+        case .requestStarted: "request"
+        case .requestFinished: "response"
+        case .step: "step"
         case .closed: "closed"
         }
     }

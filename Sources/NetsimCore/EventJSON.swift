@@ -62,6 +62,14 @@ extension EventKind {
         case .faultFired(let fault, let detail): [("fault", .string(fault)), ("detail", .string(detail))]
         case .faultLifted(let fault): [("fault", .string(fault))]
         case .linkChanged(let description): [("link", .string(description))]
+        case .requestStarted(let name, let index, let method, let path):
+            [("name", .string(name)), ("index", .int(index)), ("method", .string(method)), ("path", .string(path))]
+        case .requestFinished(let name, let index, let status, let error, let port):
+            [("name", .string(name)), ("index", .int(index))]
+                + (status.map { [("status", JSONValue.int($0))] } ?? [])
+                + (error.map { [("error", JSONValue.string($0))] } ?? [])
+                + (port.map { [("port", JSONValue.int($0))] } ?? [])
+        case .step(let description): [("step", .string(description))]
         case .closed(let by, let how, let up, let down):
             [("by", .string(by.rawValue)), ("how", .string(how.rawValue)), ("up_bytes", .int(up)), ("down_bytes", .int(down))]
         }

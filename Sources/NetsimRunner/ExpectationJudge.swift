@@ -1,0 +1,225 @@
+import NetsimCore
+import NetsimHTTP
+import NetsimScenario
+
+/// Judges expectations against what a run observed.
+struct ExpectationJudge {
+    let observations: Observations
+
+    func judge(_ expectations: [Expectation]) -> [CheckVerdict] {
+        expectations.flatMap { expectation in
+            expectation.checks.map { judge($0, of: expectation) }
+        }
+    }
+
+    private func judge(_ located: LocatedCheck, of expectation: Expectation) -> CheckVerdict {
+        let title = "\(Self.describe(expectation.subject)): \(Self.describe(located.check))"
+        var verdict = CheckVerdict(expectation: expectation, check: located, passed: false, title: title, expected: "", actual: "")
+        switch expectation.subject {
+        case .request, .requestsAfter:
+            let outcomes = subjects(expectation.subject)
+            let began: Int64 = if case .requestsAfter(let time) = expectation.subject {
+                time.nanoseconds
+            } else {
+                outcomes.map(\.started).min() ?? 0
+            }
+            judgeRequests(located.check, outcomes, began: began, into: &verdict)
+        case .server(let method, let path):
+            let matching = observations.serverRequests.filter {
+                (method == nil || $0.method == method) && (path == nil || $0.path == path)
+            }
+            if case .serverCount(let range) = located.check {
+                verdict.expected = "\(range) requests"
+                verdict.actual = "the server received \(matching.count)"
+                    + (matching.isEmpty ? "" : ": " + matching.prefix(5).map { "\($0.method) \($0.path) at \(formatNanoseconds($0.time))" }.joined(separator: ", "))
+                verdict.passed = range.contains(matching.count)
+                verdict.focus = matching.first?.time
+            }
+        case .relay:
+            judgeRelay(located.check, into: &verdict)
+        }
+        return verdict
+    }
+
+    private func subjects(_ subject: Expectation.Subject) -> [RequestOutcome] {
+        switch subject {
+        case .request(let name): observations.outcomes.filter { $0.name == name }
+        case .requestsAfter(let time): observations.outcomes.filter { $0.started >= time.nanoseconds }
+        default: []
+        }
+    }
+
+    // MARK: Requests
+
+    /// `began`: when the subject began (its first request, or its `after:` time); a `new`
+    /// connection is one the relay accepted since.
+    private func judgeRequests(_ check: Check, _ outcomes: [RequestOutcome], began: Int64, into verdict: inout CheckVerdict) {
+        if case .requestCount(let range) = check {
+            verdict.expected = "\(range) requests"
+            verdict.actual = "\(outcomes.count) ran"
+            verdict.passed = range.contains(outcomes.count)
+            verdict.focus = outcomes.first?.started
+            return
+        }
+        let (expected, holds): (String, (RequestOutcome) -> Bool) = switch check {
+        case .status(let status): ("status \(status)", { $0.response.status == status })
+        case .body(.equals(let text)): ("the body \(quoted(text))", { $0.response.body == text && $0.response.error == nil })
+        case .body(.contains(let text)): ("a body containing \(quoted(text))", { $0.response.body?.contains(text) == true })
+        case .body(.sha256(let digest)): ("a body with SHA-256 \(digest)", { $0.response.bodySHA256?.lowercased() == digest.lowercased() })
+        case .error(.none): ("no error", { $0.response.error == nil })
+        case .error(.any): ("an error", { $0.response.error != nil })
+        case .error(.kind(let kind)): ("the error \(kind.rawValue)", { $0.response.error == kind })
+        case .within(let bound): ("completion within \(bound.compactDescription)", { $0.duration <= bound.nanoseconds && $0.response.error == nil })
+        case .connection(.new): ("a connection opened since \(formatNanoseconds(began))", { ($0.connectionOpened ?? .min) >= began })
+        case .connection(.reused): ("a connection already open at \(formatNanoseconds(began))", { ($0.connectionOpened ?? .max) < began })
+        default: ("a check that applies to requests", { _ in false })
+        }
+        guard !outcomes.isEmpty else {
+            verdict.expected = expected
+            verdict.actual = "no such request ran"
+            return
+        }
+        let failing = outcomes.filter { !holds($0) }
+        verdict.expected = outcomes.count == 1 ? expected : "\(expected) for all \(outcomes.count) requests"
+        verdict.passed = failing.isEmpty
+        if failing.isEmpty {
+            verdict.actual = outcomes.count == 1 ? outcomes[0].summary : "all \(outcomes.count) did"
+        } else {
+            var lines = failing.prefix(6).map { "\($0.label): \(detail(of: $0, for: check, began: began))" }
+            if failing.count > 6 { lines.append("… and \(failing.count - 6) more") }
+            verdict.actual = "\(failing.count) of \(outcomes.count) did not:\n" + lines.joined(separator: "\n")
+            verdict.focus = failing.first?.started
+        }
+    }
+
+    /// What a request did, in the terms of the check it failed.
+    private func detail(of outcome: RequestOutcome, for check: Check, began: Int64) -> String {
+        switch check {
+        case .connection:
+            guard let connection = outcome.connection, let opened = outcome.connectionOpened else {
+                return "the client did not report its local port, so its relay connection is unknown (\(outcome.summary))"
+            }
+            return "went over connection \(connection), opened at \(formatNanoseconds(opened))"
+                + (opened < began ? ", before \(formatNanoseconds(began))" : "") + " (\(outcome.summary))"
+        case .body:
+            let body = outcome.response.body.map { quoted(String($0.prefix(120))) } ?? "no body"
+            return "\(outcome.summary); body \(body)"
+        default:
+            return outcome.summary
+        }
+    }
+
+    // MARK: Relay
+
+    private func judgeRelay(_ check: Check, into verdict: inout CheckVerdict) {
+        switch check {
+        case .newConnections(let window, let range):
+            let opened = openedTimes(in: window)
+            verdict.expected = "\(range) new connections \(describe(window))"
+            verdict.actual = "the relay accepted \(opened.count)" + times(opened)
+            verdict.passed = range.contains(opened.count)
+            verdict.focus = window.from?.nanoseconds ?? opened.first
+        case .attempts(let window, let growth, let perSecond):
+            let opened = openedTimes(in: window)
+            verdict.focus = window.from?.nanoseconds ?? opened.first
+            var problems: [String] = []
+            var wants: [String] = []
+            if let growth {
+                wants.append("each gap between connection attempts at least \(formatRatio(growth))× the one before")
+                let gaps = zip(opened.dropFirst(), opened).map { $0 - $1 }
+                for (i, pair) in zip(gaps.dropFirst(), gaps).enumerated() where Double(pair.0) < growth * Double(pair.1) {
+                    problems.append("gap \(i + 2) was \(formatNanoseconds(pair.0)) after a gap of \(formatNanoseconds(pair.1))")
+                }
+            }
+            if let perSecond {
+                wants.append("at most \(formatRatio(perSecond)) attempts in any second")
+                let busiest = opened.indices.map { i -> Int in
+                    let start = opened[i]
+                    return opened[i...].prefix { $0 - start < 1_000_000_000 }.count
+                }.max() ?? 0
+                if Double(busiest) > perSecond { problems.append("\(busiest) attempts within one second") }
+            }
+            verdict.expected = wants.joined(separator: " and ") + " \(describe(window))"
+            verdict.actual = "\(opened.count) attempts" + times(opened) + (problems.isEmpty ? "" : ":\n" + problems.prefix(6).joined(separator: "\n"))
+            verdict.passed = problems.isEmpty
+        case .bytes(let direction, let window, let range):
+            var total = 0
+            for event in observations.events where window.contains(event.time) {
+                if case .bytes(let d, let count) = event.kind, direction == nil || d == direction { total += count }
+            }
+            verdict.expected = "\(range) bytes \(direction.map { $0 == .up ? "up (client → server)" : "down (server → client)" } ?? "in both directions") \(describe(window))"
+            verdict.actual = "\(total) bytes crossed the relay"
+            verdict.passed = range.contains(total)
+            verdict.focus = window.from?.nanoseconds
+        default:
+            verdict.expected = "a check that applies to the relay"
+            verdict.actual = "not applicable"
+        }
+    }
+
+    private func openedTimes(in window: TimeWindow) -> [Int64] {
+        observations.events.compactMap { event in
+            if case .opened = event.kind, window.contains(event.time) { return event.time }
+            return nil
+        }
+    }
+
+    private func times(_ times: [Int64]) -> String {
+        guard !times.isEmpty else { return "" }
+        let shown = times.prefix(12).map { formatNanoseconds($0) }.joined(separator: ", ")
+        return " (at \(shown)\(times.count > 12 ? ", …" : ""))"
+    }
+
+    private func describe(_ window: TimeWindow) -> String {
+        switch (window.from, window.to) {
+        case let (from?, to?): "from \(from.compactDescription) to \(to.compactDescription)"
+        case let (from?, nil): "from \(from.compactDescription) on"
+        case let (nil, to?): "before \(to.compactDescription)"
+        case (nil, nil): "during the run"
+        }
+    }
+
+    // MARK: Titles
+
+    static func describe(_ subject: Expectation.Subject) -> String {
+        switch subject {
+        case .request(let name): "request \(name)"
+        case .requestsAfter(let time): "requests from \(time.compactDescription) on"
+        case .server(let method, let path): "server" + (method.map { " \($0)" } ?? "") + (path.map { " \($0)" } ?? "")
+        case .relay: "relay"
+        }
+    }
+
+    static func describe(_ check: Check) -> String {
+        switch check {
+        case .status(let status): "status \(status)"
+        case .body(.equals): "body equals"
+        case .body(.contains(let text)): "body contains \(quoted(text))"
+        case .body(.sha256): "body digest"
+        case .error(.none): "error none"
+        case .error(.any): "error any"
+        case .error(.kind(let kind)): "error \(kind.rawValue)"
+        case .within(let bound): "within \(bound.compactDescription)"
+        case .connection(let use): "connection \(use.rawValue)"
+        case .requestCount(let range): "requests \(range)"
+        case .serverCount(let range): "count \(range)"
+        case .newConnections(_, let range): "new connections \(range)"
+        case .attempts: "connection attempts"
+        case .bytes(let direction, _, let range): "bytes\(direction.map { " \($0.rawValue)" } ?? "") \(range)"
+        }
+    }
+}
+
+func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\n", with: "\\n") + "\"" }
+
+func formatRatio(_ value: Double) -> String {
+    value == value.rounded() ? String(Int(value)) : String(format3Decimals: value)
+}
+
+extension String {
+    init(format3Decimals value: Double) {
+        var text = String((value * 1000).rounded() / 1000)
+        while text.hasSuffix("0") && text.contains(".") { text.removeLast() }
+        self = text
+    }
+}

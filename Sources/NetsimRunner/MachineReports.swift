@@ -1,0 +1,100 @@
+import Foundation
+import NetsimCore
+import NetsimScenario
+
+/// `--json`: a run (or a suite of runs) as one JSON document.
+public enum JSONReport {
+    public static func object(_ result: RunResult) -> [String: Any] {
+        [
+            "scenario": result.scenario.name,
+            "file": result.scenario.file,
+            "driver": result.driverName,
+            "passed": result.passed,
+            "duration_seconds": Double(result.duration) / 1e9,
+            "checks": result.verdicts.map { verdict -> [String: Any] in
+                [
+                    "title": verdict.title, "passed": verdict.passed, "expected": verdict.expected,
+                    "actual": verdict.actual, "location": verdict.check.location.description,
+                ]
+            },
+            "requests": result.outcomes.map { outcome -> [String: Any] in
+                var object: [String: Any] = [
+                    "name": outcome.name, "index": outcome.index, "method": outcome.method, "path": outcome.path,
+                    "started": Double(outcome.started) / 1e9, "finished": Double(outcome.finished) / 1e9,
+                ]
+                object["status"] = outcome.response.status
+                object["error"] = outcome.response.error?.rawValue
+                object["error_message"] = outcome.response.errorMessage
+                object["body_sha256"] = outcome.response.bodySHA256
+                object["connection"] = outcome.connection.map { Int($0.raw) }
+                object["reused_connection"] = outcome.reusedConnection
+                return object
+            },
+            "server_requests": result.serverRequests.map { request -> [String: Any] in
+                ["method": request.method, "path": request.path, "connection": request.connection,
+                 "time": Double(request.time) / 1e9, "status": request.status]
+            },
+        ]
+    }
+
+    public static func write(_ object: Any, to path: String) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+}
+
+/// `--junit`: JUnit XML as CI systems read it: one test case per scenario.
+public enum JUnitReport {
+    public struct Case: Sendable {
+        public var name: String
+        public var file: String
+        public var seconds: Double
+        /// nil when it passed.
+        public var failure: String?
+        public init(name: String, file: String, seconds: Double, failure: String?) {
+            self.name = name
+            self.file = file
+            self.seconds = seconds
+            self.failure = failure
+        }
+    }
+
+    public static func render(_ cases: [Case], suiteName: String = "netsim") -> String {
+        let failures = cases.filter { $0.failure != nil }.count
+        let total = cases.reduce(0) { $0 + $1.seconds }
+        var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        xml += #"<testsuites name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" time="\#(format(total))">"# + "\n"
+        xml += #"  <testsuite name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" errors="0" skipped="0" time="\#(format(total))">"# + "\n"
+        for item in cases {
+            let open = #"    <testcase classname="\#(escape(item.file))" name="\#(escape(item.name))" time="\#(format(item.seconds))""#
+            if let failure = item.failure {
+                let firstLine = failure.split(separator: "\n").first.map(String.init) ?? "failed"
+                xml += open + ">\n"
+                xml += #"      <failure message="\#(escape(firstLine))">\#(escape(failure))</failure>"# + "\n"
+                xml += "    </testcase>\n"
+            } else {
+                xml += open + "/>\n"
+            }
+        }
+        xml += "  </testsuite>\n</testsuites>\n"
+        return xml
+    }
+
+    static func format(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case _ where scalar.value < 0x20 && scalar != "\n" && scalar != "\t": out += "?"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

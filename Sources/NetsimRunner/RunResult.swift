@@ -1,0 +1,41 @@
+import NetsimCore
+import NetsimHTTP
+import NetsimScenario
+
+/// Everything a run produced, and its verdicts.
+public struct RunResult: Sendable {
+    public var scenario: Scenario
+    public var driverName: String
+    /// In start order, each attached to the relay connection that carried it.
+    public var outcomes: [RequestOutcome]
+    public var serverRequests: [ServerRequest]
+    public var events: [Event]
+    public var verdicts: [CheckVerdict]
+    /// Nanoseconds from the run's start to the last request's end.
+    public var duration: Int64
+    /// What the client logged (stderr of an exec client).
+    public var clientLog: String
+
+    public var passed: Bool { verdicts.allSatisfy(\.passed) }
+    public var failures: [CheckVerdict] { verdicts.filter { !$0.passed } }
+}
+
+/// The verdict on one check of one expectation.
+public struct CheckVerdict: Sendable {
+    public var expectation: Expectation
+    public var check: LocatedCheck
+    public var passed: Bool
+    /// `request after-unlock: status 200`.
+    public var title: String
+    public var expected: String
+    public var actual: String
+    /// The scenario time the failure is about, to show the timeline around it.
+    public var focus: Int64?
+}
+
+/// What the judge looks at.
+struct Observations {
+    var outcomes: [RequestOutcome]
+    var serverRequests: [ServerRequest]
+    var events: [Event]
+}

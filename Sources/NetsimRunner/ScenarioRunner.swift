@@ -1,0 +1,146 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimLink
+import NetsimRelay
+import NetsimScenario
+
+/// How a run is set up beyond what the scenario says.
+public struct RunOptions: Sendable {
+    /// `--client`: run with this driver instead of the scenario's.
+    public var driver: String?
+    /// `--seed`: overrides the scenario's seed.
+    public var seed: UInt64?
+    /// Where relative paths in an exec command are looked up first (the current directory).
+    public var workingDirectory: String
+    /// Told about steps and outcomes as they happen (the live view).
+    public var observer: (any RunObserver)?
+
+    public init(driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath, observer: (any RunObserver)? = nil) {
+        self.driver = driver
+        self.seed = seed
+        self.workingDirectory = workingDirectory
+        self.observer = observer
+    }
+}
+
+/// Hears about a run as it happens.
+public protocol RunObserver: Sendable {
+    func started(_ scenario: Scenario, driver: String, relay: Endpoint)
+    func stepFired(_ step: TimelineStep, at nanoseconds: Int64, description: String)
+    func requestFinished(_ outcome: RequestOutcome)
+}
+
+/// Runs scenarios: starts the upstream, the relay and the client, plays the timeline, then
+/// judges the expectations.
+public enum ScenarioRunner {
+    public static func run(_ scenario: Scenario, options: RunOptions = RunOptions()) async throws -> RunResult {
+        let log = EventLog()
+        let upstream = try await UpstreamHandle.start(scenario.upstream, log: log)
+        let relay = Relay(
+            configuration: RelayConfiguration(
+                upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
+                connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30)),
+            eventLog: log)
+        let relayEndpoint: Endpoint
+        do {
+            relayEndpoint = try await relay.start()
+        } catch {
+            await upstream.stop()
+            throw RunnerError.failed("cannot start the relay: \(error)")
+        }
+        let driver: any ClientDriver
+        do {
+            driver = try DriverFactory.make(options.driver ?? scenario.client.driver, scenario: scenario, options: options)
+        } catch {
+            await relay.stop()
+            await upstream.stop()
+            throw error
+        }
+        options.observer?.started(scenario, driver: driver.name, relay: relayEndpoint)
+        let timeline = TimelinePlayer(scenario: scenario, relay: relay, relayEndpoint: relayEndpoint, driver: driver, log: log, observer: options.observer)
+        let outcomes = await timeline.play()
+        let finished = log.clock.now() - log.origin
+        await driver.shutdown()
+        let clientLog = await driver.log
+        await relay.stop()
+        let serverRequests = await upstream.requests()
+        await upstream.stop()
+
+        let events = log.events
+        let mapped = ConnectionMap(events: events).attach(to: outcomes)
+        let observations = Observations(outcomes: mapped, serverRequests: serverRequests, events: events)
+        let verdicts = ExpectationJudge(observations: observations).judge(scenario.expectations)
+        return RunResult(
+            scenario: scenario, driverName: driver.name, outcomes: mapped, serverRequests: serverRequests,
+            events: events, verdicts: verdicts, duration: finished, clientLog: clientLog)
+    }
+}
+
+/// Makes the driver a scenario (or `--client`) names.
+enum DriverFactory {
+    static let available = ["exec"]
+
+    static func make(_ name: String, scenario: Scenario, options: RunOptions) throws -> any ClientDriver {
+        switch name {
+        case "exec":
+            let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
+                .resolve(scenario.client.command)
+            guard !command.isEmpty else {
+                throw RunnerError.invalid("\(scenario.file): the exec driver needs `client: command:`")
+            }
+            return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory)
+        default:
+            throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(available.joined(separator: ", "))")
+        }
+    }
+}
+
+/// Finds relative paths in an exec command: in the current directory first, then beside the
+/// scenario file and in its parent folders (so `Fixtures/clients/x.py` works from anywhere
+/// inside the repository).
+struct CommandResolver {
+    var scenarioFile: String
+    var workingDirectory: String
+
+    func resolve(_ command: [String]) -> [String] {
+        command.map { argument in
+            guard argument.contains("/"), !argument.hasPrefix("/") else { return argument }
+            let manager = FileManager.default
+            if manager.fileExists(atPath: (workingDirectory as NSString).appendingPathComponent(argument)) { return argument }
+            var folder = URL(fileURLWithPath: scenarioFile, relativeTo: URL(fileURLWithPath: workingDirectory)).deletingLastPathComponent()
+            for _ in 0..<6 {
+                let candidate = folder.appendingPathComponent(argument).path
+                if manager.fileExists(atPath: candidate) { return candidate }
+                folder = folder.deletingLastPathComponent()
+            }
+            return argument
+        }
+    }
+}
+
+/// The upstream a scenario names, started for the run.
+struct UpstreamHandle {
+    let endpoint: Endpoint
+    private let server: BuiltinServer?
+
+    static func start(_ spec: UpstreamSpec, log: EventLog) async throws -> UpstreamHandle {
+        switch spec {
+        case .builtin(let routes, let idleTimeout):
+            let server = BuiltinServer(routes: routes, idleTimeout: idleTimeout, eventLog: log)
+            do {
+                return UpstreamHandle(endpoint: try await server.start(), server: server)
+            } catch {
+                throw RunnerError.failed("cannot start the built-in upstream: \(error)")
+            }
+        case .address(let endpoint):
+            return UpstreamHandle(endpoint: endpoint, server: nil)
+        case .replay(let path):
+            throw RunnerError.invalid("upstream replay (\(path)) is not available in this netsim yet")
+        }
+    }
+
+    func requests() async -> [ServerRequest] { server?.requests ?? [] }
+
+    func stop() async { await server?.stop() }
+}

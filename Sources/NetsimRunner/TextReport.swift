@@ -1,0 +1,95 @@
+import Foundation
+import NetsimCore
+import NetsimScenario
+
+/// The verdicts as a person reads them: each failed check with what was expected, what
+/// happened, the scenario line, and the slice of the timeline around it.
+public enum TextReport {
+    public static func render(_ result: RunResult, color: Bool = false) -> String {
+        var lines: [String] = []
+        let pass = color ? "\u{1B}[32m✔\u{1B}[0m" : "✔"
+        let fail = color ? "\u{1B}[31m✘\u{1B}[0m" : "✘"
+        for verdict in result.verdicts {
+            lines.append("\(verdict.passed ? pass : fail) \(verdict.title)")
+            guard !verdict.passed else { continue }
+            lines.append("    expected: \(verdict.expected)")
+            lines.append("    happened: " + verdict.actual.replacingOccurrences(of: "\n", with: "\n              "))
+            lines += sourceExcerpt(verdict.check.location, in: result.scenario).map { "    " + $0 }
+            if let focus = verdict.focus {
+                lines.append("    timeline around \(formatNanoseconds(focus)):")
+                lines += TimelineText.slice(result.events, around: focus).map { "      " + $0 }
+            }
+        }
+        let failed = result.failures.count
+        let summary = failed == 0
+            ? "PASS \(result.scenario.name): \(result.verdicts.count) checks passed (\(result.driverName), \(formatNanoseconds(result.duration)))"
+            : "FAIL \(result.scenario.name): \(failed) of \(result.verdicts.count) checks failed (\(result.driverName), \(formatNanoseconds(result.duration)))"
+        lines.append(summary)
+        if failed > 0, !result.clientLog.isEmpty {
+            lines.append("client log (last lines):")
+            lines += result.clientLog.split(separator: "\n", omittingEmptySubsequences: false).suffix(15).map { "  | " + $0 }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `at FILE:LINE:COL`, the line, and a caret under the column.
+    static func sourceExcerpt(_ location: SourceLocation, in scenario: Scenario) -> [String] {
+        var lines = ["at \(location)"]
+        guard location.line >= 1, location.line <= scenario.sourceLines.count else { return lines }
+        let number = String(location.line)
+        lines.append("\(number) | \(scenario.sourceLines[location.line - 1])")
+        lines.append(String(repeating: " ", count: number.count) + " | " + String(repeating: " ", count: max(0, location.column - 1)) + "^")
+        return lines
+    }
+}
+
+/// Events as short human lines: `  4.012s  #3  opened from 127.0.0.1:5555`.
+enum TimelineText {
+    static func slice(_ events: [Event], around focus: Int64, before: Int64 = 1_500_000_000, after: Int64 = 1_500_000_000, limit: Int = 18) -> [String] {
+        let window = events.filter { $0.time >= focus - before && $0.time <= focus + after && !isNoise($0) }
+        // Keep the events nearest the focus when there are too many.
+        let nearest = window.sorted { abs($0.time - focus) < abs($1.time - focus) }.prefix(limit)
+        let shown = window.filter { event in nearest.contains(event) }
+        return shown.map(line)
+    }
+
+    /// Byte batches are many and rarely what a person needs in an excerpt.
+    static func isNoise(_ event: Event) -> Bool {
+        if case .bytes = event.kind { return true }
+        return false
+    }
+
+    static func line(_ event: Event) -> String {
+        let time = formatSeconds(event.time)
+        let connection = event.connection.map { "\($0)" } ?? ""
+        return time + "  " + connection.padding(toLength: 4, withPad: " ", startingAt: 0) + "  " + text(event.kind)
+    }
+
+    static func formatSeconds(_ ns: Int64) -> String {
+        let ms = ns / 1_000_000
+        let text = "\(ms / 1000).\(String(format: "%03d", Int(abs(ms % 1000))))s"
+        return String(repeating: " ", count: max(0, 8 - text.count)) + text
+    }
+
+    static func text(_ kind: EventKind) -> String {
+        switch kind {
+        case .listening(let address): "relay listening on \(address)"
+        case .listenerClosed(let reason): "listener closed: \(reason)"
+        case .opened(let client): "opened from \(client)"
+        case .upstreamConnected(_, let after): "upstream connected (\(formatNanoseconds(after)))"
+        case .upstreamFailed(let reason, let detail): "upstream failed: \(reason.rawValue) (\(detail))"
+        case .bytes(let direction, let count): "\(count) bytes \(direction.rawValue)"
+        case .dropped(let direction, let count, let fault): "\(count) bytes \(direction.rawValue) dropped (\(fault))"
+        case .halfClosed(let side): "FIN from \(side.rawValue)"
+        case .faultAdded(_, let rule): "fault added: \(rule)"
+        case .faultFired(let fault, let detail): "\(fault): \(detail)"
+        case .faultLifted(let fault): "fault lifted: \(fault)"
+        case .linkChanged(let description): "link: \(description)"
+        case .requestStarted(let name, let index, let method, let path): "→ \(name) #\(index + 1) \(method) \(path)"
+        case .requestFinished(let name, let index, let status, let error, let port):
+            "← \(name) #\(index + 1) " + (error ?? status.map { String($0) } ?? "?") + (port.map { " (client port \($0))" } ?? "")
+        case .step(let description): "step: \(description)"
+        case .closed(let by, let how, let up, let down): "closed by \(by.rawValue) with \(how.rawValue.uppercased()) (\(up) up, \(down) down)"
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimRelay
+import NetsimScenario
+
+/// Plays a scenario's timeline against a running relay and client.
+///
+/// A step with `at` fires at that scenario time (requests already in flight go on); a step
+/// without `at` waits until the step before it has finished. Scenario time is the event log's
+/// time, so every report lines steps, requests and relay events up on one clock.
+final class TimelinePlayer: @unchecked Sendable {
+    let scenario: Scenario
+    let relay: Relay
+    let relayEndpoint: Endpoint
+    let driver: any ClientDriver
+    let log: EventLog
+    let observer: (any RunObserver)?
+
+    private let lock = NSLock()
+    private var outcomes: [RequestOutcome] = []
+    private var nextRequestID = 1
+    private var faults: [String: FaultID] = [:]
+
+    init(scenario: Scenario, relay: Relay, relayEndpoint: Endpoint, driver: any ClientDriver, log: EventLog, observer: (any RunObserver)?) {
+        self.scenario = scenario
+        self.relay = relay
+        self.relayEndpoint = relayEndpoint
+        self.driver = driver
+        self.log = log
+        self.observer = observer
+    }
+
+    var now: Int64 { log.clock.now() - log.origin }
+
+    /// Runs every step, waits for every request, and returns the outcomes in start order.
+    func play() async -> [RequestOutcome] {
+        var previous: Task<Void, Never>?
+        var requestTasks: [Task<Void, Never>] = []
+        for step in scenario.timeline {
+            if let at = step.at {
+                let delay = at.nanoseconds - now
+                if delay > 0 { try? await Task.sleep(for: .nanoseconds(delay)) }
+            } else {
+                await previous?.value
+            }
+            previous = nil
+            switch step.action {
+            case .request(let request):
+                fired(step, "request \(request.name): \(request.method) \(request.path)"
+                    + (request.count > 1 ? " ×\(request.count)" : "") + (request.parallel > 1 ? ", \(request.parallel) at a time" : ""))
+                let task = Task { await self.send(request) }
+                requestTasks.append(task)
+                previous = task
+            case .fault(let name, let rule):
+                fired(step, "fault \(rule)" + (name.map { " (\($0))" } ?? ""))
+                if let id = try? await relay.addFault(rule), let name { lock.withLock { faults[name] = id } }
+            case .clear(let names):
+                let ids = lock.withLock { names.isEmpty ? Array(faults.values) : names.compactMap { faults[$0] } }
+                fired(step, "clear " + (names.isEmpty ? "all faults" : names.joined(separator: ", ")))
+                for id in ids { await relay.removeFault(id) }
+            case .link(let link):
+                fired(step, "link \(link)")
+                await relay.setLink(link)
+            case .wait(let duration):
+                fired(step, "wait \(duration.compactDescription)")
+                try? await Task.sleep(for: duration)
+            }
+        }
+        for task in requestTasks { await task.value }
+        return lock.withLock { outcomes.sorted { ($0.started, $0.name, $0.index) < ($1.started, $1.name, $1.index) } }
+    }
+
+    private func fired(_ step: TimelineStep, _ description: String) {
+        log.record(.step(description: description))
+        observer?.stepFired(step, at: now, description: description)
+    }
+
+    /// Sends `count` requests, at most `parallel` at once.
+    private func send(_ request: RequestStep) async {
+        await withTaskGroup(of: Void.self) { group in
+            var next = 0
+            for _ in 0..<min(request.parallel, request.count) {
+                let index = next
+                group.addTask { await self.perform(request, index: index) }
+                next += 1
+            }
+            while await group.next() != nil, next < request.count {
+                let index = next
+                group.addTask { await self.perform(request, index: index) }
+                next += 1
+            }
+        }
+    }
+
+    private func perform(_ request: RequestStep, index: Int) async {
+        let id = lock.withLock {
+            defer { nextRequestID += 1 }
+            return nextRequestID
+        }
+        let url = "http://\(relayEndpoint)\(request.path)"
+        log.record(.requestStarted(name: request.name, index: index, method: request.method, path: request.path))
+        let started = now
+        let response: DriverResponse
+        do {
+            response = try await driver.perform(DriverRequest(id: id, method: request.method, url: url, headers: request.headers, body: request.body))
+        } catch {
+            response = DriverResponse(error: .other, errorMessage: "driver failure: \(error)")
+        }
+        let finished = now
+        log.record(.requestFinished(name: request.name, index: index, status: response.status, error: response.error?.rawValue, port: response.localPort))
+        let outcome = RequestOutcome(
+            name: request.name, index: index, method: request.method, path: request.path,
+            started: started, finished: finished, response: response)
+        lock.withLock { outcomes.append(outcome) }
+        observer?.requestFinished(outcome)
+    }
+}
+
+/// Which relay connection carried a request: the client reports its local port, the relay
+/// logged each accepted client's address.
+struct ConnectionMap {
+    private var opened: [Int: [(time: Int64, id: ConnectionID)]] = [:]
+
+    init(events: [Event]) {
+        for event in events {
+            guard case .opened(let client) = event.kind, let id = event.connection,
+                  let port = client.split(separator: ":").last.flatMap({ Int($0) }) else { continue }
+            opened[port, default: []].append((event.time, id))
+        }
+    }
+
+    /// The connection opened from `port` most recently before `time` (ports are reused).
+    func connection(port: Int, before time: Int64) -> (time: Int64, id: ConnectionID)? {
+        opened[port]?.last { $0.time <= time }
+    }
+
+    /// Fills in each outcome's connection and whether an earlier request used it.
+    func attach(to outcomes: [RequestOutcome]) -> [RequestOutcome] {
+        var seen: Set<ConnectionID> = []
+        return outcomes.sorted { $0.started < $1.started }.map { outcome in
+            var outcome = outcome
+            if let port = outcome.response.localPort, let (opened, id) = connection(port: port, before: outcome.finished) {
+                outcome.connection = id
+                outcome.connectionOpened = opened
+                outcome.reusedConnection = !seen.insert(id).inserted
+            }
+            return outcome
+        }
+    }
+}

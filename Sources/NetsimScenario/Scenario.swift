@@ -1,0 +1,250 @@
+import NetsimCore
+import NetsimHTTP
+import NetsimLink
+import NetsimRelay
+
+/// A parsed, validated scenario: a link, a timeline of requests and faults, and the recovery
+/// the client must show. Produced by ``ScenarioParser``; run by NetsimRunner.
+public struct Scenario: Sendable {
+    /// The file it came from, as given.
+    public var file: String
+    /// The file's lines, for quoting in diagnostics and failed expectations.
+    public var sourceLines: [String]
+    public var name: String
+    /// The real incident it reproduces.
+    public var description: String
+    public var seed: UInt64
+    public var upstream: UpstreamSpec
+    /// The baseline link (profile with explicit settings applied).
+    public var link: LinkConfiguration
+    public var client: ClientSpec
+    public var timeline: [TimelineStep]
+    public var expectations: [Expectation]
+
+    public init(
+        file: String, sourceLines: [String], name: String, description: String, seed: UInt64,
+        upstream: UpstreamSpec, link: LinkConfiguration, client: ClientSpec,
+        timeline: [TimelineStep], expectations: [Expectation]
+    ) {
+        self.file = file
+        self.sourceLines = sourceLines
+        self.name = name
+        self.description = description
+        self.seed = seed
+        self.upstream = upstream
+        self.link = link
+        self.client = client
+        self.timeline = timeline
+        self.expectations = expectations
+    }
+}
+
+/// What the relay connects to.
+public enum UpstreamSpec: Equatable, Sendable {
+    /// netsim's built-in HTTP/1.1 server with these routes.
+    case builtin(routes: [HTTPRoute], idleTimeout: Duration?)
+    /// A real server.
+    case address(Endpoint)
+    /// A captured conversation replayed as the server (pcap support).
+    case replay(path: String)
+}
+
+/// The client under test and its settings.
+public struct ClientSpec: Equatable, Sendable {
+    /// `exec`, or an in-process driver's name.
+    public var driver: String
+    /// For `exec`: the program and its arguments.
+    public var command: [String]
+    /// Give up on a request after this long (whole request).
+    public var timeout: Duration?
+    public var connectTimeout: Duration?
+    /// Most pooled connections per host.
+    public var pool: Int?
+    /// Retries the client may make on its own.
+    public var retries: Int?
+    /// Other driver settings, passed through as text.
+    public var settings: [String: String]
+    public var location: SourceLocation
+
+    public init(
+        driver: String, command: [String] = [], timeout: Duration? = nil, connectTimeout: Duration? = nil,
+        pool: Int? = nil, retries: Int? = nil, settings: [String: String] = [:], location: SourceLocation
+    ) {
+        self.driver = driver
+        self.command = command
+        self.timeout = timeout
+        self.connectTimeout = connectTimeout
+        self.pool = pool
+        self.retries = retries
+        self.settings = settings
+        self.location = location
+    }
+}
+
+/// One step of the timeline. A step with `at` starts that long after the scenario started;
+/// one without starts when the step before it has finished (its requests completed).
+public struct TimelineStep: Equatable, Sendable {
+    public var at: Duration?
+    public var action: Action
+    public var location: SourceLocation
+
+    public init(at: Duration?, action: Action, location: SourceLocation) {
+        self.at = at
+        self.action = action
+        self.location = location
+    }
+
+    public enum Action: Equatable, Sendable {
+        case request(RequestStep)
+        /// Add a relay fault; `name` lets a later `clear` lift it.
+        case fault(name: String?, rule: FaultRule)
+        /// Lift the named faults (every fault when `names` is empty: `clear: all`).
+        case clear(names: [String])
+        /// Replace the link model from now on.
+        case link(LinkConfiguration)
+        /// Pause.
+        case wait(Duration)
+    }
+}
+
+/// Requests the driver sends: `count` of them, at most `parallel` in flight at once.
+public struct RequestStep: Equatable, Sendable {
+    public var name: String
+    public var method: String
+    public var path: String
+    public var headers: [HTTPHeader]
+    public var body: String?
+    public var count: Int
+    public var parallel: Int
+
+    public init(name: String, method: String = "GET", path: String, headers: [HTTPHeader] = [], body: String? = nil, count: Int = 1, parallel: Int = 1) {
+        self.name = name
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.count = count
+        self.parallel = parallel
+    }
+}
+
+/// One item of `expect:`: a subject and the checks that must hold for it.
+public struct Expectation: Equatable, Sendable {
+    public var subject: Subject
+    public var checks: [LocatedCheck]
+    public var location: SourceLocation
+
+    public init(subject: Subject, checks: [LocatedCheck], location: SourceLocation) {
+        self.subject = subject
+        self.checks = checks
+        self.location = location
+    }
+
+    public enum Subject: Equatable, Sendable {
+        /// Every instance of a named request.
+        case request(String)
+        /// Every request started at or after this time.
+        case requestsAfter(Duration)
+        /// What the built-in server received (optionally filtered).
+        case server(method: String?, path: String?)
+        /// What the relay observed.
+        case relay
+    }
+}
+
+public struct LocatedCheck: Equatable, Sendable {
+    public var check: Check
+    public var location: SourceLocation
+    public init(_ check: Check, location: SourceLocation) {
+        self.check = check
+        self.location = location
+    }
+}
+
+/// A condition over request outcomes or observations.
+public enum Check: Equatable, Sendable {
+    // Over request outcomes (subjects .request / .requestsAfter):
+    case status(Int)
+    case body(BodyCheck)
+    case error(ErrorExpectation)
+    /// Each request completed within this long.
+    case within(Duration)
+    /// Each request went over a relay connection opened after the subject began (`new`: after
+    /// the first request of that name started, or after the `after:` time), or over one that
+    /// was already open then (`reused`) — e.g. a pooled connection from before a fault.
+    case connection(ConnectionUse)
+    /// How many requests the subject covers.
+    case requestCount(CountRange)
+    // Over the built-in server (subject .server):
+    case serverCount(CountRange)
+    // Over the relay (subject .relay):
+    /// Connections the relay accepted in a window.
+    case newConnections(TimeWindow, CountRange)
+    /// Connection attempts in a window: each gap at least `minimumGrowth` × the previous one,
+    /// and no more than `maximumPerSecond` attempts in any one-second span.
+    case attempts(TimeWindow, minimumGrowth: Double?, maximumPerSecond: Double?)
+    /// Bytes delivered in a direction (both when nil) in a window.
+    case bytes(Direction?, TimeWindow, CountRange)
+}
+
+public enum BodyCheck: Equatable, Sendable {
+    case equals(String)
+    case contains(String)
+    /// Lower-case hex SHA-256 of the whole body.
+    case sha256(String)
+}
+
+public enum ErrorExpectation: Equatable, Sendable {
+    case none
+    case any
+    case kind(ErrorKind)
+}
+
+/// A client error, normalized across drivers.
+public enum ErrorKind: String, CaseIterable, Equatable, Sendable, Codable {
+    case refused
+    case reset
+    case closedBeforeResponse = "closed-before-response"
+    case timeout
+    case tls
+    case dns
+    case other
+}
+
+public enum ConnectionUse: String, Equatable, Sendable {
+    case new, reused
+}
+
+/// `[from, to)` in scenario time; either end open.
+public struct TimeWindow: Equatable, Sendable {
+    public var from: Duration?
+    public var to: Duration?
+    public init(from: Duration? = nil, to: Duration? = nil) {
+        self.from = from
+        self.to = to
+    }
+    public func contains(_ nanoseconds: Int64) -> Bool {
+        (from.map { nanoseconds >= $0.nanoseconds } ?? true) && (to.map { nanoseconds < $0.nanoseconds } ?? true)
+    }
+}
+
+/// `count: N` (exactly), or `min:`/`max:`.
+public struct CountRange: Equatable, Sendable, CustomStringConvertible {
+    public var minimum: Int?
+    public var maximum: Int?
+    public init(minimum: Int? = nil, maximum: Int? = nil) {
+        self.minimum = minimum
+        self.maximum = maximum
+    }
+    public static func exactly(_ n: Int) -> CountRange { CountRange(minimum: n, maximum: n) }
+    public func contains(_ n: Int) -> Bool { (minimum.map { n >= $0 } ?? true) && (maximum.map { n <= $0 } ?? true) }
+    public var description: String {
+        switch (minimum, maximum) {
+        case let (a?, b?) where a == b: "exactly \(a)"
+        case let (a?, b?): "between \(a) and \(b)"
+        case let (a?, nil): "at least \(a)"
+        case let (nil, b?): "at most \(b)"
+        case (nil, nil): "any number"
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import NetsimCore
+import NetsimRunner
+import NetsimScenario
+
+/// What `netsim run` shows while a scenario runs: each step as it fires, each request as it
+/// finishes, and on a terminal a progress line while nothing else happens.
+final class LiveView: RunObserver, @unchecked Sendable {
+    private let lock = NSLock()
+    private let tty: Bool
+    private var lastOutput = ContinuousClock.now
+    private var runStart = ContinuousClock.now
+    private var inFlight = 0
+    private var progressShown = false
+    private var ticker: Task<Void, Never>?
+
+    init(tty: Bool = isatty(STDOUT_FILENO) == 1) { self.tty = tty }
+
+    func started(_ scenario: Scenario, driver: String, relay: Endpoint) {
+        emit("netsim run \(scenario.file): \(scenario.name)")
+        if let first = scenario.description.split(separator: "\n").first { emit("  \(first)") }
+        emit("  client: \(driver) · relay \(relay) · link: \(scenario.link)")
+        lock.withLock { runStart = .now }
+        if tty { startTicker() }
+    }
+
+    func stepFired(_ step: TimelineStep, at nanoseconds: Int64, description: String) {
+        if case .request(let request) = step.action { lock.withLock { inFlight += request.count } }
+        emit("\(stamp(nanoseconds))  ▶ \(description)")
+    }
+
+    func requestFinished(_ outcome: RequestOutcome) {
+        lock.withLock { inFlight -= 1 }
+        let mark = outcome.response.error == nil ? "✓" : "✗"
+        emit("\(stamp(outcome.finished))    \(mark) \(outcome.label): \(outcome.summary)")
+    }
+
+    /// Stops the progress line before the verdicts are printed.
+    func finish() {
+        ticker?.cancel()
+        clearProgress()
+    }
+
+    private func stamp(_ ns: Int64) -> String { TimelineStamp.format(ns) }
+
+    private func emit(_ line: String) {
+        lock.withLock {
+            if progressShown { FileHandle.standardOutput.write(Data("\r\u{1B}[2K".utf8)) }
+            progressShown = false
+            lastOutput = .now
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+    }
+
+    private func clearProgress() {
+        lock.withLock {
+            if progressShown { FileHandle.standardOutput.write(Data("\r\u{1B}[2K".utf8)) }
+            progressShown = false
+        }
+    }
+
+    private func startTicker() {
+        ticker = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                self?.tick()
+            }
+        }
+    }
+
+    private func tick() {
+        lock.withLock {
+            guard ContinuousClock.now - lastOutput >= .seconds(1) else { return }
+            let elapsed = ContinuousClock.now - runStart
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let waiting = inFlight > 0 ? "\(inFlight) request\(inFlight == 1 ? "" : "s") in flight" : "waiting for the next step"
+            FileHandle.standardOutput.write(Data("\r\u{1B}[2K  \(String(format: "%.1f", seconds))s … \(waiting)".utf8))
+            progressShown = true
+        }
+    }
+}
+
+/// Scenario times as the live view prints them: `   4.012s`.
+enum TimelineStamp {
+    static func format(_ ns: Int64) -> String {
+        let text = String(format: "%.3fs", Double(ns) / 1e9)
+        return String(repeating: " ", count: max(0, 9 - text.count)) + text
+    }
+}

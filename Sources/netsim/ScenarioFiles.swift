@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import NetsimScenario
+
+/// Finding and loading scenario files the way people type their paths.
+enum ScenarioFiles {
+    /// `scenarios/lockscreen.scn` finds `Scenarios/lockscreen.scn`: each path component is matched
+    /// case-insensitively when the exact spelling does not exist.
+    static func resolve(_ path: String) -> String {
+        let manager = FileManager.default
+        if manager.fileExists(atPath: path) { return path }
+        var resolved = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/").map(String.init) {
+            let folder = resolved.isEmpty ? "." : resolved
+            let exact = (resolved as NSString).appendingPathComponent(component)
+            if manager.fileExists(atPath: exact.isEmpty ? component : exact) {
+                resolved = exact
+                continue
+            }
+            let entries = (try? manager.contentsOfDirectory(atPath: folder)) ?? []
+            guard let match = entries.first(where: { $0.lowercased() == component.lowercased() }) else { return path }
+            resolved = (resolved as NSString).appendingPathComponent(match)
+        }
+        return resolved
+    }
+
+    /// `.scn` files named directly or found (recursively, sorted) in folders.
+    static func collect(_ paths: [String]) throws -> [String] {
+        var files: [String] = []
+        for raw in paths {
+            let path = resolve(raw)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw ValidationError("\(raw): no such file or folder")
+            }
+            if isDirectory.boolValue {
+                let found = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? [])
+                    .filter { $0.hasSuffix(".scn") }
+                    .sorted()
+                    .map { (path as NSString).appendingPathComponent($0) }
+                if found.isEmpty { throw ValidationError("\(raw): no .scn files in this folder") }
+                files += found
+            } else {
+                files.append(path)
+            }
+        }
+        return files
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import NetsimLoopback
+import Testing
+
+/// `netsim run` and `netsim test` as processes: exit codes, outputs, paths as people type them.
+@Suite("netsim run and netsim test, the processes", .serialized)
+struct ScenarioCommandTests {
+    static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// Runs netsim in the repository root and returns (status, stdout, stderr).
+    static func netsim(_ arguments: [String]) async throws -> (Int32, String, String) {
+        try await offload {
+            let process = Process()
+            process.executableURL = RelayProcessTests.executable
+            process.arguments = arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: root)
+            let out = Pipe()
+            let err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let stdout = out.fileHandleForReading.readDataToEndOfFile()
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        }
+    }
+
+    static func temporary(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("netsim-\(UUID())-\(name)").path
+    }
+
+    @Test func runPassesTheBundledLockscreenScenarioAsPeopleTypeIt() async throws {
+        let json = Self.temporary("run.json")
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let (status, out, _) = try await Self.netsim(["run", "scenarios/lockscreen.scn", "--json", json])
+        #expect(status == 0, "\(out)")
+        #expect(out.contains("▶ fault stale=rst on existing connections (lock)"))
+        #expect(out.contains("PASS lockscreen"))
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any]
+        #expect(object?["passed"] as? Bool == true)
+        #expect((object?["requests"] as? [Any])?.count == 11)
+    }
+
+    @Test func runExitsOneOnAFailedExpectationAndTwoOnInvalidInput() async throws {
+        let failing = Self.temporary("failing.scn")
+        let invalid = Self.temporary("invalid.scn")
+        defer {
+            try? FileManager.default.removeItem(atPath: failing)
+            try? FileManager.default.removeItem(atPath: invalid)
+        }
+        let lockscreen = try String(contentsOfFile: Self.root + "/Scenarios/lockscreen.scn", encoding: .utf8)
+        try lockscreen.replacingOccurrences(of: "retries: 1", with: "retries: 0").write(toFile: failing, atomically: true, encoding: .utf8)
+        try lockscreen.replacingOccurrences(of: "timeline:", with: "timelin:").write(toFile: invalid, atomically: true, encoding: .utf8)
+        let (failStatus, failOut, _) = try await Self.netsim(["run", failing])
+        #expect(failStatus == 1)
+        #expect(failOut.contains("✘ request after-unlock: error none"))
+        #expect(failOut.contains("timeline around"))
+        let (invalidStatus, invalidOut, invalidErr) = try await Self.netsim(["run", invalid])
+        #expect(invalidStatus == 2)
+        #expect(invalidErr.contains("unknown key 'timelin'"), "\(invalidErr)")
+        #expect(!invalidOut.contains("▶"), "nothing ran")
+    }
+
+    @Test func testRunsASuiteWritesJUnitAndEndsWithTheCounts() async throws {
+        let junit = Self.temporary("junit.xml")
+        defer { try? FileManager.default.removeItem(atPath: junit) }
+        let (status, out, _) = try await Self.netsim(["test", "Scenarios/", "--junit", junit, "--jobs", "2"])
+        #expect(status == 0, "\(out)")
+        #expect(out.split(separator: "\n").last.map(String.init)?.hasSuffix(" passed, 0 failed") == true, "\(out)")
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains("<testcase classname=\"Scenarios/lockscreen.scn\" name=\"lockscreen\""))
+        #expect(xml.contains("failures=\"0\""))
+        // JUnit XML that XML parsers accept.
+        #expect(XMLParser(data: Data(xml.utf8)).parse())
+    }
+
+    @Test func testRefusesToRunASuiteWithAnInvalidScenario() async throws {
+        let folder = Self.temporary("suite")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let lockscreen = try String(contentsOfFile: Self.root + "/Scenarios/lockscreen.scn", encoding: .utf8)
+        try lockscreen.write(toFile: folder + "/a.scn", atomically: true, encoding: .utf8)
+        try lockscreen.replacingOccurrences(of: "profile: lte", with: "profile: wifi").write(toFile: folder + "/b.scn", atomically: true, encoding: .utf8)
+        let (status, out, err) = try await Self.netsim(["test", folder])
+        #expect(status == 2)
+        #expect(err.contains("b.scn:"), "\(err)")
+        #expect(!out.contains("PASS"), "nothing ran")
+    }
+}

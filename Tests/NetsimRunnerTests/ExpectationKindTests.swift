@@ -1,0 +1,170 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimRunner
+import NetsimScenario
+import Testing
+
+/// One real run (built-in server, relay, the urllib3 exec client) judged by expectations of
+/// every kind, some written to hold and some written to fail: each kind is shown able to fail.
+@Suite("Every expectation kind can pass and can fail")
+struct ExpectationKindTests {
+    static let source = """
+        name: kinds
+        description: every expectation kind, holding and failing
+        seed: 3
+        upstream:
+          routes:
+            - path: /hello
+              body: hello world
+            - path: /big
+              body_bytes: 20000
+            - path: /slow
+              delay: 400ms
+              body: late
+            - path: /order
+              method: POST
+              status: 201
+              body: created
+        client:
+          driver: exec
+          command: [python3, Fixtures/clients/urllib3_client.py]
+          timeout: 3s
+          pool: 2
+          retries: 0
+        timeline:
+          - at: 0s
+            request: hello
+            path: /hello
+            count: 2
+            parallel: 2
+          - request: big
+            path: /big
+          - request: slow
+            path: /slow
+          - request: order
+            method: POST
+            path: /order
+            body: '{"n":1}'
+          - request: missing
+            path: /nowhere
+          - fault: rst
+            target: existing
+          - wait: 300ms
+          - request: fresh
+            path: /hello
+          - fault: rst
+            target: existing
+          - fault: refuse
+            name: down
+          - wait: 100ms
+          - request: refused
+            path: /hello
+          - clear: down
+          - wait: 100ms
+          - request: again
+            path: /hello
+        expect:
+          - request: hello
+            status: 200
+            body: hello world
+            error: none
+            within: 2s
+            requests: 2
+          - request: hello
+            status: 404
+            body: { contains: "nope" }
+            error: any
+            requests: { min: 3 }
+          - request: hello
+            connection: reused
+          - request: big
+            body: { sha256: "\(sha256Hex(BuiltinServer.generatedBody(bytes: 20000)))" }
+          - request: big
+            body: { sha256: "0000000000000000000000000000000000000000000000000000000000000000" }
+          - request: slow
+            within: 200ms
+          - request: slow
+            within: 2s
+          - request: missing
+            status: 404
+          - request: fresh
+            connection: new
+          - request: fresh
+            connection: reused
+          - request: refused
+            error: refused
+          - request: refused
+            error: timeout
+          - request: refused
+            error: none
+          - server: { method: POST, path: /order }
+            count: 1
+          - server: { path: /order }
+            count: 2
+          - server: {}
+            count: { min: 1, max: 3 }
+          - relay:
+              new_connections: { min: 1 }
+          - relay:
+              new_connections: { from: 1h, min: 1 }
+          - relay:
+              attempts: { max_per_second: 100 }
+          - relay:
+              attempts: { min_growth: 50 }
+          - relay:
+              bytes: { dir: down, min: 20000 }
+          - relay:
+              bytes: { dir: up, max: 10 }
+        """
+
+    static func sha256Hex(_ bytes: [UInt8]) -> String {
+        // Computed with the same library the runner uses, through a request-free path: the
+        // generated body is deterministic, so this is the digest any client must report.
+        NetsimRunnerTestDigest.hex(bytes)
+    }
+
+    @Test func eachKindPassesWhereItShouldAndFailsWhereItShould() async throws {
+        let result = try await run(try scenario(Self.source))
+        let expected: [(String, Bool)] = [
+            ("request hello: status 200", true),
+            ("request hello: body equals", true),
+            ("request hello: error none", true),
+            ("request hello: within 2s", true),
+            ("request hello: requests exactly 2", true),
+            ("request hello: status 404", false),
+            ("request hello: body contains \"nope\"", false),
+            ("request hello: error any", false),
+            ("request hello: requests at least 3", false),
+            ("request hello: connection reused", false),  // the first request opened its connection
+            ("request slow: within 200ms", false),
+            ("request slow: within 2s", true),
+            ("request missing: status 404", true),
+            ("request fresh: connection new", true),
+            ("request fresh: connection reused", false),
+            ("request refused: error refused", true),  // the listener is closed: a real ECONNREFUSED
+            ("request refused: error timeout", false),
+            ("request refused: error none", false),
+            ("server POST /order: count exactly 1", true),
+            ("server /order: count exactly 2", false),
+            ("server: count between 1 and 3", false),  // hello ×2, big, slow, order, missing, fresh, again: 8
+            ("relay: new connections at least 1", true),
+            ("relay: connection attempts", true),
+            ("relay: bytes down at least 20000", true),
+            ("relay: bytes up at most 10", false),
+        ]
+        for (title, passes) in expected {
+            let verdict = result.verdict(title)
+            #expect(verdict != nil, "no verdict titled \(title); have: \(result.verdicts.map(\.title))")
+            #expect(verdict?.passed == passes, "\(title): \(verdict?.expected ?? "") / \(verdict?.actual ?? "")")
+        }
+        let digests = result.verdicts.filter { $0.title == "request big: body digest" }.map(\.passed)
+        #expect(digests == [true, false])
+        let windows = result.verdicts.filter { $0.title == "relay: new connections at least 1" }.map(\.passed)
+        #expect(windows == [true, false], "a window from 1h on sees nothing")
+        let attempts = result.verdicts.filter { $0.title == "relay: connection attempts" }.map(\.passed)
+        // Connections at ~0 s (two), ~1 s (fresh) and ~1.5 s (again): the last gap shrinks.
+        #expect(attempts == [true, false], "connections here are not spaced 50× further apart each time")
+        #expect(!result.passed)
+    }
+}

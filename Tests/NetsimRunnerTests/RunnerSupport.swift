@@ -1,0 +1,32 @@
+import Foundation
+import NetsimRunner
+import NetsimScenario
+import Testing
+
+/// The repository root, found from this file's path (tests may run from anywhere).
+let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+/// Parses a scenario written in a test; a parse failure fails the test with the diagnostics.
+func scenario(_ source: String, file: String = "test.scn") throws -> Scenario {
+    do {
+        return try ScenarioParser.parse(source: source, file: file)
+    } catch {
+        Issue.record("scenario does not parse:\n\((error as? ScenarioErrors)?.rendered() ?? "\(error)")")
+        throw error
+    }
+}
+
+func run(_ scenario: Scenario, seed: UInt64? = nil) async throws -> RunResult {
+    try await ScenarioRunner.run(scenario, options: RunOptions(seed: seed, workingDirectory: repositoryRoot))
+}
+
+extension RunResult {
+    /// The verdict whose title is `title` (e.g. "request a: status 200").
+    func verdict(_ title: String) -> CheckVerdict? {
+        verdicts.first { $0.title == title }
+    }
+}
