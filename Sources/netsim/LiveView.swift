@@ -18,7 +18,7 @@ final class LiveView: RunObserver, @unchecked Sendable {
 
     func started(_ scenario: Scenario, driver: String, relay: Endpoint) {
         emit("netsim run \(scenario.file): \(scenario.name)")
-        if let first = scenario.description.split(separator: "\n").first { emit("  \(first)") }
+        if let sentence = Self.firstSentence(of: scenario.description) { emit("  \(sentence)") }
         emit("  client: \(driver) · relay \(relay) · link: \(scenario.link)")
         lock.withLock { runStart = .now }
         if tty { startTicker() }
@@ -42,6 +42,14 @@ final class LiveView: RunObserver, @unchecked Sendable {
     }
 
     private func stamp(_ ns: Int64) -> String { TimelineStamp.format(ns) }
+
+    /// The description's first sentence, on one line.
+    static func firstSentence(of text: String) -> String? {
+        let flat = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        guard !flat.isEmpty else { return nil }
+        if let end = flat.range(of: ". ") { return String(flat[..<end.lowerBound]) + "." }
+        return flat
+    }
 
     private func emit(_ line: String) {
         lock.withLock {
