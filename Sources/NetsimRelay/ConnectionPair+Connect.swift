@@ -83,6 +83,7 @@ extension ConnectionPair {
         upstream = handler
         phase = .relaying
         log(.upstreamConnected(upstream: relay.configuration.upstream.description, after: after))
+        tapOpened(.upstream)
         updateReadGates()
         for direction in Direction.allCases { deliverDue(direction) }
     }

@@ -87,6 +87,7 @@ final class ConnectionPair: @unchecked Sendable {
     func received(_ buffer: ByteBuffer, from side: Side) {
         let now = self.now
         lastActivity = now
+        relay.tap?.received(id, leg: side, buffer, at: now)
         let direction = Self.direction(from: side)
         if discarding || phase == .finished {
             log(.dropped(direction, count: buffer.readableBytes, fault: "closing"))
@@ -118,6 +119,7 @@ final class ConnectionPair: @unchecked Sendable {
     private func forward(_ buffer: ByteBuffer, _ direction: Direction, now: Int64) {
         let lane = shaped(direction)
         if lane.canBypass, !isBlackholed, let destination = destination(direction) {
+            relay.tap?.sent(id, leg: destination.side, buffer, at: now)
             destination.write(buffer)
             unflushed[direction.index] += buffer.readableBytes
             lane.deliveredBytes += buffer.readableBytes
@@ -155,6 +157,7 @@ final class ConnectionPair: @unchecked Sendable {
             return
         }
         if ending == nil { ending = (side, .fin) }
+        tapEnded(side, .fin, fromPeer: true)
         let direction = Self.direction(from: side)
         shaped(direction).enqueue(.fin, at: now)
         deliverDue(direction)
@@ -172,6 +175,7 @@ final class ConnectionPair: @unchecked Sendable {
     private func peerReset(_ side: Side) {
         guard phase != .finished, resetSides.insert(side).inserted else { return }
         if ending == nil { ending = (side, .rst) }
+        tapEnded(side, .rst, fromPeer: true)
         let towardsDeadSide = shaped(Self.direction(from: side).reversed)
         let lost = towardsDeadSide.discardAll()
         if lost > 0 { log(.dropped(towardsDeadSide.direction, count: lost, fault: "peer reset")) }
@@ -205,6 +209,7 @@ final class ConnectionPair: @unchecked Sendable {
         while let entry = lane.popDue(now: now) {
             switch entry {
             case .data(let buffer, _):
+                relay.tap?.sent(id, leg: destination.side, buffer, at: now)
                 destination.write(buffer)
                 written += buffer.readableBytes
             case .marker(let marker, _):
@@ -301,6 +306,17 @@ final class ConnectionPair: @unchecked Sendable {
 
 extension Direction {
     var index: Int { self == .up ? 0 : 1 }
+}
+
+extension ConnectionPair {
+    func tapOpened(_ side: Side) {
+        guard let tap = relay.tap, let leg = leg(side) else { return }
+        tap.legOpened(id, leg: side, local: leg.localAddress, remote: leg.remoteAddress, at: now)
+    }
+
+    func tapEnded(_ side: Side, _ how: CloseKind, fromPeer: Bool) {
+        relay.tap?.ended(id, leg: side, how, fromPeer: fromPeer, at: now)
+    }
 }
 
 extension ConnectionPair {

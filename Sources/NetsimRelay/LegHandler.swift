@@ -96,6 +96,9 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
+    var localAddress: SocketAddress? { context?.channel.localAddress }
+    var remoteAddress: SocketAddress? { context?.channel.remoteAddress }
+
     /// The peer's address, for the event log.
     var remoteDescription: String {
         guard let address = context?.channel.remoteAddress else { return "unknown" }
@@ -122,6 +125,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
         promise.futureResult.whenComplete { [weak self] _ in
             guard let self, let context = self.context else { return }
+            self.pair?.tapEnded(self.side, .fin, fromPeer: false)
             context.close(mode: .output, promise: nil)
         }
     }
@@ -130,6 +134,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// anything unsent.
     func reset() {
         guard let context else { return }
+        if !outputClosed { pair?.tapEnded(side, .rst, fromPeer: false) }
         outputClosed = true
         closedByRelay = true
         let channel = context.channel
@@ -142,6 +147,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     /// Closes both directions now (FIN if nothing is unread, as close(2) does).
     func close() {
+        if !outputClosed, context != nil { pair?.tapEnded(side, .fin, fromPeer: false) }
         outputClosed = true
         closedByRelay = true
         context?.close(promise: nil)

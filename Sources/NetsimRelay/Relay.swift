@@ -19,6 +19,8 @@ import NetsimLink
 public final class Relay: @unchecked Sendable {
     public let configuration: RelayConfiguration
     public let eventLog: EventLog
+    /// Sees bytes crossing the sockets, if set.
+    let tap: (any RelayTap)?
     let clock = SystemClock()
     private let group: any EventLoopGroup
     private let ownsGroup: Bool
@@ -56,9 +58,11 @@ public final class Relay: @unchecked Sendable {
     ///   - eventLog: must use the system clock (the default), as event-loop deadlines do.
     ///   - group: event loops to run on; by default the relay makes one thread per core and
     ///     shuts it down in ``stop()``.
-    public init(configuration: RelayConfiguration, eventLog: EventLog = EventLog(), group: (any EventLoopGroup)? = nil) {
+    ///   - tap: sees every byte, FIN and RST crossing the relay's sockets (pcap recording).
+    public init(configuration: RelayConfiguration, eventLog: EventLog = EventLog(), group: (any EventLoopGroup)? = nil, tap: (any RelayTap)? = nil) {
         self.configuration = configuration
         self.eventLog = eventLog
+        self.tap = tap
         self.currentLink = configuration.link
         if let group {
             self.group = group
@@ -124,6 +128,7 @@ public final class Relay: @unchecked Sendable {
     /// the faults that act on new connections, and starts the upstream connect.
     func start(_ pair: ConnectionPair) {
         pair.log(.opened(client: pair.client.remoteDescription))
+        pair.tapOpened(.client)
         let (link, acceptFaults, delayedFaults) = lock.withLock { () -> (LinkConfiguration, [(FaultID, FaultKind)], [(FaultID, Int64)]) in
             pairs[pair.id] = pair
             var immediate: [(FaultID, FaultKind)] = []
