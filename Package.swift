@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "NetsimHTTP", targets: ["NetsimHTTP"]),
         .library(name: "NetsimScenario", targets: ["NetsimScenario"]),
         .library(name: "NetsimRunner", targets: ["NetsimRunner"]),
+        .library(name: "NetsimPcap", targets: ["NetsimPcap"]),
+        .library(name: "NetsimService", targets: ["NetsimService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -56,9 +58,31 @@ let package = Package(
         .target(
             name: "NetsimRunner",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario",
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimPcap",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // libpcap, the system library (Debian: libpcap-dev).
+        .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]),
+        // pcap: recording relay runs (a RelayTap), reading captures, TCP reassembly, replay, profile.
+        .target(
+            name: "NetsimPcap",
+            dependencies: [
+                "NetsimCore", "NetsimRelay", "CPcap",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // Service mode: the Toxiproxy-compatible control API, the forward proxy, Prometheus metrics.
+        .target(
+            name: "NetsimService",
+            dependencies: [
+                "NetsimCore", "NetsimLink", "NetsimRelay",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // Blocking loopback sockets and servers: what a plain client sees, for tests, bench and demo.
@@ -67,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "netsim",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner",
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -83,6 +107,22 @@ let package = Package(
             dependencies: [
                 "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimLoopback",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "NetsimServiceTests",
+            dependencies: [
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimService", "NetsimLoopback",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "NetsimPcapTests",
+            dependencies: [
+                "netsim", "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimPcap",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback"]),

@@ -14,7 +14,8 @@ public protocol EventSink: AnyObject, Sendable {
 public final class EventLog: @unchecked Sendable {
     public let clock: any MonotonicClock
     /// The clock reading that is time zero for this log.
-    public let origin: Int64
+    public var origin: Int64 { lock.withLock { storedOrigin } }
+    private var storedOrigin: Int64
     public let retention: Int
 
     private let lock = NSLock()
@@ -25,7 +26,7 @@ public final class EventLog: @unchecked Sendable {
 
     public init(clock: any MonotonicClock = SystemClock(), retention: Int = 1_000_000) {
         self.clock = clock
-        self.origin = clock.now()
+        self.storedOrigin = clock.now()
         self.retention = max(0, retention)
     }
 
@@ -36,8 +37,8 @@ public final class EventLog: @unchecked Sendable {
 
     /// Records an event that happened at a monotonic clock reading.
     public func record(_ kind: EventKind, connection: ConnectionID? = nil, at monotonic: Int64) {
-        let event = Event(time: monotonic - origin, connection: connection, kind: kind)
         lock.withLock {
+            let event = Event(time: monotonic - storedOrigin, connection: connection, kind: kind)
             if retention > 0 {
                 if buffer.count < retention {
                     buffer.append(event)
@@ -50,6 +51,17 @@ public final class EventLog: @unchecked Sendable {
                 discarded += 1
             }
             for sink in sinks { sink.receive(event) }
+        }
+    }
+
+    /// Moves time zero to a later clock reading (a scenario starts once everything it needs is
+    /// up): events already recorded get earlier, possibly negative, times. Sinks have already
+    /// seen those events with their old times.
+    public func rebase(toMonotonic origin: Int64) {
+        lock.withLock {
+            let shift = origin - storedOrigin
+            storedOrigin = origin
+            for index in buffer.indices { buffer[index].time -= shift }
         }
     }
 

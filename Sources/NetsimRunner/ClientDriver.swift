@@ -13,6 +13,8 @@ public protocol ClientDriver: Sendable {
     /// Performs one request against `url` and returns what the client saw; never throws for a
     /// failure of the request itself (that is an outcome), only when the driver cannot work.
     func perform(_ request: DriverRequest) async throws -> DriverResponse
+    /// Returns once the client can take requests (scenario time starts then), or throws.
+    func ready(timeout: Duration) async throws
     /// Ends the client (closes its pool, ends its process).
     func shutdown() async
     /// Anything the client logged, for failure reports.

@@ -16,6 +16,7 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
     private var early: [Int: DriverResponse] = [:]
     private var stderrText = BoundedText(limit: 64 * 1024)
     private var exited = false
+    private var greeted = false
     /// Longest a request may stay unanswered before the driver reports a timeout itself.
     private let answerDeadline: Duration
 
@@ -80,6 +81,20 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
         }
     }
 
+    /// The protocol's first line from the client is `hello`: it means the client has started
+    /// and can take requests. Scenario time starts only then, so a slow interpreter start does
+    /// not eat into the timeline.
+    public func ready(timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let (hello, gone) = lock.withLock { (greeted, exited) }
+            if hello { return }
+            if gone { throw RunnerError.failed("the exec client exited before saying hello\n" + lock.withLock { stderrText.text }) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw RunnerError.failed("the exec client did not say hello within \(timeout.compactDescription) (docs/drivers.md: the first line a client writes is {\"type\":\"hello\",…})")
+    }
+
     public func shutdown() async {
         try? input.fileHandleForWriting.close()
         let deadline = ContinuousClock.now + .seconds(3)
@@ -130,7 +145,10 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
         }
         if object["type"] as? String == "hello" {
             let hello = [object["name"], object["version"]].compactMap { $0 as? String }.joined(separator: " ")
-            if !hello.isEmpty { lock.withLock { name = "exec: " + hello } }
+            lock.withLock {
+                if !hello.isEmpty { name = "exec: " + hello }
+                greeted = true
+            }
             return
         }
         guard let id = object["id"] as? Int else { return }

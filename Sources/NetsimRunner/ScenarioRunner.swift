@@ -57,6 +57,16 @@ public enum ScenarioRunner {
             await upstream.stop()
             throw error
         }
+        do {
+            try await driver.ready(timeout: .seconds(20))
+        } catch {
+            await driver.shutdown()
+            await relay.stop()
+            await upstream.stop()
+            throw error
+        }
+        // Scenario time starts now that the server, the relay and the client are all up.
+        log.rebase(toMonotonic: log.clock.now())
         options.observer?.started(scenario, driver: driver.name, relay: relayEndpoint)
         let timeline = TimelinePlayer(scenario: scenario, relay: relay, relayEndpoint: relayEndpoint, driver: driver, log: log, observer: options.observer)
         let outcomes = await timeline.play()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import NetsimCore
 import NetsimLink
+import NetsimScenario
 
 /// The link-model flags shared by every command that shapes traffic.
 struct LinkOptions: ParsableArguments {
@@ -56,56 +57,38 @@ struct LinkOptions: ParsableArguments {
     var sliceDelay: Duration?
 
     func validate() throws {
-        let geGiven = geP != nil || geR != nil || geBadLoss != nil || geGoodLoss != nil || lossBurst != nil
-        if geGiven, lossModel != .gilbertElliott {
+        // The rules live with the shared settings (NetsimScenario.LinkSettings); the words here name the flags.
+        guard let problem = settings.problems.first else { return }
+        switch problem {
+        case .gilbertElliottParametersWithoutModel:
             throw ValidationError("--loss-burst and --ge-* go with --loss-model gilbert-elliott")
-        }
-        if lossModel == .gilbertElliott, geP == nil, loss == nil, upLoss == nil, downLoss == nil {
+        case .gilbertElliottWithoutLoss:
             throw ValidationError("--loss-model gilbert-elliott needs --loss (average loss) or --ge-p and --ge-r")
-        }
-        if (geP == nil) != (geR == nil) {
+        case .gilbertElliottPWithoutR:
             throw ValidationError("--ge-p and --ge-r go together")
-        }
-        if let lossBurst, lossBurst < 1 {
+        case .lossBurstBelowOne:
             throw ValidationError("--loss-burst is a mean number of segments, at least 1")
-        }
-        if sliceDelay != nil, slice == nil {
+        case .sliceDelayWithoutSlice:
             throw ValidationError("--slice-delay needs --slice BYTES")
-        }
-        if let slice, slice.bytes < 1 {
+        case .sliceBelowOneByte:
             throw ValidationError("--slice must be at least 1 byte")
         }
     }
 
-    /// The profile (if any) with every explicit flag applied on top.
-    func configuration() -> LinkConfiguration {
-        var link = profile?.link ?? .unimpaired
-        for direction in Direction.allCases {
-            var d = link[direction]
-            let isUp = direction == .up
-            if let v = (isUp ? upLatency : downLatency) ?? latency { d.latency = v }
-            if let v = (isUp ? upJitter : downJitter) ?? jitter { d.jitter = v }
-            if let distribution { d.distribution = distribution }
-            if let v = (isUp ? upBandwidth : downBandwidth) ?? bandwidth { d.bandwidth = v }
-            if let model = lossModel(for: (isUp ? upLoss : downLoss) ?? loss) { d.loss = model }
-            if let slice {
-                d.sliceSize = slice.bytes
-                d.sliceDelay = sliceDelay ?? .zero
-            }
-            link[direction] = d
-        }
-        return link
+    /// The flags as shared link settings: the same "profile + overrides" a scenario's `link:` block gives.
+    var settings: LinkSettings {
+        LinkSettings(
+            profile: profile, latency: latency, jitter: jitter, distribution: distribution,
+            bandwidth: bandwidth, loss: loss,
+            up: .init(latency: upLatency, jitter: upJitter, bandwidth: upBandwidth, loss: upLoss),
+            down: .init(latency: downLatency, jitter: downJitter, bandwidth: downBandwidth, loss: downLoss),
+            lossModel: lossModel.map { $0 == .gilbertElliott ? .gilbertElliott : .bernoulli },
+            lossBurst: lossBurst, geP: geP, geR: geR, geBadLoss: geBadLoss, geGoodLoss: geGoodLoss,
+            slice: slice, sliceDelay: sliceDelay)
     }
 
-    private func lossModel(for probability: Probability?) -> LossModel?? {
-        if lossModel == .gilbertElliott {
-            if let geP, let geR {
-                return .some(.gilbertElliott(p: geP, r: geR, badLoss: geBadLoss ?? .certain, goodLoss: geGoodLoss ?? .zero))
-            }
-            guard let probability else { return nil }
-            return .some(probability.fraction == 0 ? nil : LossModel.gilbertElliott(averageLoss: probability, meanBurst: lossBurst ?? 4))
-        }
-        guard let probability else { return nil }
-        return .some(probability.fraction == 0 ? nil : .bernoulli(probability))
+    /// The profile (if any) with every explicit flag applied on top.
+    func configuration() -> LinkConfiguration {
+        settings.configuration()
     }
 }

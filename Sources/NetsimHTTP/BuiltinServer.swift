@@ -1,0 +1,164 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NetsimCore
+
+/// The built-in upstream: an HTTP/1.1 server that answers from a scenario's routes and records
+/// every request it receives.
+///
+/// ```swift
+/// let server = BuiltinServer(routes: [HTTPRoute(path: "/feed", body: .generated(bytes: 100_000))],
+///                            idleTimeout: .seconds(5))
+/// let upstream = try await server.start()      // 127.0.0.1:<free port>
+/// ...
+/// await server.stop()
+/// let seen = server.requests                   // method, path, connection, reuse, time, status
+/// ```
+///
+/// Keep-alive and pipelining follow HTTP/1.1; `idleTimeout` closes idle keep-alive connections
+/// like a real server's keep-alive timeout. Each connection's pipeline is
+/// `HTTPResponseEncoder`, request decoder, ``RequestRecorder``, `HTTPServerPipelineHandler`,
+/// header validator, `HTTPServerProtocolErrorHandler`, ``KeepAliveTimeout`` (with a timeout),
+/// ``RouteResponder``.
+public final class BuiltinServer: @unchecked Sendable {
+    public let routes: [HTTPRoute]
+    public let idleTimeout: Duration?
+    private let table: RouteTable
+    private let log: RequestLog
+    private let group: any EventLoopGroup
+    private let ownsGroup: Bool
+
+    private let lock = NSLock()
+    private var listener: (any Channel)?
+    private var boundEndpoint: Endpoint?
+    private var connections: [ObjectIdentifier: any Channel] = [:]
+    /// Accept-order numbers handed from the listener to the accepted channel's initializer.
+    private var acceptedOrder: [ObjectIdentifier: Int] = [:]
+    private var acceptedCount = 0
+    private var peers: [Int: Endpoint] = [:]
+
+    /// - Parameters:
+    ///   - idleTimeout: close a keep-alive connection after this long without a request in
+    ///     progress (nil: never).
+    ///   - eventLog: request times are on its timeline when given (nothing is recorded in it);
+    ///     otherwise they count from ``start(host:port:)``.
+    ///   - group: event loops to run on; by default the server makes one thread and shuts it down
+    ///     in ``stop()``.
+    public init(routes: [HTTPRoute], idleTimeout: Duration? = nil, eventLog: EventLog? = nil, group: (any EventLoopGroup)? = nil) {
+        self.routes = routes
+        self.idleTimeout = idleTimeout
+        self.table = RouteTable(routes: routes)
+        self.log = RequestLog(eventLog: eventLog)
+        if let group {
+            self.group = group
+            self.ownsGroup = false
+        } else {
+            self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            self.ownsGroup = true
+        }
+    }
+
+    /// The bytes of a ``HTTPBody/generated(bytes:)`` body of that size, as the server sends them.
+    public static func generatedBody(bytes: Int) -> [UInt8] { GeneratedBody.bytes(bytes) }
+
+    /// Every request received, in arrival order (recorded when its head arrives, so requests whose
+    /// client went away before the answer are included, with the status they would have got).
+    public var requests: [ServerRequest] { log.all }
+
+    /// The address it listens on, once started.
+    public var endpoint: Endpoint? { lock.withLock { boundEndpoint } }
+
+    /// Binds (127.0.0.1 and a free port by default) and returns the bound address.
+    @discardableResult
+    public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> Endpoint {
+        log.restartClock()
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 256)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptOrder(server: self))
+                }
+            }
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture { try configure(channel) }
+            }
+            .bind(host: host, port: port)
+            .get()
+        let bound = Endpoint(host: host, port: channel.localAddress?.port ?? port)
+        lock.withLock {
+            listener = channel
+            boundEndpoint = bound
+        }
+        return bound
+    }
+
+    /// Stops listening, closes every open connection and, if the server made its own event
+    /// loop, shuts it down.
+    public func stop() async {
+        let (channel, open) = lock.withLock {
+            defer { listener = nil }
+            return (listener, Array(connections.values))
+        }
+        try? await channel?.close()
+        for connection in open { try? await connection.close() }
+        if ownsGroup { try? await group.shutdownGracefully() }
+    }
+
+    /// Connections currently open.
+    public var openConnectionCount: Int { lock.withLock { connections.count } }
+
+    /// The peer address of a connection (numbered as in ``ServerRequest/connection``): the
+    /// client's own address when it connects directly, the relay's upstream leg behind a relay.
+    public func peerAddress(ofConnection number: Int) -> Endpoint? {
+        lock.withLock { peers[number] }
+    }
+
+    // MARK: Connections
+
+    fileprivate func accepted(_ channel: any Channel) {
+        lock.withLock {
+            acceptedCount += 1
+            acceptedOrder[ObjectIdentifier(channel)] = acceptedCount
+        }
+    }
+
+    private func configure(_ channel: any Channel) throws {
+        let id = ObjectIdentifier(channel)
+        let peer = channel.remoteAddress.map { Endpoint(host: $0.ipAddress ?? "?", port: $0.port ?? 0) }
+        let number = lock.withLock { () -> Int in
+            connections[id] = channel
+            let number = acceptedOrder.removeValue(forKey: id) ?? 0
+            peers[number] = peer
+            return number
+        }
+        channel.closeFuture.whenComplete { [self] _ in
+            _ = lock.withLock { connections.removeValue(forKey: id) }
+        }
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+        let pipelining = try pipeline.handler(type: HTTPServerPipelineHandler.self)
+        try pipeline.addHandler(RequestRecorder(log: log, routes: table, connection: number), position: .before(pipelining))
+        if let idleTimeout { try pipeline.addHandler(KeepAliveTimeout(timeout: idleTimeout)) }
+        try pipeline.addHandler(RouteResponder(routes: table))
+    }
+}
+
+/// On the listening channel: numbers connections in the order they are accepted, before the
+/// bootstrap hands each to its own event loop (where initializers may run in another order).
+private final class AcceptOrder: ChannelInboundHandler {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+
+    private let server: BuiltinServer
+
+    init(server: BuiltinServer) { self.server = server }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        server.accepted(unwrapInboundIn(data))
+        context.fireChannelRead(data)
+    }
+}

@@ -1,0 +1,54 @@
+/// Why a capture could not be written or read. Every message names the file and says what was
+/// wrong in words a person can act on; the CLI prints it and exits non-zero.
+public struct PcapError: Error, CustomStringConvertible, Equatable, Sendable {
+    public enum Kind: String, Sendable {
+        /// The file could not be opened or created (missing, permissions).
+        case cannotOpen
+        /// libpcap does not recognise the file (not pcap or pcapng, or a broken header).
+        case notACapture
+        /// The file ends in the middle of a header or a packet.
+        case truncated
+        /// A record inside the file is damaged.
+        case corrupt
+        /// The capture's link type is not one netsim decodes.
+        case unsupportedLinkType
+        /// The capture holds nothing netsim can use (no TCP, or not the flows asked for).
+        case nothingToUse
+        /// Writing failed (disk full, closed file).
+        case writeFailed
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// Classifies libpcap's own error text (it has no error codes for these).
+    static func fromLibpcap(_ text: String, path: String, reading: Bool) -> PcapError {
+        let lower = text.lowercased()
+        let kind: Kind
+        if lower.contains("truncated") {
+            kind = .truncated
+        } else if lower.contains("no such file") || lower.contains("permission denied") || lower.contains("is a directory") {
+            kind = .cannotOpen
+        } else if lower.contains("unknown file format") || lower.contains("bad dump file format") || lower.contains("unsupported") && reading {
+            kind = .notACapture
+        } else {
+            kind = reading ? .corrupt : .writeFailed
+        }
+        let what: String
+        switch kind {
+        case .truncated: what = "the file is truncated"
+        case .cannotOpen: what = "cannot open it"
+        case .notACapture: what = "it is not a pcap or pcapng capture"
+        case .corrupt: what = "the file is damaged"
+        default: what = "cannot write it"
+        }
+        return PcapError(kind, "\(path): \(what) (libpcap: \(text))")
+    }
+}

@@ -1,0 +1,74 @@
+/// One problem found in a scenario file: where, what, and (when it helps) how to fix it.
+public struct Diagnostic: Error, Equatable, Sendable, CustomStringConvertible {
+    public var location: SourceLocation
+    public var message: String
+    /// A suggestion: "did you mean 'timeline'?", the accepted spellings of a unit, …
+    public var hint: String?
+
+    public init(location: SourceLocation, message: String, hint: String? = nil) {
+        self.location = location
+        self.message = message
+        self.hint = hint
+    }
+
+    /// `file:line:col: error: message` (just `file: error: message` when there is no line).
+    public var description: String {
+        let place = location.line >= 1 ? location.description : location.file
+        return "\(place): error: \(message)"
+    }
+}
+
+/// Every problem found in a scenario file, sorted by position, with the file's lines for quoting.
+public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
+    public var diagnostics: [Diagnostic]
+    public var sourceLines: [String]
+
+    public init(diagnostics: [Diagnostic], sourceLines: [String]) {
+        self.diagnostics = diagnostics
+        self.sourceLines = sourceLines
+    }
+
+    /// All errors, each as `file:line:col: error: message`, then the offending line, then a
+    /// caret under the column, then `  hint: …` when there is one. Ends with a newline.
+    public func rendered() -> String {
+        var out = ""
+        for diagnostic in diagnostics {
+            out += diagnostic.description + "\n"
+            let line = diagnostic.location.line
+            if line >= 1, line <= sourceLines.count {
+                let text = sourceLines[line - 1]
+                out += text + "\n"
+                out += Self.caret(under: diagnostic.location.column, in: text) + "\n"
+            }
+            if let hint = diagnostic.hint {
+                out += "  hint: \(hint)\n"
+            }
+        }
+        return out
+    }
+
+    public var description: String { rendered() }
+
+    /// Spaces up to the column (tabs kept, so the caret lines up however tabs are shown), then `^`.
+    static func caret(under column: Int, in line: String) -> String {
+        var pad = ""
+        for scalar in line.unicodeScalars.prefix(max(0, column - 1)) {
+            pad += scalar == "\t" ? "\t" : " "
+        }
+        let missing = max(0, column - 1) - line.unicodeScalars.count
+        if missing > 0 { pad += String(repeating: " ", count: missing) }
+        return pad + "^"
+    }
+}
+
+extension ScenarioErrors {
+    /// The file's lines as quoted in diagnostics: split at `\n`, a trailing `\r` removed.
+    public static func lines(of source: String) -> [String] {
+        // Split on scalars: "\r\n" is a single Character, so splitting the String on "\n" would miss it.
+        source.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            var scalars = String.UnicodeScalarView(line)
+            if scalars.last == "\r" { scalars.removeLast() }
+            return String(scalars)
+        }
+    }
+}

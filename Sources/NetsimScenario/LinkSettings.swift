@@ -1,0 +1,146 @@
+import NetsimCore
+import NetsimLink
+
+/// A link as a person describes it: an optional named profile plus explicit settings that
+/// override it, some per direction. `netsim relay`'s flags and a scenario's `link:` block both
+/// fill one of these, so the two mean exactly the same thing.
+public struct LinkSettings: Sendable {
+    /// Settings that may differ per direction (`--up-latency`, `up: { latency: … }`).
+    public struct DirectionSettings: Sendable, Equatable {
+        public var latency: Duration?
+        public var jitter: Duration?
+        public var bandwidth: DataRate?
+        public var loss: Probability?
+
+        public init(latency: Duration? = nil, jitter: Duration? = nil, bandwidth: DataRate? = nil, loss: Probability? = nil) {
+            self.latency = latency
+            self.jitter = jitter
+            self.bandwidth = bandwidth
+            self.loss = loss
+        }
+    }
+
+    /// `bernoulli` or `gilbert-elliott`.
+    public enum LossModelKind: String, Sendable, CaseIterable {
+        case bernoulli
+        case gilbertElliott = "gilbert-elliott"
+    }
+
+    /// A combination that cannot mean anything. Each front end words it with its own spellings
+    /// (`--ge-p` on the command line, `ge_p` in a scenario).
+    public enum Problem: Equatable, Sendable {
+        /// loss burst or a GE parameter given without the gilbert-elliott loss model.
+        case gilbertElliottParametersWithoutModel
+        /// gilbert-elliott with neither an average loss nor p and r.
+        case gilbertElliottWithoutLoss
+        /// Only one of GE p and r.
+        case gilbertElliottPWithoutR
+        /// A mean burst length below one segment.
+        case lossBurstBelowOne
+        /// A slice delay without a slice size.
+        case sliceDelayWithoutSlice
+        /// A slice size of zero.
+        case sliceBelowOneByte
+    }
+
+    public var profile: LinkProfile?
+    /// Both directions unless a direction's own setting says otherwise.
+    public var latency: Duration?
+    public var jitter: Duration?
+    public var distribution: JitterDistribution?
+    public var bandwidth: DataRate?
+    public var loss: Probability?
+    public var up: DirectionSettings
+    public var down: DirectionSettings
+    public var lossModel: LossModelKind?
+    /// gilbert-elliott: mean burst length in segments (default 4), with the average loss from `loss`.
+    public var lossBurst: Double?
+    public var geP: Probability?
+    public var geR: Probability?
+    public var geBadLoss: Probability?
+    public var geGoodLoss: Probability?
+    public var slice: ByteCount?
+    public var sliceDelay: Duration?
+
+    public init(
+        profile: LinkProfile? = nil, latency: Duration? = nil, jitter: Duration? = nil,
+        distribution: JitterDistribution? = nil, bandwidth: DataRate? = nil, loss: Probability? = nil,
+        up: DirectionSettings = .init(), down: DirectionSettings = .init(),
+        lossModel: LossModelKind? = nil, lossBurst: Double? = nil,
+        geP: Probability? = nil, geR: Probability? = nil, geBadLoss: Probability? = nil, geGoodLoss: Probability? = nil,
+        slice: ByteCount? = nil, sliceDelay: Duration? = nil
+    ) {
+        self.profile = profile
+        self.latency = latency
+        self.jitter = jitter
+        self.distribution = distribution
+        self.bandwidth = bandwidth
+        self.loss = loss
+        self.up = up
+        self.down = down
+        self.lossModel = lossModel
+        self.lossBurst = lossBurst
+        self.geP = geP
+        self.geR = geR
+        self.geBadLoss = geBadLoss
+        self.geGoodLoss = geGoodLoss
+        self.slice = slice
+        self.sliceDelay = sliceDelay
+    }
+
+    public subscript(direction: Direction) -> DirectionSettings {
+        get { direction == .up ? up : down }
+        set {
+            if direction == .up { up = newValue } else { down = newValue }
+        }
+    }
+
+    /// Every problem, in a fixed order (the command line reports the first).
+    public var problems: [Problem] {
+        var found: [Problem] = []
+        let geGiven = geP != nil || geR != nil || geBadLoss != nil || geGoodLoss != nil || lossBurst != nil
+        if geGiven, lossModel != .gilbertElliott { found.append(.gilbertElliottParametersWithoutModel) }
+        if lossModel == .gilbertElliott, geP == nil, loss == nil, up.loss == nil, down.loss == nil {
+            found.append(.gilbertElliottWithoutLoss)
+        }
+        if (geP == nil) != (geR == nil) { found.append(.gilbertElliottPWithoutR) }
+        if let lossBurst, !(lossBurst >= 1) { found.append(.lossBurstBelowOne) }
+        if sliceDelay != nil, slice == nil { found.append(.sliceDelayWithoutSlice) }
+        if let slice, slice.bytes < 1 { found.append(.sliceBelowOneByte) }
+        return found
+    }
+
+    /// The profile (if any) with every explicit setting applied on top; a direction's own
+    /// setting wins over the both-ways one. A 0% loss means no loss model.
+    public func configuration() -> LinkConfiguration {
+        var link = profile?.link ?? .unimpaired
+        for direction in Direction.allCases {
+            var d = link[direction]
+            let own = self[direction]
+            if let v = own.latency ?? latency { d.latency = v }
+            if let v = own.jitter ?? jitter { d.jitter = v }
+            if let distribution { d.distribution = distribution }
+            if let v = own.bandwidth ?? bandwidth { d.bandwidth = v }
+            if let model = lossModel(for: own.loss ?? loss) { d.loss = model }
+            if let slice {
+                d.sliceSize = slice.bytes
+                d.sliceDelay = sliceDelay ?? .zero
+            }
+            link[direction] = d
+        }
+        return link
+    }
+
+    /// nil: leave the profile's loss alone; .some(nil): no loss; .some(model): this model.
+    private func lossModel(for probability: Probability?) -> LossModel?? {
+        if lossModel == .gilbertElliott {
+            if let geP, let geR {
+                return .some(.gilbertElliott(p: geP, r: geR, badLoss: geBadLoss ?? .certain, goodLoss: geGoodLoss ?? .zero))
+            }
+            guard let probability else { return nil }
+            return .some(probability.fraction == 0 ? nil : LossModel.gilbertElliott(averageLoss: probability, meanBurst: lossBurst ?? 4))
+        }
+        guard let probability else { return nil }
+        return .some(probability.fraction == 0 ? nil : .bernoulli(probability))
+    }
+}

@@ -1,0 +1,130 @@
+import Yams
+import NetsimCore
+
+extension ClientSpec {
+    /// The drivers a scenario may name: `exec` runs a program (docs/drivers.md); the others run in-process.
+    public static let knownDrivers = ["exec", "urlsession", "async-http-client", "naive", "resilient"]
+}
+
+extension Validator {
+    static let clientKeys = ["driver", "command", "timeout", "connect_timeout", "pool", "retries", "settings"]
+
+    func client(_ entry: Entry) -> ClientSpec? {
+        guard let map = mapping(entry) else { return nil }
+        let errorsBefore = errorCount
+        rejectUnknownKeys(map, allowed: Self.clientKeys)
+        let driver = require("driver", in: map, hint: "known drivers: \(ClientSpec.knownDrivers.joined(separator: ", "))").flatMap { e in
+            choice(e, what: "driver", options: ClientSpec.knownDrivers.map { ($0, $0) })
+        }
+        var spec = ClientSpec(driver: driver ?? "exec", location: entry.keyLocation)
+        if let e = map["command"] {
+            if let driver, driver != "exec" {
+                error(e.keyLocation, "'command' is only for the exec driver; '\(driver)' runs inside netsim",
+                      hint: "remove 'command', or use 'driver: exec' to run a program")
+            } else if let command = command(e) {
+                spec.command = command
+            }
+        } else if driver == "exec" {
+            error(map.location, "the exec driver needs 'command': the program to run and its arguments",
+                  hint: "for example: command: [python3, Fixtures/clients/urllib3_client.py]")
+        }
+        if let e = map["timeout"] { spec.timeout = positiveDuration(e) }
+        if let e = map["connect_timeout"] { spec.connectTimeout = positiveDuration(e) }
+        if let e = map["pool"] {
+            spec.pool = integer(e, range: 1...Int.max, expected: "a number of connections, at least 1")
+        }
+        if let e = map["retries"] {
+            spec.retries = integer(e, range: 0...Int.max, expected: "a number of retries, 0 or more")
+        }
+        if let e = map["settings"], let pairs = stringPairs(e, what: "setting") {
+            spec.settings = Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        }
+        return errorCount == errorsBefore ? spec : nil
+    }
+
+    /// A duration greater than zero (timeouts).
+    func positiveDuration(_ entry: Entry) -> Duration? {
+        guard let value = duration(entry) else { return nil }
+        guard value > .zero else {
+            error(entry.valueLocation, "'\(entry.key)' must be longer than 0")
+            return nil
+        }
+        return value
+    }
+
+    /// A program and its arguments: a list of words, or one string split like a shell would
+    /// (spaces separate words; quotes and backslashes keep them together).
+    private func command(_ entry: Entry) -> [String]? {
+        let words: [String]
+        switch entry.value {
+        case .sequence(let items):
+            var list: [String] = []
+            for item in items {
+                guard case .scalar(let scalar) = item, !item.isNull else {
+                    error(location(item), "each word of 'command' must be text, found \(item.foundDescription)")
+                    return nil
+                }
+                list.append(scalar.string)
+            }
+            words = list
+        case .scalar(let scalar) where !entry.value.isNull:
+            guard let split = Self.shellWords(scalar.string) else {
+                error(entry.valueLocation, "'command' has an unterminated quote", hint: "close the quote, or write the command as a list: [program, arg1, arg2]")
+                return nil
+            }
+            words = split
+        default:
+            error(entry.valueLocation, "'command' must be a list of words or a string, found \(entry.value.foundDescription)",
+                  hint: "for example: command: [python3, client.py]")
+            return nil
+        }
+        guard let program = words.first, !program.isEmpty else {
+            error(entry.valueLocation, "'command' is empty; name the program to run")
+            return nil
+        }
+        return words
+    }
+
+    static func shellWords(_ text: String) -> [String]? {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var quote: Character?
+        var escaped = false
+        for c in text {
+            if escaped {
+                current.append(c)
+                escaped = false
+                continue
+            }
+            if let q = quote {
+                if c == q {
+                    quote = nil
+                } else if c == "\\", q == "\"" {
+                    escaped = true
+                } else {
+                    current.append(c)
+                }
+                continue
+            }
+            switch c {
+            case "\"", "'":
+                quote = c
+                inWord = true
+            case "\\":
+                escaped = true
+                inWord = true
+            case _ where c.isWhitespace:
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            default:
+                current.append(c)
+                inWord = true
+            }
+        }
+        guard quote == nil, !escaped else { return nil }
+        if inWord { words.append(current) }
+        return words
+    }
+}

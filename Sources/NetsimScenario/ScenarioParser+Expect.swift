@@ -1,0 +1,300 @@
+import Yams
+import NetsimCore
+
+extension Validator {
+    static let subjectKeys = ["request", "after", "server", "relay"]
+    static let requestCheckKeys = ["status", "error", "within", "body", "connection", "requests"]
+    static let serverCheckKeys = ["count"]
+    static let relayCheckKeys = ["new_connections", "attempts", "bytes"]
+    static let errorWords = ["none", "any"] + ErrorKind.allCases.map(\.rawValue)
+
+    /// `requestNames` nil: the timeline could not be read, so request subjects are not checked against it.
+    func expectations(_ entry: Entry, requestNames: [String: SourceLocation]?) -> [Expectation]? {
+        guard let items = list(entry, of: "expectations") else { return nil }
+        if items.isEmpty {
+            error(entry.keyLocation, "'expect' is empty; add at least one expectation",
+                  hint: "for example: - request: first with status: 200")
+            return nil
+        }
+        var expectations: [Expectation] = []
+        var ok = true
+        for (index, item) in items.enumerated() {
+            if let expectation = expectation(item, number: index + 1, requestNames: requestNames) {
+                expectations.append(expectation)
+            } else {
+                ok = false
+            }
+        }
+        return ok ? expectations : nil
+    }
+
+    private func expectation(_ node: Node, number: Int, requestNames: [String: SourceLocation]?) -> Expectation? {
+        let place = "expectation \(number)"
+        guard let map = mapping(node, what: place, place: place) else { return nil }
+        let errorsBefore = errorCount
+        let subjects = map.entries.filter { Self.subjectKeys.contains($0.key) }
+        guard let subjectEntry = subjects.first else {
+            let unknown = rejectUnknownKeys(
+                map, allowed: Self.subjectKeys + Self.requestCheckKeys + Self.serverCheckKeys + Self.relayCheckKeys)
+            if !unknown.contains(where: { closestMatch(to: $0.key, among: Self.subjectKeys) != nil }) {
+                error(map.location, "\(place) has no subject; give it one of request, after, server or relay",
+                      hint: "the subject says what the checks are about, e.g. '- request: warm' or '- after: 5s'")
+            }
+            return nil
+        }
+        for extra in subjects.dropFirst() {
+            error(extra.keyLocation, "\(place) has two subjects, '\(subjectEntry.key)' and '\(extra.key)'; an expectation is about one thing",
+                  hint: "split it into two expectations")
+        }
+
+        let subjectKey = subjectEntry.key
+        let validChecks: [String]
+        switch subjectKey {
+        case "request", "after": validChecks = Self.requestCheckKeys
+        case "server": validChecks = Self.serverCheckKeys
+        default: validChecks = []
+        }
+        // Checks that exist but not for this subject.
+        var misplaced: Set<String> = []
+        for entry in map.entries where !validChecks.contains(entry.key) && !Self.subjectKeys.contains(entry.key) {
+            let message: String
+            let hint: String
+            if Self.requestCheckKeys.contains(entry.key) {
+                message = "'\(entry.key)' checks requests; it does not apply to a '\(subjectKey)' expectation"
+                hint = subjectKey == "server"
+                    ? "a 'server' expectation checks 'count'; use 'request:' or 'after:' to check '\(entry.key)'"
+                    : "a 'relay' expectation puts its checks inside 'relay:': new_connections, attempts, bytes"
+            } else if Self.serverCheckKeys.contains(entry.key) {
+                message = "'count' applies to 'server' expectations, not to a '\(subjectKey)' expectation"
+                hint = subjectKey == "relay"
+                    ? "count connections with 'new_connections: { count: N }' inside 'relay:'"
+                    : "use 'requests: N' for how many requests this covers"
+            } else if Self.relayCheckKeys.contains(entry.key) {
+                message = "'\(entry.key)' is a relay check; it does not apply to a '\(subjectKey)' expectation"
+                hint = "write it inside a relay expectation: '- relay: { \(entry.key): … }'"
+            } else {
+                continue
+            }
+            misplaced.insert(entry.key)
+            error(entry.keyLocation, message, hint: hint)
+        }
+        let unknown = rejectUnknownKeys(map, allowed: Self.subjectKeys + validChecks, skipping: misplaced)
+
+        var subject: Expectation.Subject?
+        var checks: [LocatedCheck] = []
+        switch subjectKey {
+        case "request":
+            if let name = scalar(subjectEntry, expected: "a request name") {
+                if let requestNames, requestNames[name] == nil {
+                    let known = requestNames.sorted { $0.value.line < $1.value.line }.map(\.key)
+                    let hint = closestMatch(to: name, among: known).map { "did you mean '\($0)'?" }
+                        ?? (known.isEmpty ? "name a request step with '- request: \(name)'" : "requests in the timeline: \(known.joined(separator: ", "))")
+                    error(subjectEntry.valueLocation, "no request named '\(name)' in the timeline", hint: hint)
+                } else {
+                    subject = .request(name)
+                }
+            }
+        case "after":
+            subject = duration(subjectEntry).map { .requestsAfter($0) }
+        case "server":
+            subject = serverSubject(subjectEntry)
+        default:
+            subject = .relay
+            checks = relayChecks(subjectEntry)
+        }
+
+        for entry in map.entries where validChecks.contains(entry.key) {
+            if let check = check(entry) { checks.append(LocatedCheck(check, location: entry.keyLocation)) }
+        }
+        if validChecks.isEmpty == false, !map.entries.contains(where: { validChecks.contains($0.key) }), misplaced.isEmpty, unknown.isEmpty {
+            error(subjectEntry.keyLocation, "\(place) has no checks; add one of \(validChecks.joined(separator: ", "))",
+                  hint: subjectKey == "server" ? "for example: count: 1" : "for example: status: 200")
+        }
+        guard let subject, subjects.count == 1, errorCount == errorsBefore else { return nil }
+        return Expectation(subject: subject, checks: checks, location: subjectEntry.keyLocation)
+    }
+
+    private func serverSubject(_ entry: Entry) -> Expectation.Subject? {
+        if entry.value.isNull { return .server(method: nil, path: nil) }
+        guard let map = mapping(entry, place: "'server'") else { return nil }
+        rejectUnknownKeys(map, allowed: ["method", "path"])
+        let method = map["method"].flatMap(self.method)
+        let path = map["path"].flatMap(self.path)
+        return .server(method: method, path: path)
+    }
+
+    // MARK: Checks on requests and the server
+
+    private func check(_ entry: Entry) -> Check? {
+        switch entry.key {
+        case "status": return status(entry).map { .status($0) }
+        case "error":
+            return choice(entry, what: "error kind", options: Self.errorWords.map { word in
+                (word, word == "none" ? ErrorExpectation.none : word == "any" ? .any : .kind(ErrorKind(rawValue: word)!))
+            }).map { .error($0) }
+        case "within": return positiveDuration(entry).map { .within($0) }
+        case "body": return bodyCheck(entry).map { .body($0) }
+        case "connection":
+            return choice(entry, what: "connection use", options: [("new", ConnectionUse.new), ("reused", .reused)]).map { .connection($0) }
+        case "requests": return countRange(entry).map { .requestCount($0) }
+        case "count": return countRange(entry).map { .serverCount($0) }
+        default: return nil
+        }
+    }
+
+    private func bodyCheck(_ entry: Entry) -> BodyCheck? {
+        switch entry.value {
+        case .scalar(let scalar) where !entry.value.isNull:
+            return .equals(scalar.string)
+        case .mapping:
+            guard let map = mapping(entry, place: "'body'") else { return nil }
+            let forms = ["equals", "contains", "sha256"]
+            rejectUnknownKeys(map, allowed: forms)
+            let given = map.entries.filter { forms.contains($0.key) }
+            guard let form = given.first else {
+                if map.entries.isEmpty {
+                    error(map.location, "'body' needs one of equals, contains or sha256")
+                }
+                return nil
+            }
+            for extra in given.dropFirst() {
+                error(extra.keyLocation, "'body' has both '\(form.key)' and '\(extra.key)'; give one of equals, contains or sha256",
+                      hint: "use two expectations to check both")
+            }
+            guard given.count == 1, let value = text(form) else { return nil }
+            switch form.key {
+            case "equals": return .equals(value)
+            case "contains": return .contains(value)
+            default:
+                let digest = value.lowercased()
+                guard digest.count == 64, digest.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else {
+                    error(form.valueLocation, "'\(value)' is not a SHA-256 digest; expected 64 hexadecimal digits, found \(value.count) characters",
+                          hint: "compute it with: shasum -a 256 FILE")
+                    return nil
+                }
+                return .sha256(digest)
+            }
+        default:
+            error(entry.valueLocation, "'body' must be text or one of { equals: … }, { contains: … }, { sha256: … }, found \(entry.value.foundDescription)")
+            return nil
+        }
+    }
+
+    /// `N` (exactly), or `{ min: A, max: B }` with at least one of the two.
+    private func countRange(_ entry: Entry) -> CountRange? {
+        if case .mapping = entry.value {
+            guard let map = mapping(entry) else { return nil }
+            rejectUnknownKeys(map, allowed: ["min", "max"])
+            return minMax(map, what: "'\(entry.key)'") { self.integer($0, range: 0...Int.max, expected: "a count, 0 or more") }
+        }
+        return integer(entry, range: 0...Int.max, expected: "a count (0 or more) or { min: A, max: B }").map(CountRange.exactly)
+    }
+
+    /// `min`/`max` of a mapping as a range; at least one given, min ≤ max.
+    private func minMax(_ map: Mapping, what: String, read: (Entry) -> Int?) -> CountRange? {
+        let minEntry = map["min"]
+        let maxEntry = map["max"]
+        guard minEntry != nil || maxEntry != nil else {
+            error(map.location, "\(what) needs 'min', 'max' or both")
+            return nil
+        }
+        let minimum = minEntry.flatMap(read)
+        let maximum = maxEntry.flatMap(read)
+        if (minEntry != nil && minimum == nil) || (maxEntry != nil && maximum == nil) { return nil }
+        if let minimum, let maximum, minimum > maximum, let maxEntry {
+            error(maxEntry.valueLocation, "'max' (\(maxEntry.value.scalar?.string ?? "")) is less than 'min' (\(minEntry?.value.scalar?.string ?? ""))",
+                  hint: "swap them, or raise 'max'")
+            return nil
+        }
+        return CountRange(minimum: minimum, maximum: maximum)
+    }
+
+    // MARK: Relay checks
+
+    private func relayChecks(_ entry: Entry) -> [LocatedCheck] {
+        guard let map = mapping(entry, place: "'relay'") else { return [] }
+        rejectUnknownKeys(map, allowed: Self.relayCheckKeys)
+        var checks: [LocatedCheck] = []
+        if !map.entries.contains(where: { Self.relayCheckKeys.contains($0.key) }) {
+            error(entry.keyLocation, "'relay' needs at least one of new_connections, attempts or bytes",
+                  hint: "for example: relay: { new_connections: { from: 5s, max: 2 } }")
+            return []
+        }
+        for item in map.entries {
+            let check: Check?
+            switch item.key {
+            case "new_connections": check = newConnections(item)
+            case "attempts": check = attempts(item)
+            case "bytes": check = bytes(item)
+            default: continue
+            }
+            if let check { checks.append(LocatedCheck(check, location: item.keyLocation)) }
+        }
+        return checks
+    }
+
+    private func window(_ map: Mapping) -> TimeWindow? {
+        let from = map["from"]
+        let to = map["to"]
+        let start = from.flatMap(duration)
+        let end = to.flatMap(duration)
+        if (from != nil && start == nil) || (to != nil && end == nil) { return nil }
+        if let start, let end, start >= end, let to {
+            error(to.valueLocation, "the window is empty: 'to' (\(end.compactDescription)) must be later than 'from' (\(start.compactDescription))",
+                  hint: "a window covers from ≤ t < to; leave out 'to' for an open end")
+            return nil
+        }
+        return TimeWindow(from: start, to: end)
+    }
+
+    private func newConnections(_ entry: Entry) -> Check? {
+        if case .scalar = entry.value, !entry.value.isNull {
+            return integer(entry, range: 0...Int.max, expected: "a count (0 or more) or a mapping").map { .newConnections(TimeWindow(), .exactly($0)) }
+        }
+        guard let map = mapping(entry) else { return nil }
+        rejectUnknownKeys(map, allowed: ["from", "to", "count", "min", "max"])
+        let errorsBefore = errorCount
+        let window = self.window(map)
+        var range: CountRange?
+        if let count = map["count"] {
+            if let other = map["min"] ?? map["max"] {
+                error(other.keyLocation, "'count' and '\(other.key)' exclude each other in 'new_connections'",
+                      hint: "'count: N' means exactly N; use 'min'/'max' for a range")
+            } else {
+                range = integer(count, range: 0...Int.max, expected: "a count, 0 or more").map(CountRange.exactly)
+            }
+        } else if map["min"] == nil, map["max"] == nil {
+            error(map.location, "'new_connections' needs 'count', 'min' or 'max'", hint: "for example: new_connections: { from: 5s, max: 2 }")
+        } else {
+            range = minMax(map, what: "'new_connections'") { self.integer($0, range: 0...Int.max, expected: "a count, 0 or more") }
+        }
+        guard let window, let range, errorCount == errorsBefore else { return nil }
+        return .newConnections(window, range)
+    }
+
+    private func attempts(_ entry: Entry) -> Check? {
+        guard let map = mapping(entry) else { return nil }
+        rejectUnknownKeys(map, allowed: ["from", "to", "min_growth", "max_per_second"])
+        let errorsBefore = errorCount
+        let window = self.window(map)
+        let growth = map["min_growth"].flatMap { number($0, expected: "a positive number (each gap at least this × the one before)", isValid: { $0 > 0 }) }
+        let rate = map["max_per_second"].flatMap { number($0, expected: "a positive number of attempts per second", isValid: { $0 > 0 }) }
+        if map["min_growth"] == nil, map["max_per_second"] == nil {
+            error(map.location, "'attempts' needs 'min_growth', 'max_per_second' or both",
+                  hint: "min_growth: 1.5 checks exponential back-off; max_per_second: 2 bounds a retry storm")
+        }
+        guard let window, errorCount == errorsBefore else { return nil }
+        return .attempts(window, minimumGrowth: growth, maximumPerSecond: rate)
+    }
+
+    private func bytes(_ entry: Entry) -> Check? {
+        guard let map = mapping(entry) else { return nil }
+        rejectUnknownKeys(map, allowed: ["dir", "from", "to", "min", "max"])
+        let errorsBefore = errorCount
+        let window = self.window(map)
+        let direction = map["dir"].flatMap { choice($0, what: "direction", options: Direction.allCases.map { ($0.rawValue, $0) }) }
+        let range = minMax(map, what: "'bytes'") { self.byteCount($0)?.bytes }
+        guard let window, let range, errorCount == errorsBefore else { return nil }
+        return .bytes(direction, window, range)
+    }
+}

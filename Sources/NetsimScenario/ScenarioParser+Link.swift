@@ -1,0 +1,107 @@
+import Yams
+import NetsimCore
+import NetsimLink
+
+extension Validator {
+    static let gilbertElliottKeys = ["loss_burst", "ge_p", "ge_r", "ge_bad_loss", "ge_good_loss"]
+    static let linkKeys = [
+        "profile", "latency", "jitter", "distribution", "bandwidth", "loss", "loss_model",
+    ] + gilbertElliottKeys + ["slice", "slice_delay", "up", "down"]
+    static let directionKeys = ["latency", "jitter", "bandwidth", "loss"]
+
+    /// A `link:` block (the scenario's baseline, or a timeline step's replacement): a profile
+    /// plus overrides, meaning exactly what `netsim relay`'s flags mean.
+    /// `step` is the timeline step's number for a step's link, nil for the scenario's.
+    func link(_ entry: Entry, step: Int? = nil) -> LinkConfiguration? {
+        let suffix = step.map { " of timeline step \($0)" } ?? ""
+        guard let map = mapping(entry, place: "'link'" + suffix) else { return nil }
+        let errorsBefore = errorCount
+        rejectUnknownKeys(map, allowed: Self.linkKeys)
+        var settings = LinkSettings()
+        /// Keys whose value did not parse: problems involving them would only repeat the error.
+        var failed: Set<String> = []
+        func read<T>(_ key: String, _ reader: (Entry) -> T?) -> T? {
+            guard let e = map[key] else { return nil }
+            let value = reader(e)
+            if value == nil { failed.insert(key) }
+            return value
+        }
+        settings.profile = read("profile") { e in
+            guard let raw = self.scalar(e, expected: "a profile name") else { return nil }
+            if let profile = LinkProfile.named(raw) { return profile }
+            self.error(e.valueLocation, "unknown profile '\(raw)'",
+                       hint: self.suggestionHint(raw, among: LinkProfile.all.map(\.name), listing: "profiles"))
+            return nil
+        }
+        settings.latency = read("latency", duration)
+        settings.jitter = read("jitter", duration)
+        settings.distribution = read("distribution") { e in
+            self.choice(e, what: "distribution", options: JitterDistribution.allCases.map { ($0.rawValue, $0) }, normalize: { $0.lowercased() })
+        }
+        settings.bandwidth = read("bandwidth", rate)
+        settings.loss = read("loss", probability)
+        settings.lossModel = read("loss_model") { e in
+            self.choice(e, what: "loss model", options: LinkSettings.LossModelKind.allCases.map { ($0.rawValue, $0) }, normalize: { $0.lowercased() })
+        }
+        settings.lossBurst = read("loss_burst") { e in
+            self.number(e, expected: "a mean number of segments, at least 1", isValid: { $0 >= 1 })
+        }
+        settings.geP = read("ge_p", probability)
+        settings.geR = read("ge_r", probability)
+        settings.geBadLoss = read("ge_bad_loss", probability)
+        settings.geGoodLoss = read("ge_good_loss", probability)
+        settings.slice = read("slice") { e in
+            guard let count = self.byteCount(e) else { return nil }
+            guard count.bytes >= 1 else {
+                self.error(e.valueLocation, "'slice' must be at least 1 byte")
+                return nil
+            }
+            return count
+        }
+        settings.sliceDelay = read("slice_delay", duration)
+        for direction in Direction.allCases {
+            guard let e = map[direction.rawValue] else { continue }
+            guard let sub = mapping(e, place: "'link.\(direction.rawValue)'" + suffix) else { continue }
+            rejectUnknownKeys(sub, allowed: Self.directionKeys, suggestions: Self.directionKeys)
+            var own = LinkSettings.DirectionSettings()
+            if let v = sub["latency"] { own.latency = duration(v) }
+            if let v = sub["jitter"] { own.jitter = duration(v) }
+            if let v = sub["bandwidth"] { own.bandwidth = rate(v) }
+            if let v = sub["loss"] {
+                own.loss = probability(v)
+                if own.loss == nil { failed.insert("loss") }
+            }
+            settings[direction] = own
+        }
+
+        for problem in settings.problems {
+            report(problem, in: map, failed: failed)
+        }
+        return errorCount == errorsBefore ? settings.configuration() : nil
+    }
+
+    private func report(_ problem: LinkSettings.Problem, in map: Mapping, failed: Set<String>) {
+        switch problem {
+        case .gilbertElliottParametersWithoutModel:
+            guard !failed.contains("loss_model"), let first = map.entries.first(where: { Self.gilbertElliottKeys.contains($0.key) }) else { return }
+            error(first.keyLocation, "'\(first.key)' needs 'loss_model: gilbert-elliott'",
+                  hint: "loss_burst, ge_p, ge_r, ge_bad_loss and ge_good_loss describe the bursty gilbert-elliott loss model")
+        case .gilbertElliottWithoutLoss:
+            guard failed.isDisjoint(with: ["loss", "ge_p", "ge_r"]), let model = map["loss_model"] else { return }
+            error(model.keyLocation, "'loss_model: gilbert-elliott' needs 'loss' (the average loss) or 'ge_p' and 'ge_r'",
+                  hint: "for example: loss: 2% with loss_burst: 4")
+        case .gilbertElliottPWithoutR:
+            guard failed.isDisjoint(with: ["ge_p", "ge_r"]) else { return }
+            if let p = map["ge_p"] {
+                error(p.keyLocation, "'ge_p' needs 'ge_r' too", hint: "ge_r is the chance per segment of going from the bad state back to good, e.g. 25%")
+            } else if let r = map["ge_r"] {
+                error(r.keyLocation, "'ge_r' needs 'ge_p' too", hint: "ge_p is the chance per segment of going from the good state to bad, e.g. 1%")
+            }
+        case .lossBurstBelowOne, .sliceBelowOneByte:
+            break  // reported when the value was read
+        case .sliceDelayWithoutSlice:
+            guard !failed.contains("slice"), let delay = map["slice_delay"] else { return }
+            error(delay.keyLocation, "'slice_delay' needs 'slice' (the slice size in bytes)", hint: "for example: slice: 100 with slice_delay: 10ms")
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Yams
+import NetsimCore
+import NetsimHTTP
+
+extension Validator {
+    static let upstreamKinds = ["routes", "address", "replay"]
+    static let upstreamKeys = upstreamKinds + ["idle_timeout"]
+    static let routeKeys = ["path", "method", "status", "headers", "body", "body_bytes", "delay", "chunked"]
+
+    func upstream(_ entry: Entry) -> UpstreamSpec? {
+        guard let map = mapping(entry) else { return nil }
+        rejectUnknownKeys(map, allowed: Self.upstreamKeys)
+        let kinds = map.entries.filter { Self.upstreamKinds.contains($0.key) }
+        guard let kind = kinds.first else {
+            error(map.location, "'upstream' needs one of 'routes', 'address' or 'replay'",
+                  hint: "'routes' for netsim's built-in HTTP server, 'address' for a real server (HOST:PORT), 'replay' for a capture")
+            return nil
+        }
+        for extra in kinds.dropFirst() {
+            error(extra.keyLocation, "'upstream' has both '\(kind.key)' and '\(extra.key)'; give exactly one of routes, address or replay")
+        }
+        var idleTimeout: Duration?
+        var ok = kinds.count == 1
+        if let timeout = map["idle_timeout"] {
+            if kind.key != "routes" {
+                error(timeout.keyLocation, "'idle_timeout' applies to the built-in server ('routes') only",
+                      hint: "a real server or a replay keeps its own idle timeout")
+                ok = false
+            } else if let value = duration(timeout) {
+                idleTimeout = value
+            } else {
+                ok = false
+            }
+        }
+        switch kind.key {
+        case "routes":
+            let routes = self.routes(kind)
+            guard ok, let routes else { return nil }
+            return .builtin(routes: routes, idleTimeout: idleTimeout)
+        case "address":
+            let endpoint = self.endpoint(kind)
+            guard ok, let endpoint else { return nil }
+            return .address(endpoint)
+        default:
+            let path = text(kind, expected: "a file path", allowEmpty: false)
+            guard ok, let path else { return nil }
+            return .replay(path: path)
+        }
+    }
+
+    private func routes(_ entry: Entry) -> [HTTPRoute]? {
+        guard let items = list(entry, of: "routes") else { return nil }
+        if items.isEmpty {
+            error(entry.keyLocation, "'routes' is empty; the built-in server needs at least one route",
+                  hint: "for example: routes: [{ path: /, status: 200 }]")
+            return nil
+        }
+        var routes: [HTTPRoute] = []
+        var ok = true
+        var seen: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            guard let route = self.route(item, number: index + 1) else {
+                ok = false
+                continue
+            }
+            let key = "\(route.method ?? "*") \(route.path)"
+            let itemLocation = location(item)
+            if let line = seen[key] {
+                error(itemLocation, "route \(index + 1) repeats \(route.method ?? "any method") \(route.path) from line \(line); only the first would ever answer",
+                      hint: "remove one of the two routes")
+                ok = false
+            } else {
+                seen[key] = itemLocation.line
+            }
+            routes.append(route)
+        }
+        return ok ? routes : nil
+    }
+
+    private func route(_ node: Node, number: Int) -> HTTPRoute? {
+        let place = "route \(number)"
+        guard let map = mapping(node, what: place, place: place) else { return nil }
+        let errorsBefore = errorCount
+        rejectUnknownKeys(map, allowed: Self.routeKeys)
+        var path = require("path", in: map, hint: "add 'path: /something'").flatMap(self.path)
+        if let value = path, value.contains("?"), let entry = map["path"] {
+            error(entry.valueLocation, "route path '\(value)' contains a query; routes match the path without the query string",
+                  hint: "did you mean '\(value.prefix { $0 != "?" })'?")
+            path = nil
+        }
+        var route = HTTPRoute(path: path ?? "/")
+        if let e = map["method"], let v = method(e) { route.method = v }
+        if let e = map["status"], let v = status(e) { route.status = v }
+        if let e = map["headers"], let v = headers(e) { route.headers = v }
+        if let e = map["delay"], let v = duration(e) { route.delay = v }
+        if let e = map["chunked"], let v = boolean(e) { route.chunked = v }
+        let body = map["body"]
+        let bodyBytes = map["body_bytes"]
+        if let body, let bodyBytes {
+            let (first, second) = body.keyLocation.line <= bodyBytes.keyLocation.line ? (body, bodyBytes) : (bodyBytes, body)
+            error(second.keyLocation, "'body' and 'body_bytes' exclude each other; \(place) already has '\(first.key)'",
+                  hint: "'body' is literal text, 'body_bytes' a number of generated bytes: keep one")
+        } else if let body {
+            if let v = text(body) { route.body = .text(v) }
+        } else if let bodyBytes {
+            if let v = byteCount(bodyBytes) { route.body = .generated(bytes: v.bytes) }
+        }
+        return errorCount == errorsBefore ? route : nil
+    }
+
+    /// An HTTP status code, 100…599.
+    func status(_ entry: Entry) -> Int? {
+        guard let raw = scalar(entry, expected: "an HTTP status code") else { return nil }
+        guard let value = Int(raw), (100...599).contains(value) else {
+            error(entry.valueLocation, "status \(raw) is out of range; an HTTP status code is from 100 to 599")
+            return nil
+        }
+        return value
+    }
+
+    /// Header names and values, in the order written.
+    func headers(_ entry: Entry) -> [HTTPHeader]? {
+        guard let pairs = stringPairs(entry, what: "header") else { return nil }
+        var headers: [HTTPHeader] = []
+        var ok = true
+        for pair in pairs {
+            let isToken = !pair.key.isEmpty && pair.key.unicodeScalars.allSatisfy { c in
+                c.isASCII && c.value > 32 && c.value < 127 && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains(c)
+            }
+            if !isToken {
+                error(pair.location, "'\(pair.key)' is not a valid header name",
+                      hint: "header names are single words of letters, digits and dashes, such as Content-Type")
+                ok = false
+            } else if pair.value.contains("\n") || pair.value.contains("\r") {
+                error(pair.location, "the value of header '\(pair.key)' contains a line break")
+                ok = false
+            } else {
+                headers.append(HTTPHeader(pair.key, pair.value))
+            }
+        }
+        return ok ? headers : nil
+    }
+}

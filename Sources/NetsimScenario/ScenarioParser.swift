@@ -1,0 +1,134 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimLink
+import NetsimRelay
+import Yams
+
+/// Reads scenario files (docs/scenario-format.md): YAML in, a validated ``Scenario`` out, or
+/// every problem in the file at once, each with its position.
+public enum ScenarioParser {
+    /// Reads, parses and validates a file. Paths are reported as given (e.g. "Scenarios/lockscreen.scn").
+    /// A file that cannot be read is one diagnostic.
+    public static func parse(file path: String) throws(ScenarioErrors) -> Scenario {
+        let source = try read(file: path)
+        return try parse(source: source, file: path)
+    }
+
+    /// Parses and validates scenario text; `file` names it in diagnostics and in the model's locations.
+    public static func parse(source: String, file: String) throws(ScenarioErrors) -> Scenario {
+        let lines = ScenarioErrors.lines(of: source)
+        let document: YAMLDocument
+        do {
+            document = try YAMLDocument.compose(source)
+        } catch {
+            switch error {
+            case .syntax(let message, let hint, let line, let column):
+                let diagnostic = Diagnostic(location: SourceLocation(file: file, line: line, column: column), message: message, hint: hint)
+                throw ScenarioErrors(diagnostics: [diagnostic], sourceLines: lines)
+            }
+        }
+        let validator = Validator(file: file, renamedKeys: document.renamedKeys)
+        let scenario = validator.scenario(document.root, file: file, sourceLines: lines)
+        if let scenario, validator.diagnostics.isEmpty { return scenario }
+        var diagnostics = validator.diagnostics
+        if diagnostics.isEmpty {
+            // Cannot happen: every reader that gives up reports why. Never let a file pass silently.
+            diagnostics = [Diagnostic(location: SourceLocation(file: file, line: 1, column: 1), message: "the scenario could not be read")]
+        }
+        throw ScenarioErrors(diagnostics: sorted(diagnostics), sourceLines: lines)
+    }
+
+    /// By position; diagnostics at the same position keep the order they were found in.
+    static func sorted(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        diagnostics.enumerated().sorted { a, b in
+            let (x, y) = (a.element.location, b.element.location)
+            if x.line != y.line { return x.line < y.line }
+            if x.column != y.column { return x.column < y.column }
+            return a.offset < b.offset
+        }.map(\.element)
+    }
+
+    private static func read(file path: String) throws(ScenarioErrors) -> String {
+        let location = SourceLocation(file: path, line: 0, column: 0)
+        func fail(_ message: String, hint: String? = nil) -> ScenarioErrors {
+            ScenarioErrors(diagnostics: [Diagnostic(location: location, message: message, hint: hint)], sourceLines: [])
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw fail("no such file")
+        }
+        if isDirectory.boolValue { throw fail("is a directory, not a scenario file") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read the file") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw fail("the file is not UTF-8 text", hint: "save it as UTF-8")
+        }
+        return text
+    }
+}
+
+// MARK: - The top level
+
+extension Validator {
+    static let topLevelKeys = ["name", "description", "seed", "upstream", "link", "client", "timeline", "expect"]
+
+    func scenario(_ root: Node?, file: String, sourceLines: [String]) -> Scenario? {
+        let start = SourceLocation(file: file, line: 1, column: 1)
+        guard let root, !root.isNull else {
+            error(start, "the scenario is empty",
+                  hint: "a scenario is a mapping with the keys name, description, upstream, client, timeline and expect")
+            return nil
+        }
+        guard case .mapping = root else {
+            error(location(root), "the top level of a scenario must be a mapping of keys, found \(root.foundDescription)",
+                  hint: "start with 'name:', 'description:', 'upstream:', 'client:', 'timeline:' and 'expect:'")
+            return nil
+        }
+        guard let top = mapping(root, what: "the scenario", place: "the scenario") else { return nil }
+        rejectUnknownKeys(top, allowed: Self.topLevelKeys)
+
+        var name: String?
+        if let entry = require("name", in: top, hint: "add 'name: my-scenario' (letters, digits and dashes)") {
+            name = self.name(entry, what: "the scenario name")
+        }
+        var description: String?
+        if let entry = require("description", in: top, hint: "add 'description:' saying which real incident the scenario reproduces") {
+            description = text(entry, allowEmpty: false).map { text in
+                var text = Substring(text)
+                while let last = text.last, last.isWhitespace { text = text.dropLast() }
+                return String(text)
+            }
+        }
+        var seed: UInt64 = 1
+        if let entry = top["seed"] {
+            if let raw = scalar(entry, expected: "a non-negative integer") {
+                if let value = UInt64(raw.replacingOccurrences(of: "_", with: "")) {
+                    seed = value
+                } else {
+                    error(entry.valueLocation, "'seed' must be a non-negative integer, found '\(raw)'",
+                          hint: "the seed makes random choices repeatable; any whole number from 0 up will do")
+                }
+            }
+        }
+        let upstream = require("upstream", in: top, hint: "add 'upstream:' with 'routes', 'address' or 'replay'").flatMap(self.upstream)
+        var link = LinkConfiguration.unimpaired
+        var linkOK = true
+        if let entry = top["link"] {
+            if let value = self.link(entry) { link = value } else { linkOK = false }
+        }
+        let client = require("client", in: top, hint: "add 'client:' with at least 'driver'").flatMap(self.client)
+        // nil when there is no readable timeline: expectations then cannot be checked against it.
+        var requestNames: [String: SourceLocation]?
+        let timeline = require("timeline", in: top, hint: "add 'timeline:', a list of steps").flatMap {
+            self.timeline($0, requestNames: &requestNames)
+        }
+        let expectations = require("expect", in: top, hint: "add 'expect:', a list of expectations").flatMap {
+            self.expectations($0, requestNames: requestNames)
+        }
+
+        guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations else { return nil }
+        return Scenario(
+            file: file, sourceLines: sourceLines, name: name, description: description, seed: seed,
+            upstream: upstream, link: link, client: client, timeline: timeline, expectations: expectations)
+    }
+}

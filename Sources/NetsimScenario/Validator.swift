@@ -1,0 +1,302 @@
+import Foundation
+import NetsimCore
+import Yams
+
+/// A `key: value` pair of a YAML mapping, with positions.
+struct Entry {
+    var key: String
+    var keyNode: Node
+    var value: Node
+    var keyLocation: SourceLocation
+    /// Where the value is written; the key's position when the value is missing (`key:`).
+    var valueLocation: SourceLocation
+}
+
+/// A YAML mapping whose keys were read: duplicates and non-text keys already reported.
+struct Mapping {
+    /// Where the mapping starts (its first key for a block mapping, `{` for a flow one).
+    var location: SourceLocation
+    var entries: [Entry]
+    /// How diagnostics name it: "the scenario", "'upstream'", "timeline step 2", …
+    var place: String
+
+    subscript(key: String) -> Entry? { entries.first { $0.key == key } }
+    func has(_ key: String) -> Bool { entries.contains { $0.key == key } }
+    var keys: [String] { entries.map(\.key) }
+}
+
+/// Walks the composed YAML, building model values and collecting every problem on the way.
+/// Each reader returns nil after reporting a problem, so the walk always continues.
+final class Validator {
+    let file: String
+    let renamedKeys: [String: String]
+    private(set) var diagnostics: [Diagnostic] = []
+    /// Per mapping (by its position), the keys that an unknown key there was taken to be a
+    /// misspelling of: "missing required key" is not reported for those, the misspelling says it all.
+    private var suggestedKeys: [SourceLocation: Set<String>] = [:]
+
+    init(file: String, renamedKeys: [String: String]) {
+        self.file = file
+        self.renamedKeys = renamedKeys
+    }
+
+    var errorCount: Int { diagnostics.count }
+
+    func location(_ node: Node) -> SourceLocation {
+        let (line, column) = node.position
+        return SourceLocation(file: file, line: line, column: column)
+    }
+
+    func error(_ location: SourceLocation, _ message: String, hint: String? = nil) {
+        diagnostics.append(Diagnostic(location: location, message: message, hint: hint))
+    }
+
+    // MARK: Structure
+
+    /// The node as a mapping; reports a type error (naming `what`) otherwise.
+    func mapping(_ node: Node, at location: SourceLocation? = nil, what: String, place: String) -> Mapping? {
+        guard case .mapping(let pairs) = node else {
+            error(location ?? self.location(node), "\(what) must be a mapping, found \(node.foundDescription)",
+                  hint: node.isNull ? nil : mappingHint(for: node))
+            return nil
+        }
+        var entries: [Entry] = []
+        var seen: [String: SourceLocation] = [:]
+        for (keyNode, value) in pairs {
+            let keyLocation = self.location(keyNode)
+            guard case .scalar(let scalar) = keyNode, !keyNode.isNull else {
+                error(keyLocation, "keys in \(place) must be names, found \(keyNode.foundDescription)")
+                continue
+            }
+            let key = renamedKeys[scalar.string] ?? scalar.string
+            if let first = seen[key] {
+                error(keyLocation, "duplicate key '\(key)' in \(place); it was already given at line \(first.line)",
+                      hint: "give each key once; the first '\(key)' is the one used")
+                continue
+            }
+            seen[key] = keyLocation
+            let valueLocation = value.isNull ? keyLocation : self.location(value)
+            entries.append(Entry(key: key, keyNode: keyNode, value: value, keyLocation: keyLocation, valueLocation: valueLocation))
+        }
+        return Mapping(location: location ?? self.location(node), entries: entries, place: place)
+    }
+
+    private func mappingHint(for node: Node) -> String? {
+        switch node {
+        case .sequence: return "remove the '- ' in front of the keys"
+        case .scalar(let scalar) where !scalar.string.contains(":"): return "write it as 'key: value' pairs"
+        default: return nil
+        }
+    }
+
+    /// The entry's value as a mapping.
+    func mapping(_ entry: Entry, place: String? = nil) -> Mapping? {
+        mapping(entry.value, at: entry.value.isNull ? entry.keyLocation : nil, what: "'\(entry.key)'", place: place ?? "'\(entry.key)'")
+    }
+
+    /// The entry's value as a list.
+    func list(_ entry: Entry, of what: String) -> [Node]? {
+        guard case .sequence(let items) = entry.value else {
+            error(entry.valueLocation, "'\(entry.key)' must be a list of \(what), found \(entry.value.foundDescription)",
+                  hint: "write each item on its own line starting with '- '")
+            return nil
+        }
+        return Array(items)
+    }
+
+    /// Reports keys not in `allowed` ("did you mean …?" chosen from `suggestions`, default `allowed`).
+    /// Returns the unknown keys.
+    @discardableResult
+    func rejectUnknownKeys(_ mapping: Mapping, allowed: [String], suggestions: [String]? = nil, skipping: Set<String> = []) -> [Entry] {
+        var unknown: [Entry] = []
+        for entry in mapping.entries where !allowed.contains(entry.key) && !skipping.contains(entry.key) {
+            unknown.append(entry)
+            let candidates = suggestions ?? allowed
+            if let near = closestMatch(to: entry.key, among: candidates) {
+                suggestedKeys[mapping.location, default: []].insert(near)
+            }
+            error(entry.keyLocation, "unknown key '\(entry.key)' in \(mapping.place)",
+                  hint: suggestionHint(entry.key, among: candidates, listing: "keys here"))
+        }
+        return unknown
+    }
+
+    /// "did you mean 'x'?" when one candidate is close, otherwise the list of candidates.
+    func suggestionHint(_ word: String, among candidates: [String], listing: String) -> String? {
+        if let near = closestMatch(to: word, among: candidates) { return "did you mean '\(near)'?" }
+        guard !candidates.isEmpty else { return nil }
+        return "\(listing): \(candidates.joined(separator: ", "))"
+    }
+
+    /// Reports a missing required key at the start of the mapping.
+    func require(_ key: String, in mapping: Mapping, hint: String? = nil) -> Entry? {
+        if let entry = mapping[key] { return entry }
+        if suggestedKeys[mapping.location]?.contains(key) ?? false { return nil }
+        error(mapping.location, "missing required key '\(key)' in \(mapping.place)", hint: hint)
+        return nil
+    }
+
+    // MARK: Scalars
+
+    /// The value as written, when it is a scalar (not a mapping, list or nothing).
+    func scalar(_ entry: Entry, expected: String) -> String? {
+        guard case .scalar(let scalar) = entry.value, !entry.value.isNull else {
+            error(entry.valueLocation, "'\(entry.key)' must be \(expected), found \(entry.value.foundDescription)")
+            return nil
+        }
+        return scalar.string
+    }
+
+    func text(_ entry: Entry, expected: String = "text", allowEmpty: Bool = true) -> String? {
+        guard let value = scalar(entry, expected: expected) else { return nil }
+        if !allowEmpty, value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            error(entry.valueLocation, "'\(entry.key)' must not be empty")
+            return nil
+        }
+        return value
+    }
+
+    func integer(_ entry: Entry, range: ClosedRange<Int>? = nil, expected: String = "an integer") -> Int? {
+        guard let raw = scalar(entry, expected: expected) else { return nil }
+        guard let value = Int(raw.replacingOccurrences(of: "_", with: "")) else {
+            error(entry.valueLocation, "'\(entry.key)' must be \(expected), found '\(raw)'")
+            return nil
+        }
+        if let range, !range.contains(value) {
+            error(entry.valueLocation, "'\(entry.key)' must be \(expected), found \(value)")
+            return nil
+        }
+        return value
+    }
+
+    func number(_ entry: Entry, expected: String, isValid: (Double) -> Bool) -> Double? {
+        guard let raw = scalar(entry, expected: expected) else { return nil }
+        guard let value = Double(raw), value.isFinite, isValid(value) else {
+            error(entry.valueLocation, "'\(entry.key)' must be \(expected), found '\(raw)'")
+            return nil
+        }
+        return value
+    }
+
+    func boolean(_ entry: Entry) -> Bool? {
+        guard let raw = scalar(entry, expected: "true or false") else { return nil }
+        switch raw.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default:
+            error(entry.valueLocation, "'\(entry.key)' must be true or false, found '\(raw)'")
+            return nil
+        }
+    }
+
+    /// A value in one of netsim's unit syntaxes; a bad one reports the accepted forms as the hint.
+    func unit<T>(_ entry: Entry, expected: String, _ parse: (String) throws -> T) -> T? {
+        guard let raw = scalar(entry, expected: expected) else { return nil }
+        do {
+            return try parse(raw)
+        } catch let failure as UnitParseError {
+            error(entry.valueLocation, "\(entry.key): '\(failure.input)' is not \(failure.expected)",
+                  hint: "write it as \(failure.allowedForms)")
+        } catch {
+            self.error(entry.valueLocation, "\(entry.key): \(error)")
+        }
+        return nil
+    }
+
+    func duration(_ entry: Entry) -> Duration? { unit(entry, expected: "a duration") { try Duration(parsing: $0) } }
+    func rate(_ entry: Entry) -> DataRate? { unit(entry, expected: "a data rate") { try DataRate(parsing: $0) } }
+    func byteCount(_ entry: Entry) -> ByteCount? { unit(entry, expected: "a byte count") { try ByteCount(parsing: $0) } }
+    func probability(_ entry: Entry) -> Probability? { unit(entry, expected: "a percentage") { try Probability(parsing: $0) } }
+    func endpoint(_ entry: Entry) -> Endpoint? { unit(entry, expected: "an address") { try Endpoint(parsing: $0) } }
+
+    /// One of a fixed set of words; otherwise "unknown <what> 'x'" with a suggestion or the list.
+    func choice<T>(_ entry: Entry, what: String, options: [(String, T)], normalize: (String) -> String = { $0 }) -> T? {
+        guard let raw = scalar(entry, expected: what) else { return nil }
+        let wanted = normalize(raw)
+        if let match = options.first(where: { $0.0 == wanted }) { return match.1 }
+        let names = options.map(\.0)
+        error(entry.valueLocation, "unknown \(what) '\(raw)'", hint: suggestionHint(raw, among: names, listing: "use one of"))
+        return nil
+    }
+
+    /// A mapping of text to text, in the order written (headers, settings).
+    func stringPairs(_ entry: Entry, what: String) -> [(key: String, value: String, location: SourceLocation)]? {
+        guard let map = mapping(entry) else { return nil }
+        var pairs: [(key: String, value: String, location: SourceLocation)] = []
+        var ok = true
+        for item in map.entries {
+            guard case .scalar(let scalar) = item.value else {
+                error(item.valueLocation, "\(what) '\(item.key)' must be text, found \(item.value.foundDescription)")
+                ok = false
+                continue
+            }
+            // Text as written; `Key:` with nothing after it is the empty text.
+            pairs.append((item.key, scalar.string, item.keyLocation))
+        }
+        return ok ? pairs : nil
+    }
+
+    // MARK: Names
+
+    /// Letters, digits and dashes (scenario, request and fault names).
+    func name(_ entry: Entry, what: String) -> String? {
+        guard let value = text(entry, expected: "a name") else { return nil }
+        if value.isEmpty {
+            error(entry.valueLocation, "\(what) must not be empty", hint: "use letters, digits and dashes, e.g. after-unlock")
+            return nil
+        }
+        if let bad = value.unicodeScalars.first(where: { !Self.isNameCharacter($0) }) {
+            let shown = bad == " " ? "a space" : "'\(bad)'"
+            error(entry.valueLocation, "\(what) '\(value)' contains \(shown); names use letters, digits and dashes",
+                  hint: "for example '\(Self.suggestedName(value))'")
+            return nil
+        }
+        return value
+    }
+
+    static func isNameCharacter(_ c: Unicode.Scalar) -> Bool {
+        (c.properties.isAlphabetic && c.isASCII) || ("0"..."9").contains(c) || c == "-"
+    }
+
+    static func suggestedName(_ value: String) -> String {
+        var out = ""
+        for c in value.unicodeScalars {
+            if isNameCharacter(c) {
+                out.unicodeScalars.append(c)
+            } else if !out.hasSuffix("-") {
+                out += "-"
+            }
+        }
+        while out.hasSuffix("-") { out.removeLast() }
+        while out.hasPrefix("-") { out.removeFirst() }
+        return out.isEmpty ? "my-name" : out
+    }
+
+    /// An HTTP method: an upper-case token such as GET.
+    func method(_ entry: Entry) -> String? {
+        guard let value = text(entry, expected: "an HTTP method") else { return nil }
+        let isToken = !value.isEmpty && value.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
+        guard isToken, let first = value.unicodeScalars.first, ("A"..."Z").contains(first) else {
+            let upper = value.uppercased()
+            let upperIsToken = !upper.isEmpty && upper.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_" }
+            error(entry.valueLocation, "'\(value)' is not an HTTP method; methods are upper-case words such as GET or POST",
+                  hint: upperIsToken && upper != value ? "did you mean '\(upper)'?" : nil)
+            return nil
+        }
+        return value
+    }
+
+    /// A request path: starts with "/".
+    func path(_ entry: Entry) -> String? {
+        guard let value = text(entry, expected: "a path") else { return nil }
+        guard value.hasPrefix("/") else {
+            error(entry.valueLocation, "path '\(value)' must start with '/'", hint: "did you mean '/\(value)'?")
+            return nil
+        }
+        if value.contains(where: \.isWhitespace) {
+            error(entry.valueLocation, "path '\(value)' contains white space", hint: "percent-encode spaces as %20")
+            return nil
+        }
+        return value
+    }
+}

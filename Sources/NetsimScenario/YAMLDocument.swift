@@ -1,0 +1,158 @@
+import Yams
+
+/// A composed YAML document, or the syntax error that stopped Yams.
+///
+/// Yams refuses a mapping with a repeated key outright (one error, at the *first* occurrence,
+/// and nothing else parsed). To report duplicates like every other mistake — at the repeated
+/// key, alongside the file's other errors — the first occurrence is renamed in a copy of the
+/// source to a placeholder of the same length (so every position stays put) and the copy is
+/// composed again. The validator maps placeholders back to their names and reports the later
+/// occurrences itself.
+struct YAMLDocument {
+    /// nil for an empty document.
+    var root: Node?
+    /// Placeholder key → the key as written.
+    var renamedKeys: [String: String]
+
+    enum Failure: Error {
+        /// A syntax error: message, hint, 1-based line and column.
+        case syntax(message: String, hint: String?, line: Int, column: Int)
+    }
+
+    static func compose(_ source: String) throws(Failure) -> YAMLDocument {
+        var text = source
+        var renamed: [String: String] = [:]
+        while true {
+            do {
+                let root = try Yams.compose(yaml: text)
+                return YAMLDocument(root: root, renamedKeys: renamed)
+            } catch let error as YamlError {
+                if case .duplicatedKeysInMapping(let duplicates, let context) = error,
+                   renamed.count < 1000,
+                   let (placeholder, original) = rename(in: &text, at: context.mark, keys: duplicates, counter: renamed.count) {
+                    renamed[placeholder] = original
+                    continue
+                }
+                throw failure(from: error)
+            } catch {
+                throw .syntax(message: "cannot read the YAML: \(error)", hint: nil, line: 1, column: 1)
+            }
+        }
+    }
+
+    /// Replaces the key written at `mark` by a same-length placeholder; nil when it cannot be found there.
+    private static func rename(in text: inout String, at mark: Mark, keys: [String], counter: Int) -> (String, String)? {
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { Array($0) }
+        let lineIndex = mark.line - 1
+        guard lineIndex >= 0, lineIndex < lines.count else { return nil }
+        let line = lines[lineIndex]
+        var start = mark.column - 1
+        guard start >= 0, start < line.count else { return nil }
+        if line[start] == "\"" || line[start] == "'" { start += 1 }
+        for key in keys {
+            let scalars = Array(key.unicodeScalars)
+            guard !scalars.isEmpty, start + scalars.count <= line.count,
+                  Array(line[start..<(start + scalars.count)]) == scalars else { continue }
+            guard let marker = Unicode.Scalar(0xE000 + UInt32(counter % 6000)) else { return nil }
+            let placeholder = Array(repeating: marker, count: scalars.count)
+            lines[lineIndex].replaceSubrange(start..<(start + scalars.count), with: placeholder)
+            var view = String.UnicodeScalarView()
+            for (i, l) in lines.enumerated() {
+                if i > 0 { view.append("\n") }
+                view.append(contentsOf: l)
+            }
+            text = String(view)
+            var placeholderView = String.UnicodeScalarView()
+            placeholderView.append(contentsOf: placeholder)
+            return (String(placeholderView), key)
+        }
+        return nil
+    }
+
+    private static func failure(from error: YamlError) -> Failure {
+        switch error {
+        case .scanner(let context, let problem, let mark, _),
+             .parser(let context, let problem, let mark, _),
+             .composer(let context, let problem, let mark, _):
+            if let context, problem.hasPrefix("but ") {
+                // "expected a single document in the stream" + "but found another document"
+                return .syntax(
+                    message: "invalid YAML: \(context.text), \(problem)", hint: hint(problem: problem, context: nil),
+                    line: max(1, mark.line), column: max(1, mark.column))
+            }
+            if let context, problem.contains("end of stream") {
+                // The end of the file is no place to look: point at what was left open.
+                let hint = context.text.contains("quoted") ? "close the quote" : nil
+                return .syntax(
+                    message: "invalid YAML: \(problem) \(context.text)", hint: hint,
+                    line: max(1, context.mark.line), column: max(1, context.mark.column))
+            }
+            return .syntax(
+                message: "invalid YAML: \(problem)", hint: hint(problem: problem, context: context),
+                line: max(1, mark.line), column: max(1, mark.column))
+        case .reader(let problem, let offset, _, let yaml):
+            var line = 1
+            var column = 1
+            if let offset {
+                for character in yaml.prefix(offset) {
+                    if character == "\n" { line += 1; column = 1 } else { column += 1 }
+                }
+            }
+            return .syntax(message: "invalid YAML: \(problem)", hint: nil, line: line, column: column)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+            return .syntax(
+                message: "duplicate key \(names) in one mapping", hint: "give each key once",
+                line: max(1, context.mark.line), column: max(1, context.mark.column))
+        default:
+            return .syntax(message: "invalid YAML: \(error)", hint: nil, line: 1, column: 1)
+        }
+    }
+
+    private static func hint(problem: String, context: YamlError.Context?) -> String? {
+        if problem.contains("tab") {
+            return "indent with spaces; YAML does not allow tabs for indentation"
+        }
+        if problem.contains("mapping values are not allowed") {
+            return "check this line's indentation, and quote a value that contains ': '"
+        }
+        if problem.contains("found another document") {
+            return "a scenario file holds one YAML document; remove the '---' separator"
+        }
+        if problem.contains("undefined alias") {
+            return "define the anchor ('&name') before using it as an alias ('*name')"
+        }
+        guard let context else { return nil }
+        return "\(context.text) that began at line \(context.mark.line), column \(context.mark.column)"
+    }
+}
+
+extension Node {
+    /// The node's 1-based position (1:1 when Yams gave none).
+    var position: (line: Int, column: Int) {
+        guard let mark else { return (1, 1) }
+        return (max(1, mark.line), max(1, mark.column))
+    }
+
+    /// True for `key:` with nothing after it, `~` and `null`.
+    var isNull: Bool {
+        guard case .scalar(let scalar) = self, scalar.style == .plain || scalar.style == .any else { return false }
+        return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
+    }
+
+    /// "a mapping", "a list", "nothing", or the scalar as written.
+    var foundDescription: String {
+        switch self {
+        case .mapping: return "a mapping"
+        case .sequence: return "a list"
+        case .alias: return "an alias"
+        case .scalar(let scalar):
+            if isNull { return "nothing" }
+            let firstLine = scalar.string.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            if firstLine.count > 40 || firstLine.count < scalar.string.count {
+                return "'\(firstLine.prefix(40))…'"
+            }
+            return "'\(scalar.string)'"
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NetsimCore
+
+/// Serves ``ToxiproxyAPI`` over HTTP/1.1 (`netsim serve`).
+///
+/// ```swift
+/// let server = APIServer(api: ToxiproxyAPI())
+/// let address = try await server.start(host: "127.0.0.1", port: 8474)
+/// ...
+/// await server.stop()
+/// ```
+public final class APIServer: @unchecked Sendable {
+    public let api: ToxiproxyAPI
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private var channel: (any Channel)?
+
+    /// Request bodies above this size are refused with 413.
+    static let maximumBody = 1 << 20
+
+    public init(api: ToxiproxyAPI) {
+        self.api = api
+    }
+
+    /// Binds and returns the bound address (the real port when `port` is 0).
+    @discardableResult
+    public func start(host: String = "127.0.0.1", port: Int = 8474) async throws -> Endpoint {
+        let api = self.api
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(APIHandler(api: api))
+                }
+            }
+            .bind(host: host, port: port)
+            .get()
+        self.channel = channel
+        return Endpoint(host: host, port: channel.localAddress?.port ?? port)
+    }
+
+    /// Stops listening, stops every proxy and shuts the event loops down.
+    public func stop() async {
+        try? await channel?.close()
+        channel = nil
+        await api.shutdown()
+        try? await group.shutdownGracefully()
+    }
+}
+
+/// Collects one request, hands it to the API, writes the answer.
+final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let api: ToxiproxyAPI
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var tooLarge = false
+
+    init(api: ToxiproxyAPI) { self.api = api }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let h):
+            head = h
+            body = []
+            tooLarge = false
+        case .body(let buffer):
+            if body.count + buffer.readableBytes > APIServer.maximumBody {
+                tooLarge = true
+            } else {
+                body += buffer.readableBytesView
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let keepAlive = head.isKeepAlive
+            if tooLarge {
+                write(.error(APIError(413, "request body larger than \(APIServer.maximumBody) bytes")), keepAlive: false, context: context)
+                return
+            }
+            let request = APIRequest(
+                method: head.method.rawValue, uri: head.uri,
+                headers: head.headers.map { ($0.name, $0.value) }, body: body)
+            body = []
+            let api = self.api
+            let promise = context.eventLoop.makePromise(of: APIResponse.self)
+            promise.completeWithTask { await api.handle(request) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            promise.futureResult.whenSuccess { response in
+                let (handler, context) = bound.value
+                handler.write(response, keepAlive: keepAlive, context: context)
+            }
+        }
+    }
+
+    private func write(_ response: APIResponse, keepAlive: Bool, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: response.contentType)
+        headers.add(name: "Content-Length", value: String(response.body.count))
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if !response.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+        }
+        let done = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
+        if !keepAlive {
+            let channel = context.channel
+            done.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Malformed HTTP is answered with 400 by NIO's HTTPServerProtocolErrorHandler; anything else closes.
+        context.close(promise: nil)
+    }
+}

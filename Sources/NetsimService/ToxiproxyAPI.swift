@@ -1,0 +1,433 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import NetsimCore
+import NetsimLink
+import NetsimRelay
+
+/// One HTTP request to the control API, transport-independent (tests call ``ToxiproxyAPI/handle(_:)`` directly).
+public struct APIRequest: Sendable {
+    public var method: String
+    /// The request target; a query string is ignored.
+    public var uri: String
+    /// Header names in any case.
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(method: String, uri: String, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.method = method
+        self.uri = uri
+        self.headers = headers
+        self.body = body
+    }
+
+    public init(method: String, uri: String, headers: [(String, String)] = [], json: String) {
+        self.init(method: method, uri: uri, headers: headers + [("Content-Type", "application/json")], body: Array(json.utf8))
+    }
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+    }
+}
+
+public struct APIResponse: Sendable {
+    public var status: Int
+    public var contentType: String
+    public var body: [UInt8]
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    /// The body parsed as JSON (nil when empty or not JSON).
+    public var json: Any? { body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) }
+
+    static func json(_ status: Int, _ object: Any) -> APIResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return APIResponse(status: status, contentType: "application/json", body: Array(data) + [0x0A])
+    }
+
+    static func error(_ error: APIError) -> APIResponse {
+        json(error.status, ["error": error.message, "status": error.status])
+    }
+
+    static let noContent = APIResponse(status: 204, contentType: "application/json", body: [])
+}
+
+/// Who may use the API.
+public struct APIAccess: Sendable {
+    /// Required as `Authorization: Bearer TOKEN` on every request when set.
+    public var token: String?
+    public init(token: String? = nil) { self.token = token }
+}
+
+/// Toxiproxy's REST API over netsim relays: each proxy is a ``Relay``; toxics become link models and
+/// fault rules on it. Requests are handled one at a time, in arrival order.
+public final class ToxiproxyAPI: @unchecked Sendable {
+    public static let version = "netsim-0.1.0 (toxiproxy API 2)"
+
+    final class ProxyEntry {
+        var name: String
+        var listen: Endpoint
+        var upstream: String
+        var enabled: Bool
+        var toxics: [Toxic] = []
+        var relay: Relay?
+        var relayStartedAt: Int64 = 0
+        var faultIDs: [String: [FaultID]] = [:]
+        let metrics = ProxyMetrics()
+
+        init(name: String, listen: Endpoint, upstream: String, enabled: Bool) {
+            self.name = name
+            self.listen = listen
+            self.upstream = upstream
+            self.enabled = enabled
+        }
+
+        var json: [String: Any] {
+            ["name": name, "listen": listen.description, "upstream": upstream, "enabled": enabled,
+             "toxics": toxics.map(\.json)]
+        }
+    }
+
+    public let access: APIAccess
+    private let group: MultiThreadedEventLoopGroup
+    private let gate = SerialGate()
+    private let clock = SystemClock()
+    // Touched only while holding `gate`.
+    private var proxies: [String: ProxyEntry] = [:]
+    private var order: [String] = []
+
+    public init(access: APIAccess = APIAccess(), threads: Int = System.coreCount) {
+        self.access = access
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+    }
+
+    /// Stops every proxy and the relays' event loops.
+    public func shutdown() async {
+        await gate.enter()
+        for entry in proxies.values { await stopRelay(entry) }
+        proxies.removeAll()
+        order.removeAll()
+        await gate.leave()
+        try? await group.shutdownGracefully()
+    }
+
+    // MARK: Entry point
+
+    public func handle(_ request: APIRequest) async -> APIResponse {
+        if let refusal = screen(request) { return .error(refusal) }
+        await gate.enter()
+        let response: APIResponse
+        do {
+            response = try await route(request)
+        } catch let error as APIError {
+            response = .error(error)
+        } catch {
+            response = .error(APIError(500, "\(error)"))
+        }
+        await gate.leave()
+        return response
+    }
+
+    /// Browser-originated requests and missing tokens are refused before anything else.
+    func screen(_ request: APIRequest) -> APIError? {
+        if let agent = request.header("User-Agent"), agent.hasPrefix("Mozilla/") {
+            return APIError(403, "User agent not allowed: the netsim API refuses requests from browsers")
+        }
+        if request.header("Origin") != nil {
+            return APIError(403, "Origin not allowed: the netsim API refuses requests from browsers")
+        }
+        if let token = access.token {
+            guard request.header("Authorization") == "Bearer \(token)" else {
+                return APIError(401, "missing or wrong token: send the header Authorization: Bearer TOKEN")
+            }
+        }
+        return nil
+    }
+
+    private func route(_ request: APIRequest) async throws -> APIResponse {
+        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
+        let parts = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        let method = request.method
+        func body() throws -> Any {
+            guard !request.body.isEmpty else { throw APIError.badRequest("missing JSON body") }
+            do {
+                return try JSONSerialization.jsonObject(with: Data(request.body), options: [])
+            } catch {
+                throw APIError.badRequest("malformed JSON body: \(error.localizedDescription)")
+            }
+        }
+        func object() throws -> [String: Any] {
+            guard let dict = try body() as? [String: Any] else { throw APIError.badRequest("the JSON body must be an object") }
+            return dict
+        }
+        func notAllowed() -> APIError { APIError(405, "method \(method) not allowed on \(path)") }
+
+        switch parts.count {
+        case 0:
+            throw APIError(404, "not found: \(path)")
+        case 1:
+            switch (parts[0], method) {
+            case ("version", "GET"): return .json(200, ["version": Self.version])
+            case ("metrics", "GET"): return metrics()
+            case ("reset", "POST"): await reset(); return .noContent
+            case ("populate", "POST"): return try await populate(try body())
+            case ("proxies", "GET"):
+                return .json(200, Dictionary(uniqueKeysWithValues: proxies.map { ($0.key, $0.value.json) }))
+            case ("proxies", "POST"): return .json(201, try await create(try object()).json)
+            case ("version", _), ("metrics", _), ("reset", _), ("populate", _), ("proxies", _): throw notAllowed()
+            default: throw APIError(404, "not found: \(path)")
+            }
+        case 2 where parts[0] == "proxies":
+            let entry = try proxy(parts[1])
+            switch method {
+            case "GET": return .json(200, entry.json)
+            case "POST", "PATCH": try await update(entry, try object()); return .json(200, entry.json)
+            case "DELETE": try await delete(entry); return .noContent
+            default: throw notAllowed()
+            }
+        case 3 where parts[0] == "proxies" && parts[2] == "toxics":
+            let entry = try proxy(parts[1])
+            switch method {
+            case "GET": return .json(200, entry.toxics.map(\.json))
+            case "POST": return .json(200, try await addToxic(entry, try object()).json)
+            default: throw notAllowed()
+            }
+        case 4 where parts[0] == "proxies" && parts[2] == "toxics":
+            let entry = try proxy(parts[1])
+            guard let index = entry.toxics.firstIndex(where: { $0.name == parts[3] }) else {
+                throw APIError(404, "toxic not found")
+            }
+            switch method {
+            case "GET": return .json(200, entry.toxics[index].json)
+            case "POST", "PATCH":
+                var toxic = entry.toxics[index]
+                try toxic.update(json: try object())
+                try await replaceToxic(entry, at: index, with: toxic)
+                return .json(200, toxic.json)
+            case "DELETE":
+                try await removeToxic(entry, at: index)
+                return .noContent
+            default: throw notAllowed()
+            }
+        default:
+            throw APIError(404, "not found: \(path)")
+        }
+    }
+
+    private func proxy(_ name: String) throws -> ProxyEntry {
+        guard let entry = proxies[name] else { throw APIError(404, "proxy not found") }
+        return entry
+    }
+
+    // MARK: Proxies
+
+    private struct ProxyFields {
+        var name: String
+        var listen: Endpoint
+        var upstream: String
+        var enabled: Bool
+    }
+
+    private func fields(_ json: [String: Any]) throws -> ProxyFields {
+        guard let name = json["name"] as? String, !name.isEmpty else { throw APIError.badRequest("missing required field: name") }
+        guard let upstream = json["upstream"] as? String, !upstream.isEmpty else {
+            throw APIError.badRequest("missing required field: upstream")
+        }
+        _ = try parseEndpoint(upstream, field: "upstream")
+        let listenText = (json["listen"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:0"
+        let listen = try parseEndpoint(listenText, field: "listen")
+        var enabled = true
+        if let value = json["enabled"], !(value is NSNull) {
+            guard let flag = value as? Bool else { throw APIError.badRequest("enabled must be true or false") }
+            enabled = flag
+        }
+        return ProxyFields(name: name, listen: listen, upstream: upstream, enabled: enabled)
+    }
+
+    private func parseEndpoint(_ text: String, field: String) throws -> Endpoint {
+        // Toxiproxy accepts ":8080" for "all addresses"; netsim keeps to loopback unless told.
+        let full = text.hasPrefix(":") ? "127.0.0.1" + text : text
+        do { return try Endpoint(parsing: full) } catch {
+            throw APIError.badRequest("\(field) must be HOST:PORT, e.g. 127.0.0.1:8080, not \(text)")
+        }
+    }
+
+    private func create(_ json: [String: Any]) async throws -> ProxyEntry {
+        let f = try fields(json)
+        guard proxies[f.name] == nil else { throw APIError(409, "proxy already exists") }
+        let entry = ProxyEntry(name: f.name, listen: f.listen, upstream: f.upstream, enabled: f.enabled)
+        if f.enabled { try await startRelay(entry) }
+        proxies[f.name] = entry
+        order.append(f.name)
+        return entry
+    }
+
+    private func update(_ entry: ProxyEntry, _ json: [String: Any]) async throws {
+        var listen = entry.listen
+        var upstream = entry.upstream
+        var enabled = entry.enabled
+        if let text = json["listen"] as? String, !text.isEmpty { listen = try parseEndpoint(text, field: "listen") }
+        if let text = json["upstream"] as? String, !text.isEmpty {
+            _ = try parseEndpoint(text, field: "upstream")
+            upstream = text
+        }
+        if let value = json["enabled"], !(value is NSNull) {
+            guard let flag = value as? Bool else { throw APIError.badRequest("enabled must be true or false") }
+            enabled = flag
+        }
+        let restart = listen != entry.listen || upstream != entry.upstream
+        if entry.relay != nil, restart || !enabled { await stopRelay(entry) }
+        entry.listen = listen
+        entry.upstream = upstream
+        entry.enabled = enabled
+        if enabled, entry.relay == nil { try await startRelay(entry) }
+    }
+
+    private func delete(_ entry: ProxyEntry) async throws {
+        await stopRelay(entry)
+        proxies.removeValue(forKey: entry.name)
+        order.removeAll { $0 == entry.name }
+    }
+
+    private func reset() async {
+        for name in order {
+            guard let entry = proxies[name] else { continue }
+            entry.toxics.removeAll()
+            if let relay = entry.relay {
+                for ids in entry.faultIDs.values { for id in ids { await relay.removeFault(id) } }
+                entry.faultIDs.removeAll()
+                await relay.setLink(.unimpaired)
+            }
+            entry.enabled = true
+            if entry.relay == nil { try? await startRelay(entry) }
+        }
+    }
+
+    /// Creates the listed proxies; an existing one with the same listen and upstream is kept,
+    /// one that differs is replaced. 201 with `{"proxies": [...]}`.
+    private func populate(_ body: Any) async throws -> APIResponse {
+        guard let list = body as? [Any] else { throw APIError.badRequest("populate takes a JSON array of proxies") }
+        var done: [[String: Any]] = []
+        for item in list {
+            do {
+                guard let json = item as? [String: Any] else { throw APIError.badRequest("each proxy must be a JSON object") }
+                let f = try fields(json)
+                if let existing = proxies[f.name] {
+                    let sameListen = existing.listen == f.listen || (f.listen.port == 0 && existing.listen.host == f.listen.host)
+                    if sameListen, existing.upstream == f.upstream {
+                        try await update(existing, ["enabled": f.enabled])
+                        done.append(existing.json)
+                        continue
+                    }
+                    try await delete(existing)
+                }
+                done.append(try await create(json).json)
+            } catch let error as APIError {
+                return .json(error.status, ["error": error.message, "status": error.status, "proxies": done])
+            }
+        }
+        return .json(201, ["proxies": done])
+    }
+
+    // MARK: Relays
+
+    private func startRelay(_ entry: ProxyEntry) async throws {
+        let upstream = try parseEndpoint(entry.upstream, field: "upstream")
+        let log = EventLog(retention: 0)
+        log.addSink(entry.metrics)
+        let relay = Relay(
+            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics)),
+            eventLog: log, group: group)
+        entry.relayStartedAt = clock.now()
+        let bound: Endpoint
+        do {
+            bound = try await relay.start()
+        } catch {
+            await relay.stop()
+            throw APIError(500, "cannot listen on \(entry.listen) for proxy \(entry.name): \(error)")
+        }
+        entry.listen = bound
+        entry.relay = relay
+        entry.faultIDs.removeAll()
+        for toxic in entry.toxics { try await addFaults(of: toxic, to: entry) }
+    }
+
+    /// Toxiproxy's disable: stop accepting and close every connection.
+    private func stopRelay(_ entry: ProxyEntry) async {
+        guard let relay = entry.relay else { return }
+        entry.relay = nil
+        entry.faultIDs.removeAll()
+        await relay.stop()
+    }
+
+    private func addFaults(of toxic: Toxic, to entry: ProxyEntry) async throws {
+        guard let relay = entry.relay else { return }
+        let elapsed = Duration.nanoseconds(clock.now() - entry.relayStartedAt)
+        var ids: [FaultID] = []
+        for rule in toxic.faultRules(elapsed: elapsed) { ids.append(try await relay.addFault(rule)) }
+        entry.faultIDs[toxic.name] = ids
+    }
+
+    private func removeFaults(of toxic: Toxic, from entry: ProxyEntry) async {
+        guard let relay = entry.relay, let ids = entry.faultIDs.removeValue(forKey: toxic.name) else { return }
+        for id in ids { await relay.removeFault(id) }
+    }
+
+    private func applyLink(_ entry: ProxyEntry) async {
+        guard let relay = entry.relay else { return }
+        let link = Toxic.link(of: entry.toxics)
+        if link != relay.link { await relay.setLink(link) }
+    }
+
+    // MARK: Toxics
+
+    private func addToxic(_ entry: ProxyEntry, _ json: [String: Any]) async throws -> Toxic {
+        let toxic = try Toxic(json: json)
+        guard !entry.toxics.contains(where: { $0.name == toxic.name }) else { throw APIError(409, "toxic already exists") }
+        entry.toxics.append(toxic)
+        await applyLink(entry)
+        try await addFaults(of: toxic, to: entry)
+        return toxic
+    }
+
+    private func replaceToxic(_ entry: ProxyEntry, at index: Int, with toxic: Toxic) async throws {
+        await removeFaults(of: entry.toxics[index], from: entry)
+        entry.toxics[index] = toxic
+        await applyLink(entry)
+        try await addFaults(of: toxic, to: entry)
+    }
+
+    private func removeToxic(_ entry: ProxyEntry, at index: Int) async throws {
+        let toxic = entry.toxics.remove(at: index)
+        await removeFaults(of: toxic, from: entry)
+        await applyLink(entry)
+    }
+
+    // MARK: Metrics
+
+    private func metrics() -> APIResponse {
+        let text = PrometheusText.render(proxies.values.map { ($0.name, $0.metrics.snapshot) })
+        return APIResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8))
+    }
+}
+
+/// Lets one request at a time through, in arrival order.
+actor SerialGate {
+    private var busy = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func leave() {
+        if waiters.isEmpty {
+            busy = false
+        } else {
+            waiters.removeFirst().resume()
+        }
+    }
+}

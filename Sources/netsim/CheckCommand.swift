@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import NetsimScenario
+
+/// `netsim check FILE…`: validates scenario files without running anything.
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate scenario files without running them.",
+        discussion: """
+            Prints 'FILE: ok' for each valid file and every error of the others, each with its \
+            line and column, the offending line and a hint. Exits 0 when every file is valid, \
+            2 when any is not. The format is described in docs/scenario-format.md.
+
+            Example:
+              netsim check Scenarios/*.scn
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Scenario files to check.", valueName: "file"))
+    var files: [String]
+
+    /// What `check` prints: `ok` lines for standard output, diagnostics for standard error.
+    struct Report: Equatable {
+        var output = ""
+        var errors = ""
+        var allValid = true
+    }
+
+    static func check(_ files: [String]) -> Report {
+        var report = Report()
+        for file in files {
+            do {
+                _ = try ScenarioParser.parse(file: file)
+                report.output += "\(file): ok\n"
+            } catch {
+                report.errors += error.rendered()
+                report.allValid = false
+            }
+        }
+        return report
+    }
+
+    func run() throws {
+        let report = Self.check(files)
+        if !report.output.isEmpty {
+            FileHandle.standardOutput.write(Data(report.output.utf8))
+        }
+        if !report.errors.isEmpty {
+            FileHandle.standardError.write(Data(report.errors.utf8))
+        }
+        if !report.allValid { throw ExitCode(2) }
+    }
+}

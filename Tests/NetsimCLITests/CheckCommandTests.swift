@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import Testing
+@testable import netsim
+
+/// `netsim check FILE…`: `FILE: ok` per valid file, every error of the others, exit 2 when any is invalid.
+@Suite("netsim check")
+struct CheckCommandTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let invalid = "Fixtures/scenarios/invalid"
+
+    static let valid = """
+        name: check-me
+        description: A valid scenario for `netsim check`.
+        upstream:
+          routes:
+            - path: /
+        client:
+          driver: naive
+        timeline:
+          - request: one
+            path: /
+        expect:
+          - request: one
+            status: 200
+
+        """
+
+    /// A valid scenario in a temporary file; returns its path.
+    static func writeValid() throws -> String {
+        let path = NSTemporaryDirectory() + "netsim-check-\(UUID().uuidString).scn"
+        try valid.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func validFilesPrintOk() throws {
+        let path = try Self.writeValid()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let report = CheckCommand.check([path, path])
+        #expect(report == CheckCommand.Report(output: "\(path): ok\n\(path): ok\n", errors: "", allValid: true))
+    }
+
+    @Test func invalidFilesPrintTheirDiagnostics() throws {
+        let valid = try Self.writeValid()
+        defer { try? FileManager.default.removeItem(atPath: valid) }
+        let broken = Self.root.appendingPathComponent("\(Self.invalid)/unknown-key-top-level.scn").path
+        let report = CheckCommand.check([broken, valid, "no/such/file.scn"])
+        #expect(report.output == "\(valid): ok\n")
+        #expect(report.errors.hasPrefix("\(broken):11:1: error: unknown key 'timelin' in the scenario\n"))
+        #expect(report.errors.hasSuffix("no/such/file.scn: error: no such file\n"))
+        #expect(!report.allValid)
+    }
+
+    @Test func parsesOneOrMoreFiles() throws {
+        #expect(try CheckCommand.parse(["a.scn", "b.scn"]).files == ["a.scn", "b.scn"])
+        #expect(throws: (any Error).self) { try CheckCommand.parse([]) }
+    }
+
+    // MARK: The process
+
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("netsim")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["check"] + arguments
+        process.currentDirectoryURL = root
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    func exitsZeroWhenEveryFileIsValid() throws {
+        let path = try Self.writeValid()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try Self.run([path])
+        #expect(result.status == 0)
+        #expect(result.stdout == "\(path): ok\n")
+        #expect(result.stderr == "")
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    func exitsTwoAndPrintsTheRenderedErrors() throws {
+        let path = try Self.writeValid()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let fixture = "\(Self.invalid)/multiple-errors"
+        let expected = try String(contentsOf: Self.root.appendingPathComponent("\(fixture).expected"), encoding: .utf8)
+        let result = try Self.run([path, "\(fixture).scn"])
+        #expect(result.status == 2)
+        #expect(result.stdout == "\(path): ok\n")
+        #expect(result.stderr == expected)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimLoopback
+import Testing
+
+@Suite("Built-in HTTP server: routes and responses")
+struct BuiltinServerResponseTests {
+    @Test func routesMatchByExactPathAndMethodFirstMatchWinsAndUnknownPathsGet404() async throws {
+        let routes = [
+            HTTPRoute(method: "GET", path: "/a", body: .text("get a")),
+            HTTPRoute(method: "POST", path: "/a", status: 201, body: .text("posted a")),
+            HTTPRoute(path: "/b", body: .text("any b")),
+            HTTPRoute(path: "/b", body: .text("shadowed")),
+        ]
+        try await withServer(routes) { server, endpoint in
+            let answers = try await offload { () -> [RawResponse] in
+                let connection = try RawHTTPConnection(endpoint)
+                return try [
+                    connection.request("GET", "/a?x=1&y=2"),
+                    connection.request("POST", "/a", body: "hello"),
+                    connection.request("PUT", "/b", body: ""),
+                    connection.request("GET", "/a/"),
+                    connection.request("GET", "/nowhere"),
+                ]
+            }
+            #expect(answers.map(\.status) == [200, 201, 200, 404, 404])
+            #expect(answers.map(\.text)[0...2] == ["get a", "posted a", "any b"])
+            #expect(answers[4].text.contains("/nowhere"))
+            #expect(answers[4].header("Content-Type")?.hasPrefix("text/plain") == true)
+            let seen = server.requests
+            #expect(seen.map(\.path) == ["/a", "/a", "/b", "/a/", "/nowhere"])
+            #expect(seen.map(\.method) == ["GET", "POST", "PUT", "GET", "GET"])
+            #expect(seen.map(\.status) == [200, 201, 200, 404, 404])
+        }
+    }
+
+    @Test func headersComeInOrderWithDateAndContentLengthAndTheStandardReasonPhrase() async throws {
+        let routes = [
+            HTTPRoute(path: "/made", status: 201, headers: [
+                HTTPHeader("X-First", "1"), HTTPHeader("Content-Type", "application/json"), HTTPHeader("X-Last", "3"),
+                HTTPHeader("Content-Length", "999"),
+            ], body: .text("{\"ok\":true}")),
+            HTTPRoute(path: "/down", status: 503, body: .text("later")),
+        ]
+        try await withServer(routes) { _, endpoint in
+            let (made, down) = try await offload {
+                let connection = try RawHTTPConnection(endpoint)
+                return (try connection.request("GET", "/made"), try connection.request("GET", "/down"))
+            }
+            #expect(made.statusLine == "HTTP/1.1 201 Created")
+            #expect(down.statusLine == "HTTP/1.1 503 Service Unavailable")
+            #expect(made.header("Content-Length") == "11")
+            #expect(made.headers.filter { $0.name.lowercased() == "content-length" }.count == 1)
+            #expect(made.text == "{\"ok\":true}")
+            #expect(made.header("Date")?.hasSuffix(" GMT") == true)
+            let routeHeaders = made.headers.map(\.name).filter { $0.hasPrefix("X-") || $0 == "Content-Type" }
+            #expect(routeHeaders == ["X-First", "Content-Type", "X-Last"])
+            #expect(made.header("Connection") == nil)
+        }
+    }
+
+    @Test func generatedBodiesHaveTheirLengthAndAreTheSameBytesEveryTime() async throws {
+        let size = 200_000  // more than one 64 KiB block
+        try await withServer([HTTPRoute(path: "/big", body: .generated(bytes: size)), HTTPRoute(path: "/small", body: .generated(bytes: 10))]) { _, endpoint in
+            let (first, second, small) = try await offload {
+                let connection = try RawHTTPConnection(endpoint)
+                return (try connection.request("GET", "/big"), try connection.request("GET", "/big"), try connection.request("GET", "/small"))
+            }
+            #expect(first.header("Content-Length") == String(size))
+            #expect(first.body.count == size)
+            #expect(first.body == second.body)
+            #expect(first.body == BuiltinServer.generatedBody(bytes: size))
+            #expect(small.body == BuiltinServer.generatedBody(bytes: 10))
+        }
+        #expect(BuiltinServer.generatedBody(bytes: 5000) == BuiltinServer.generatedBody(bytes: 5000))
+        #expect(BuiltinServer.generatedBody(bytes: 5000) != Array(BuiltinServer.generatedBody(bytes: 5001).prefix(5000)))
+        #expect(Set(BuiltinServer.generatedBody(bytes: 5000)).count > 200)
+        #expect(BuiltinServer.generatedBody(bytes: 0).isEmpty)
+    }
+
+    @Test func chunkedBodiesGoOutInSeveralChunks() async throws {
+        let text = String(repeating: "netsim ", count: 30)
+        let routes = [
+            HTTPRoute(path: "/text", body: .text(text), chunked: true),
+            HTTPRoute(path: "/gen", body: .generated(bytes: 150_000), chunked: true),
+        ]
+        try await withServer(routes) { _, endpoint in
+            let (small, big, head) = try await offload {
+                let connection = try RawHTTPConnection(endpoint)
+                return (try connection.request("GET", "/text"), try connection.request("GET", "/gen"), try connection.request("HEAD", "/text"))
+            }
+            #expect(small.header("Transfer-Encoding") == "chunked")
+            #expect(small.header("Content-Length") == nil)
+            #expect(small.text == text)
+            #expect(small.chunkCount >= 2)
+            #expect(big.body == BuiltinServer.generatedBody(bytes: 150_000))
+            #expect(big.chunkCount >= 3)
+            #expect(head.header("Transfer-Encoding") == "chunked")
+        }
+    }
+
+    @Test func headRequestsGetTheHeadWithoutABody() async throws {
+        try await withServer([HTTPRoute(path: "/x", body: .text("twelve bytes"))]) { _, endpoint in
+            let (head, get) = try await offload {
+                let connection = try RawHTTPConnection(endpoint)
+                // The GET after the HEAD parses only if the HEAD answer carried no body bytes.
+                return (try connection.request("HEAD", "/x"), try connection.request("GET", "/x"))
+            }
+            #expect(head.status == 200)
+            #expect(head.header("Content-Length") == "12")
+            #expect(get.text == "twelve bytes")
+        }
+    }
+
+    @Test func delayHoldsTheHeadBackWithoutBlockingOtherConnections() async throws {
+        let routes = [HTTPRoute(path: "/slow", delay: .milliseconds(300)), HTTPRoute(path: "/fast")]
+        try await withServer(routes) { _, endpoint in
+            let started = ContinuousClock.now
+            async let slowDone = offload { () -> ContinuousClock.Instant in
+                let connection = try RawHTTPConnection(endpoint)
+                try connection.send(RawHTTPConnection.requestText("GET", "/slow"))
+                _ = try connection.readResponse()
+                return ContinuousClock.now
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            let fastDone = try await offload { () -> ContinuousClock.Instant in
+                _ = try RawHTTPConnection(endpoint).request("GET", "/fast")
+                return ContinuousClock.now
+            }
+            let slowFinished = try await slowDone
+            #expect(slowFinished - started >= .milliseconds(300))
+            #expect(fastDone < slowFinished, "the delay is a timer, not a blocked event loop")
+        }
+    }
+
+    @Test func postBodyBytesAreRecordedForLengthAndChunkedUploads() async throws {
+        try await withServer([HTTPRoute(method: "POST", path: "/upload", status: 204)]) { server, endpoint in
+            let responses = try await offload { () -> [RawResponse] in
+                let connection = try RawHTTPConnection(endpoint)
+                let first = try connection.request("POST", "/upload", body: String(repeating: "x", count: 1234))
+                try connection.send("POST /upload HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n")
+                return [first, try connection.readResponse()]
+            }
+            #expect(responses.map(\.status) == [204, 204])
+            #expect(server.requests.map(\.bodyBytes) == [1234, 8])
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// An exec driver run as a child process: JSON lines in on stdin, JSON lines out on stdout,
+/// stderr collected as its log. Bounded: every wait has a timeout, and `finish` kills a driver
+/// that does not exit.
+final class DriverProcess: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let lock = NSLock()
+    private var pending = Data()
+    private var lines: [String] = []
+    private var errorText = Data()
+
+    init(executable: String, arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        output.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            lock.withLock {
+                pending.append(data)
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending = Data(pending[(newline + 1)...])
+                }
+            }
+        }
+        errors.fileHandleForReading.readabilityHandler = { [self] handle in
+            let data = handle.availableData
+            lock.withLock { errorText.append(data) }
+        }
+        try process.run()
+    }
+
+    /// Everything the driver wrote to stderr so far.
+    var log: String { lock.withLock { String(decoding: errorText, as: UTF8.self) } }
+
+    func send(_ object: [String: Any]) throws {
+        var data = try JSONSerialization.data(withJSONObject: object)
+        data.append(0x0A)
+        try input.fileHandleForWriting.write(contentsOf: data)
+    }
+
+    /// The next line from stdout, parsed; nil if none came within `timeout`.
+    func nextObject(timeout: Duration = .seconds(10)) async -> [String: Any]? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = lock.withLock({ lines.isEmpty ? nil : lines.removeFirst() }) {
+                return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return nil
+    }
+
+    /// `count` answers, by id.
+    func answers(_ count: Int, timeout: Duration = .seconds(10)) async -> [Int: [String: Any]] {
+        var result: [Int: [String: Any]] = [:]
+        for _ in 0..<count {
+            guard let answer = await nextObject(timeout: timeout), let id = answer["id"] as? Int else { break }
+            result[id] = answer
+        }
+        return result
+    }
+
+    /// Closes stdin and waits for the exit; returns the exit status (nil if it had to be killed).
+    func finish(timeout: Duration = .seconds(10)) async -> Int32? {
+        try? input.fileHandleForWriting.close()
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        if process.isRunning {
+            process.terminate()
+            return nil
+        }
+        output.fileHandleForReading.readabilityHandler = nil
+        errors.fileHandleForReading.readabilityHandler = nil
+        return process.terminationStatus
+    }
+}
+
+/// SHA-256 (FIPS 180-4), hex: enough to check the digests drivers report without a crypto
+/// dependency in this test target.
+func sha256Hex(_ message: [UInt8]) -> String {
+    let k: [UInt32] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+    ]
+    var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+    var data = message
+    data.append(0x80)
+    while data.count % 64 != 56 { data.append(0) }
+    let bitLength = UInt64(message.count) * 8
+    for shift in stride(from: 56, through: 0, by: -8) { data.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+    func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
+    var w = [UInt32](repeating: 0, count: 64)
+    for block in stride(from: 0, to: data.count, by: 64) {
+        for i in 0..<16 {
+            w[i] = (0..<4).reduce(0) { $0 << 8 | UInt32(data[block + i * 4 + $1]) }
+        }
+        for i in 16..<64 {
+            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+        }
+        var (a, b, c, d, e, f, g, hh) = (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7])
+        for i in 0..<64 {
+            let t1 = hh &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
+            let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
+            (hh, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+        }
+        for (i, v) in [a, b, c, d, e, f, g, hh].enumerated() { h[i] = h[i] &+ v }
+    }
+    return h.map { String($0, radix: 16) }.map { String(repeating: "0", count: 8 - $0.count) + $0 }.joined()
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+@testable import NetsimScenario
+
+/// How problems are collected and shown.
+@Suite("Scenario files: diagnostics")
+struct DiagnosticTests {
+    static let file = "Scenarios/broken.scn"
+
+    func failure(_ text: String) -> ScenarioErrors? {
+        do {
+            _ = try ScenarioParser.parse(source: text, file: Self.file)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static let manyMistakes = """
+        name: broken
+        description: Five unrelated mistakes.
+        seed: -1
+        upstream:
+          routes:
+            - path: feed
+        link:
+          latency: 100
+        client:
+          driver: exec
+        timeline:
+          - request: a
+            path: /feed
+            count: 2
+            parallel: 3
+        expect:
+          - request: b
+            status: 200
+
+        """
+
+    @Test func everyErrorIsReportedInFileOrder() throws {
+        let errors = try #require(failure(Self.manyMistakes))
+        let found = errors.diagnostics.map { "\($0.location.line):\($0.location.column) \($0.message)" }
+        #expect(found == [
+            "3:7 'seed' must be a non-negative integer, found '-1'",
+            "6:13 path 'feed' must start with '/'",
+            "8:12 latency: '100' is not a duration",
+            "10:3 the exec driver needs 'command': the program to run and its arguments",
+            "15:15 'parallel' (3) cannot exceed 'count' (2)",
+            "17:14 no request named 'b' in the timeline",
+        ])
+        #expect(errors.diagnostics.allSatisfy { $0.location.file == Self.file })
+    }
+
+    @Test func renderingQuotesTheLineAndPointsAtTheColumn() throws {
+        let errors = try #require(failure(Self.manyMistakes.replacingOccurrences(of: "timeline:", with: "timelin:")))
+        let text = errors.rendered()
+        #expect(text.hasPrefix("""
+            Scenarios/broken.scn:3:7: error: 'seed' must be a non-negative integer, found '-1'
+            seed: -1
+                  ^
+              hint: the seed makes random choices repeatable; any whole number from 0 up will do
+
+            """))
+        #expect(text.contains("""
+            Scenarios/broken.scn:11:1: error: unknown key 'timelin' in the scenario
+            timelin:
+            ^
+              hint: did you mean 'timeline'?
+
+            """))
+        // The misspelling is the whole story: no "missing required key 'timeline'" as well.
+        #expect(!text.contains("missing required key 'timeline'"))
+        #expect(text.hasSuffix("\n"))
+    }
+
+    @Test func caretKeepsTabsSoItLinesUp() {
+        #expect(ScenarioErrors.caret(under: 4, in: "\tab: c") == "\t  ^")
+        #expect(ScenarioErrors.caret(under: 1, in: "") == "^")
+        #expect(ScenarioErrors.caret(under: 3, in: "") == "  ^")
+    }
+
+    @Test func aMissingFileIsOneDiagnostic() {
+        do {
+            _ = try ScenarioParser.parse(file: "Scenarios/does-not-exist.scn")
+            Issue.record("parsed a missing file")
+        } catch {
+            #expect(error.diagnostics.count == 1)
+            #expect(error.rendered() == "Scenarios/does-not-exist.scn: error: no such file\n")
+        }
+    }
+
+    @Test func aDirectoryIsNotAScenario() {
+        do {
+            _ = try ScenarioParser.parse(file: NSTemporaryDirectory())
+            Issue.record("parsed a directory")
+        } catch {
+            #expect(error.diagnostics.map(\.message) == ["is a directory, not a scenario file"])
+        }
+    }
+
+    @Test func duplicateKeysAreAllReportedAtTheRepeats() throws {
+        let text = Self.manyMistakes
+            .replacingOccurrences(of: "seed: -1", with: "seed: 1\nseed: 2")
+            .replacingOccurrences(of: "  driver: exec", with: "  driver: naive\n  driver: exec\n  driver: naive")
+        let errors = try #require(failure(text))
+        let duplicates = errors.diagnostics.filter { $0.message.hasPrefix("duplicate key") }
+        #expect(duplicates.map(\.location.line) == [4, 12, 13])
+        #expect(duplicates[0].message == "duplicate key 'seed' in the scenario; it was already given at line 3")
+        // The first 'driver' (naive) is the one used: no "needs 'command'" error.
+        #expect(!errors.diagnostics.contains { $0.message.contains("exec driver") })
+    }
+
+    @Test func didYouMeanOnlyForCloseWords() {
+        #expect(closestMatch(to: "timelin", among: Validator.topLevelKeys) == "timeline")
+        #expect(closestMatch(to: "Expect", among: Validator.topLevelKeys) == "expect")
+        #expect(closestMatch(to: "colour", among: Validator.topLevelKeys) == nil)
+        #expect(editDistance("kitten", "sitting") == 3)
+    }
+
+    @Test func aYAMLSyntaxErrorStopsAtOnePositionedDiagnostic() throws {
+        let errors = try #require(failure("name: x\n  bad: indent\n"))
+        #expect(errors.diagnostics == [Diagnostic(
+            location: Location(file: Self.file, line: 2, column: 6),
+            message: "invalid YAML: mapping values are not allowed in this context",
+            hint: "check this line's indentation, and quote a value that contains ': '")])
+    }
+}
