@@ -58,33 +58,11 @@ struct CheckCommandTests {
 
     // MARK: The process
 
-    static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("netsim")
+    static func run(_ arguments: [String]) throws -> NetsimProcess.Result {
+        try NetsimProcess.run(["check"] + arguments)
     }
 
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["check"] + arguments
-        process.currentDirectoryURL = root
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-    }
-
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    @Test
     func exitsZeroWhenEveryFileIsValid() throws {
         let path = try Self.writeValid()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -94,7 +72,7 @@ struct CheckCommandTests {
         #expect(result.stderr == "")
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
+    @Test
     func exitsTwoAndPrintsTheRenderedErrors() throws {
         let path = try Self.writeValid()
         defer { try? FileManager.default.removeItem(atPath: path) }

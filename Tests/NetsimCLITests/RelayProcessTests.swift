@@ -7,17 +7,13 @@ import Testing
 /// The real `netsim relay` process, as a person runs it.
 @Suite("netsim relay, the process", .serialized)
 struct RelayProcessTests {
-    /// The `netsim` executable built next to this test bundle.
-    static var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("netsim")
-    }
 
     final class Running: @unchecked Sendable {
         let process = Process()
         let stderr = Pipe()
 
         init(_ arguments: [String]) throws {
-            process.executableURL = RelayProcessTests.executable
+            process.executableURL = NetsimProcess.executable
             process.arguments = arguments
             process.standardError = stderr
             process.standardOutput = FileHandle.nullDevice

@@ -8,28 +8,13 @@ import Testing
 /// `netsim run` and `netsim test` as processes: exit codes, outputs, paths as people type them.
 @Suite("netsim run and netsim test, the processes", .serialized)
 struct ScenarioCommandTests {
-    static let root: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.path
-    }()
+    static let root = NetsimProcess.root.path
 
     /// Runs netsim in the repository root and returns (status, stdout, stderr).
     static func netsim(_ arguments: [String]) async throws -> (Int32, String, String) {
         try await offload {
-            let process = Process()
-            process.executableURL = RelayProcessTests.executable
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: root)
-            let out = Pipe()
-            let err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let stdout = out.fileHandleForReading.readDataToEndOfFile()
-            let stderr = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+            let result = try NetsimProcess.run(arguments)
+            return (result.status, result.stdout, result.stderr)
         }
     }
 
