@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // Vocabulary shared by every module: units, endpoints, seeded randomness, clocks, events.
@@ -60,7 +61,11 @@ let package = Package(
             dependencies: [
                 "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimPcap",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // libpcap, the system library (Debian: libpcap-dev).
@@ -121,6 +126,7 @@ let package = Package(
             name: "NetsimPcapTests",
             dependencies: [
                 "netsim", "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimPcap",
+                "NetsimScenario", "NetsimRunner", "CPcap",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

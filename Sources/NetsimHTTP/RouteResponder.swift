@@ -36,6 +36,10 @@ final class RouteResponder: ChannelDuplexHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             request = head
+            // A client that waits for permission before uploading its body (curl, Go) gets it.
+            if head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" }) {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
+            }
         case .body:
             break  // counted by RequestRecorder; the routes don't depend on it
         case .end:

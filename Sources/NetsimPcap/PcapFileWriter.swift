@@ -13,9 +13,10 @@ final class PcapFileWriter {
     private var dumper: OpaquePointer?
     let path: String
 
-    init(path: String) throws {
+    /// - Parameter linkType: a DLT_ value; netsim records with DLT_RAW (tests write others).
+    init(path: String, linkType: Int32 = DLT_RAW, snapshotLength: Int32 = PcapFileWriter.snapshotLength) throws {
         self.path = path
-        guard let handle = pcap_open_dead_with_tstamp_precision(DLT_RAW, Self.snapshotLength, UInt32(PCAP_TSTAMP_PRECISION_NANO)) else {
+        guard let handle = pcap_open_dead_with_tstamp_precision(linkType, snapshotLength, UInt32(PCAP_TSTAMP_PRECISION_NANO)) else {
             throw PcapError(.writeFailed, "\(path): libpcap could not start a capture for writing")
         }
         guard let dumper = pcap_dump_open(handle, path) else {
@@ -27,14 +28,15 @@ final class PcapFileWriter {
         self.dumper = dumper
     }
 
-    /// Writes one packet with a wall-clock timestamp in nanoseconds since the Unix epoch.
-    func write(_ packet: [UInt8], nanoseconds: Int64) {
+    /// Writes one packet with a wall-clock timestamp in nanoseconds since the Unix epoch;
+    /// `captureLength` keeps only that many bytes, as a short snaplen does (tests).
+    func write(_ packet: [UInt8], nanoseconds: Int64, captureLength: Int? = nil) {
         guard let dumper else { return }
         var header = pcap_pkthdr()
         header.ts.tv_sec = Int(nanoseconds / 1_000_000_000)
         // With nanosecond precision libpcap stores this field as nanoseconds.
         header.ts.tv_usec = Int(nanoseconds % 1_000_000_000)
-        header.caplen = UInt32(packet.count)
+        header.caplen = UInt32(min(captureLength ?? packet.count, packet.count))
         header.len = UInt32(packet.count)
         packet.withUnsafeBufferPointer { bytes in
             pcap_dump(UnsafeMutablePointer<UInt8>(dumper), &header, bytes.baseAddress)

@@ -96,9 +96,9 @@ public final class PcapRecorder: RelayTap, @unchecked Sendable {
     private func record(_ connection: ConnectionID, _ leg: Side, at time: Int64, _ make: (inout Leg) -> [[UInt8]]) {
         let key = LegKey(connection: connection, leg: leg)
         lock.withLock {
-            guard !closed else { return }
-            // A leg the tap never saw open (it cannot happen today) still gets a handshake.
-            if legs[key] == nil { open(key, relayEnd: nil, peerEnd: nil, at: time) }
+            // A leg that ended (both FINs, or an RST) is forgotten: what the relay reports after
+            // that (closing a socket the peer already reset) is not on the wire.
+            guard !closed, legs[key] != nil else { return }
             let output = make(&legs[key]!)
             emit(output, at: time)
             if legs[key]!.tcp.isOver { legs[key] = nil }
@@ -125,7 +125,8 @@ public final class PcapRecorder: RelayTap, @unchecked Sendable {
         emit(legs[key]!.tcp.handshake(), at: time)
     }
 
-    /// Documentation addresses (TEST-NET-1, RFC 5737) for a leg whose socket address is unknown.
+    /// Documentation addresses (TEST-NET-1, RFC 5737) for a leg whose socket address is unknown
+    /// (not an IP socket).
     private static func placeholder(_ key: LegKey, relaySide: Bool) -> PacketEndpoint {
         let host: UInt8 = relaySide ? 1 : (key.leg == .client ? 2 : 3)
         let port = relaySide ? UInt16(truncatingIfNeeded: 40_000 + key.connection.raw % 20_000) : (key.leg == .client ? 50_000 : 80)

@@ -6,7 +6,8 @@ extension ConnectionPair {
     /// Applies a fault to this connection now. `atAccept` is true while the connection is being
     /// set up, when accept-time faults (refuse, slow-connect) still mean something.
     func apply(_ kind: FaultKind, id: FaultID, atAccept: Bool) {
-        guard phase != .finished else { return }
+        // A rule acts on a connection once, whichever path delivered it.
+        guard phase != .finished, appliedFaults.insert(id).inserted else { return }
         switch kind {
         case .refuse:
             guard atAccept else { return }

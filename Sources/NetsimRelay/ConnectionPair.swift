@@ -29,6 +29,8 @@ final class ConnectionPair: @unchecked Sendable {
 
     // Fault state.
     var persistentFaults: [FaultID: FaultKind] = [:]
+    /// Rules that have acted on this connection.
+    var appliedFaults: Set<FaultID> = []
     var stale: CloseKind?
     var connectDelay: Int64 = 0
     var downLimitRemaining: Int?

@@ -175,11 +175,13 @@ public final class Relay: @unchecked Sendable {
     public func addFault(_ rule: FaultRule) async throws -> FaultID {
         try rule.validate()
         let now = clock.now()
-        let id = lock.withLock {
+        // The rule and the connections open when it arrives are taken together, so a connection
+        // starting meanwhile gets a per-connection (`after`) rule from exactly one path.
+        let (id, openWhenAdded) = lock.withLock {
             defer { nextFault += 1 }
             let id = FaultID(raw: nextFault)
             rules[id] = RuleState(rule: rule, addedAt: now)
-            return id
+            return (id, Array(pairs.values))
         }
         eventLog.record(.faultAdded(fault: rule.kind.name, rule: rule.description))
         switch rule.trigger {
@@ -197,7 +199,7 @@ public final class Relay: @unchecked Sendable {
             }
         case .after(let delay):
             // Per connection: existing connections count from when they opened.
-            let existing = lock.withLock { rule.target == .new ? [] : Array(pairs.values) }
+            let existing = rule.target == .new ? [] : openWhenAdded
             for pair in existing where affects(id, pair.id, rule.probability) {
                 try? await pair.eventLoop.submit { [self] in
                     scheduleDelayedFault(id, on: pair, at: max(pair.openedAt + delay.nanoseconds, now))

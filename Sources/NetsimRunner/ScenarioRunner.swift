@@ -2,6 +2,7 @@ import Foundation
 import NetsimCore
 import NetsimHTTP
 import NetsimLink
+import NetsimPcap
 import NetsimRelay
 import NetsimScenario
 
@@ -15,12 +16,15 @@ public struct RunOptions: Sendable {
     public var workingDirectory: String
     /// Told about steps and outcomes as they happen (the live view).
     public var observer: (any RunObserver)?
+    /// `--pcap`: record both legs of every relayed connection to this pcap file.
+    public var pcapPath: String?
 
-    public init(driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath, observer: (any RunObserver)? = nil) {
+    public init(driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath, observer: (any RunObserver)? = nil, pcapPath: String? = nil) {
         self.driver = driver
         self.seed = seed
         self.workingDirectory = workingDirectory
         self.observer = observer
+        self.pcapPath = pcapPath
     }
 }
 
@@ -36,16 +40,22 @@ public protocol RunObserver: Sendable {
 public enum ScenarioRunner {
     public static func run(_ scenario: Scenario, options: RunOptions = RunOptions()) async throws -> RunResult {
         let log = EventLog()
-        let upstream = try await UpstreamHandle.start(scenario.upstream, log: log)
+        let upstream = try await UpstreamHandle.start(scenario.upstream, log: log, scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
+        let recorder: PcapRecorder?
+        do { recorder = try options.pcapPath.map(PcapRecorder.init(path:)) } catch {
+            await upstream.stop()
+            throw RunnerError.invalid("cannot record the run: \(error)")
+        }
         let relay = Relay(
             configuration: RelayConfiguration(
                 upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
                 connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30)),
-            eventLog: log)
+            eventLog: log, tap: recorder)
         let relayEndpoint: Endpoint
         do {
             relayEndpoint = try await relay.start()
         } catch {
+            recorder?.close()
             await upstream.stop()
             throw RunnerError.failed("cannot start the relay: \(error)")
         }
@@ -54,6 +64,7 @@ public enum ScenarioRunner {
             driver = try DriverFactory.make(options.driver ?? scenario.client.driver, scenario: scenario, options: options)
         } catch {
             await relay.stop()
+            recorder?.close()
             await upstream.stop()
             throw error
         }
@@ -74,6 +85,7 @@ public enum ScenarioRunner {
         await driver.shutdown()
         let clientLog = await driver.log
         await relay.stop()
+        recorder?.close()
         let serverRequests = await upstream.requests()
         await upstream.stop()
 
@@ -89,7 +101,7 @@ public enum ScenarioRunner {
 
 /// Makes the driver a scenario (or `--client`) names.
 enum DriverFactory {
-    static let available = ["exec"]
+    static let available = ["exec", "urlsession", "async-http-client", "naive", "resilient"]
 
     static func make(_ name: String, scenario: Scenario, options: RunOptions) throws -> any ClientDriver {
         switch name {
@@ -100,6 +112,14 @@ enum DriverFactory {
                 throw RunnerError.invalid("\(scenario.file): the exec driver needs `client: command:`")
             }
             return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory)
+        case "urlsession":
+            return URLSessionDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
+        case "async-http-client":
+            return AsyncHTTPClientDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
+        case "naive":
+            return NaiveDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
+        case "resilient":
+            return ResilientDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
         default:
             throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(available.joined(separator: ", "))")
         }
@@ -133,8 +153,10 @@ struct CommandResolver {
 struct UpstreamHandle {
     let endpoint: Endpoint
     private let server: BuiltinServer?
+    private var replay: ReplayServer?
+    private var replayOrigin: Int64 = 0
 
-    static func start(_ spec: UpstreamSpec, log: EventLog) async throws -> UpstreamHandle {
+    static func start(_ spec: UpstreamSpec, log: EventLog, scenarioFile: String = "", workingDirectory: String = ".") async throws -> UpstreamHandle {
         switch spec {
         case .builtin(let routes, let idleTimeout):
             let server = BuiltinServer(routes: routes, idleTimeout: idleTimeout, eventLog: log)
@@ -146,11 +168,21 @@ struct UpstreamHandle {
         case .address(let endpoint):
             return UpstreamHandle(endpoint: endpoint, server: nil)
         case .replay(let path):
-            throw RunnerError.invalid("upstream replay (\(path)) is not available in this netsim yet")
+            let replay = try await ReplayUpstream.start(path, scenarioFile: scenarioFile, workingDirectory: workingDirectory)
+            var handle = UpstreamHandle(endpoint: replay.endpoint, server: nil)
+            handle.replay = replay.server
+            handle.replayOrigin = log.origin
+            return handle
         }
     }
 
-    func requests() async -> [ServerRequest] { server?.requests ?? [] }
+    func requests() async -> [ServerRequest] {
+        if let replay { return ReplayUpstream.serverRequests(replay, origin: replayOrigin) }
+        return server?.requests ?? []
+    }
 
-    func stop() async { await server?.stop() }
+    func stop() async {
+        await server?.stop()
+        await replay?.stop()
+    }
 }

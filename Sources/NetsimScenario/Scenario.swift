@@ -167,7 +167,8 @@ public enum Check: Equatable, Sendable {
     case status(Int)
     case body(BodyCheck)
     case error(ErrorExpectation)
-    /// Each request completed within this long.
+    /// Each request finished — answered or failed — within this long (pair with `error: none`
+    /// for "succeeded within").
     case within(Duration)
     /// Each request went over a relay connection opened after the subject began (`new`: after
     /// the first request of that name started, or after the `after:` time), or over one that

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NetsimCore
 import NetsimLink
+import NetsimPcap
 import NetsimRelay
 
 /// `netsim relay`: a long-running relay for manual testing.
@@ -33,6 +34,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
     var events: String?
 
+    @Option(help: ArgumentHelp("Record both legs of every connection to FILE (pcap, raw IPv4/IPv6; open in Wireshark). Example: --pcap relay.pcap", valueName: "file"))
+    var pcap: String?
+
     @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Example: --seed 42", valueName: "n"))
     var seed: UInt64 = 1
 
@@ -63,7 +67,11 @@ struct RelayCommand: AsyncParsableCommand {
         let configuration = RelayConfiguration(
             listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
             seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes)
-        let relay = Relay(configuration: configuration, eventLog: log)
+        let recorder: PcapRecorder?
+        do { recorder = try pcap.map(PcapRecorder.init(path:)) } catch {
+            throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
+        }
+        let relay = Relay(configuration: configuration, eventLog: log, tap: recorder)
         let bound: Endpoint
         do {
             bound = try await relay.start()
@@ -73,10 +81,12 @@ struct RelayCommand: AsyncParsableCommand {
         printStatus("netsim relay: \(bound) → \(upstream)")
         printStatus("  link: \(configuration.link)")
         for rule in configuration.faults { printStatus("  fault: \(rule)") }
+        if let recorder { printStatus("  recording: \(recorder.path)") }
         printStatus("  seed: \(seed)\(duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")")
 
         await stop.wait(duration: duration)
         await relay.stop()
+        recorder?.close()
         log.flush()
         printStatus("netsim relay: stopped")
     }

@@ -29,12 +29,17 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the run (requests, checks, server requests) as JSON to FILE. Example: --json run.json", valueName: "file"))
     var json: String?
 
+    @Option(help: ArgumentHelp("Record both legs of every relayed connection to FILE (pcap; open in Wireshark). Example: --pcap run.pcap", valueName: "file"))
+    var pcap: String?
+
     func run() async throws {
         let scenario = try ScenarioLoading.load(ScenarioFiles.resolve(file))
         let view = LiveView()
         let result: RunResult
         do {
-            result = try await ScenarioRunner.run(scenario, options: options.runOptions(observer: view))
+            var runOptions = options.runOptions(observer: view)
+            runOptions.pcapPath = pcap
+            result = try await ScenarioRunner.run(scenario, options: runOptions)
         } catch let error as RunnerError {
             view.finish()
             throw ScenarioLoading.exit(for: error)

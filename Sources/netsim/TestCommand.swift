@@ -32,6 +32,9 @@ struct TestCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Scenarios run at once. Default: 2", valueName: "n"))
     var jobs: Int = 2
 
+    @Option(help: ArgumentHelp("Record each scenario's relayed connections to DIR/<scenario-name>.pcap (the folder is created). Example: --pcap captures/", valueName: "dir"))
+    var pcap: String?
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
     }
@@ -53,7 +56,8 @@ struct TestCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         print("netsim test: \(scenarios.count) scenario\(scenarios.count == 1 ? "" : "s"), \(min(jobs, scenarios.count)) at a time")
-        let results = await runAll(scenarios)
+        let captures = try PcapFolder.paths(for: scenarios.map(\.name), in: pcap)
+        let results = await runAll(scenarios, captures: captures)
         var cases: [JUnitReport.Case] = []
         var objects: [[String: Any]] = []
         for (scenario, outcome) in zip(scenarios, results) {
@@ -76,7 +80,7 @@ struct TestCommand: AsyncParsableCommand {
     }
 
     /// Runs at most `jobs` scenarios at once; prints each one's verdict as it finishes.
-    private func runAll(_ scenarios: [Scenario]) async -> [Result<RunResult, RunnerError>] {
+    private func runAll(_ scenarios: [Scenario], captures: [String?]) async -> [Result<RunResult, RunnerError>] {
         var results = [Result<RunResult, RunnerError>?](repeating: nil, count: scenarios.count)
         let printer = NSLock()
         await withTaskGroup(of: (Int, Result<RunResult, RunnerError>).self) { group in
@@ -84,7 +88,8 @@ struct TestCommand: AsyncParsableCommand {
             func launch() {
                 let index = next
                 let scenario = scenarios[index]
-                let options = options.runOptions()
+                var options = options.runOptions()
+                options.pcapPath = captures[index]
                 group.addTask {
                     do {
                         return (index, .success(try await ScenarioRunner.run(scenario, options: options)))

@@ -113,24 +113,35 @@ struct BuiltinServerResponseTests {
         }
     }
 
-    @Test func delayHoldsTheHeadBackWithoutBlockingOtherConnections() async throws {
-        let routes = [HTTPRoute(path: "/slow", delay: .milliseconds(300)), HTTPRoute(path: "/fast")]
-        try await withServer(routes) { _, endpoint in
-            let started = ContinuousClock.now
-            async let slowDone = offload { () -> ContinuousClock.Instant in
+    @Test func delayHoldsTheHeadBackForAtLeastTheDelay() async throws {
+        try await withServer([HTTPRoute(path: "/slow", body: .text("late"), delay: .milliseconds(300))]) { _, endpoint in
+            let (elapsed, text) = try await offload { () -> (Duration, String) in
                 let connection = try RawHTTPConnection(endpoint)
-                try connection.send(RawHTTPConnection.requestText("GET", "/slow"))
-                _ = try connection.readResponse()
-                return ContinuousClock.now
+                let started = ContinuousClock.now
+                let text = try connection.request("GET", "/slow").text
+                return (ContinuousClock.now - started, text)
             }
-            try await Task.sleep(for: .milliseconds(50))
-            let fastDone = try await offload { () -> ContinuousClock.Instant in
-                _ = try RawHTTPConnection(endpoint).request("GET", "/fast")
-                return ContinuousClock.now
+            #expect(elapsed >= .milliseconds(300))
+            #expect(text == "late")
+        }
+    }
+
+    @Test func aDelayedAnswerDoesNotHoldUpOtherConnections() async throws {
+        // If the delay blocked the (single) event loop, /fast would wait the full 10 s.
+        let routes = [HTTPRoute(path: "/hang", delay: .seconds(10)), HTTPRoute(path: "/fast", body: .text("fast"))]
+        try await withServer(routes) { _, endpoint in
+            let (elapsed, text, hangAnswered) = try await offload { () -> (Duration, String, Bool) in
+                let hanging = try RawHTTPConnection(endpoint)
+                try hanging.send(RawHTTPConnection.requestText("GET", "/hang"))
+                let started = ContinuousClock.now
+                let text = try RawHTTPConnection(endpoint).request("GET", "/fast").text
+                let elapsed = ContinuousClock.now - started
+                let hangAnswered = (try? hanging.socket.receive(timeout: .milliseconds(1)))?.isEmpty == false
+                return (elapsed, text, hangAnswered)
             }
-            let slowFinished = try await slowDone
-            #expect(slowFinished - started >= .milliseconds(300))
-            #expect(fastDone < slowFinished, "the delay is a timer, not a blocked event loop")
+            #expect(text == "fast")
+            #expect(elapsed < .seconds(5))
+            #expect(!hangAnswered)
         }
     }
 
@@ -144,6 +155,21 @@ struct BuiltinServerResponseTests {
             }
             #expect(responses.map(\.status) == [204, 204])
             #expect(server.requests.map(\.bodyBytes) == [1234, 8])
+        }
+    }
+
+    @Test func aClientExpecting100ContinueIsToldToGoOn() async throws {
+        try await withServer([HTTPRoute(method: "POST", path: "/upload", status: 201)]) { server, endpoint in
+            let (interim, final) = try await offload { () -> (RawResponse, RawResponse) in
+                let connection = try RawHTTPConnection(endpoint)
+                try connection.send("POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+                let interim = try connection.readResponse(method: "HEAD")  // head only
+                try connection.send("body")
+                return (interim, try connection.readResponse())
+            }
+            #expect(interim.statusLine == "HTTP/1.1 100 Continue")
+            #expect(final.status == 201)
+            #expect(server.requests.map(\.bodyBytes) == [4])
         }
     }
 }

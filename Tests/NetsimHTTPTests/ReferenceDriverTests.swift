@@ -31,8 +31,8 @@ struct ReferenceDriverTests {
     @Test func answersReportStatusBodyDigestAndTheRealLocalPortOfPooledConnections() async throws {
         let routes = [
             HTTPRoute(path: "/feed", headers: [HTTPHeader("Content-Type", "text/plain")], body: .text("the feed")),
-            HTTPRoute(path: "/slow", body: .text("slow"), delay: .milliseconds(300)),
-            HTTPRoute(path: "/slow-big", body: .generated(bytes: 100_000), delay: .milliseconds(300)),
+            HTTPRoute(path: "/slow", body: .text("slow"), delay: .milliseconds(800)),
+            HTTPRoute(path: "/slow-big", body: .generated(bytes: 100_000), delay: .milliseconds(800)),
             HTTPRoute(method: "POST", path: "/echo", status: 201),
         ]
         try await withServer(routes) { server, endpoint in
@@ -61,7 +61,7 @@ struct ReferenceDriverTests {
             #expect(answers[3]?["body_sha256"] as? String == sha256Hex(BuiltinServer.generatedBody(bytes: 100_000)))
             #expect(answers[4]?["status"] as? Int == 404)
             #expect(answers[5]?["status"] as? Int == 201)
-            #expect((answers[2]?["elapsed"] as? Double ?? 0) >= 0.3)
+            #expect((answers[2]?["elapsed"] as? Double ?? 0) >= 0.8)
 
             // local_port is the port the server saw the request come from.
             let requests = server.requests
@@ -85,11 +85,9 @@ struct ReferenceDriverTests {
     }
 
     @Test func failuresAreReportedWithTheirKind() async throws {
-        // Refused: a port nobody listens on any more. (Not a LoopbackServer stopped at once: its
-        // accept thread may not have started yet, and would then accept on the reused fd number.)
-        let closed = BuiltinServer(routes: [])
-        let closedPort = try await closed.start().port
-        await closed.stop()
+        // Refused: a port bound but not listening (so no other test's server can take it).
+        let refusing = try RefusingPort()
+        let closedPort = refusing.port
         // Reset and closed-before-response: servers that read the request, then RST or FIN.
         let resetting = try LoopbackServer { socket in
             _ = try? socket.receive(timeout: .seconds(5))
@@ -104,6 +102,7 @@ struct ReferenceDriverTests {
         defer {
             resetting.stop()
             closing.stop()
+            withExtendedLifetime(refusing) {}
         }
         try await withServer([HTTPRoute(path: "/hang", delay: .seconds(3))]) { _, endpoint in
             let driver = try await Self.startDriver(timeout: 0.5)

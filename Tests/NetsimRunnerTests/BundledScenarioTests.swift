@@ -26,7 +26,11 @@ struct BundledScenarioTests {
         #expect(failed.contains("request after-unlock: connection new"))
         let reset = result.failures.first { $0.title == "request after-unlock: error none" }
         #expect(reset?.actual.contains("reset") == true, "\(reset?.actual ?? "")")
-        #expect(reset?.check.location.line == 61 || reset?.check.location.file == "Scenarios/lockscreen.scn")
+        // The verdict points at the `error: none` line of the after-unlock expectation.
+        let lines = source.components(separatedBy: "\n")
+        let expectStart = lines.firstIndex { $0.hasPrefix("  - request: after-unlock") } ?? 0
+        let errorLine = (lines[expectStart...].firstIndex { $0.trimmingCharacters(in: .whitespaces) == "error: none" } ?? -1) + 1
+        #expect(reset?.check.location == NetsimScenario.SourceLocation(file: "Scenarios/lockscreen.scn", line: errorLine, column: 5))
     }
 
     @Test func theSameSeedGivesTheSameFaultDecisions() async throws {

@@ -1,0 +1,91 @@
+/// A capture file read into TCP flows: the input of replay and profile.
+public struct Capture: Sendable {
+    public var path: String
+    /// libpcap's name for the link type.
+    public var linkTypeName: String
+    public var snapshotLength: Int
+    public var packetCount: Int
+    public var flows: [TCPFlow]
+    /// Packets that carried no usable TCP segment, by reason.
+    public var skipped: [String: Int]
+    /// TCP segments whose payload the snaplen cut short.
+    public var truncatedSegments: Int
+
+    /// Reads a pcap or pcapng file. Throws a ``PcapError`` naming the problem for a missing,
+    /// empty, truncated, damaged or non-capture file and for an unsupported link type.
+    public static func load(path: String) throws -> Capture {
+        let reader = try PcapFileReader(path: path)
+        defer { reader.close() }
+        guard let link = LinkLayer(dlt: reader.linkType) else {
+            throw PcapError(.unsupportedLinkType, "\(path): link type \(LinkLayer.name(of: reader.linkType)) is not supported; netsim reads \(LinkLayer.supportedNames)")
+        }
+        var capture = Capture(
+            path: path, linkTypeName: LinkLayer.name(of: reader.linkType), snapshotLength: reader.snapshotLength,
+            packetCount: 0, flows: [], skipped: [:], truncatedSegments: 0)
+        var table: [FlowKey: Int] = [:]
+        while let packet = try reader.next() {
+            capture.packetCount += 1
+            guard let start = link.ipOffset(in: packet.data) else {
+                capture.skipped[SkipReason.notIP.rawValue, default: 0] += 1
+                continue
+            }
+            switch SegmentDecoder.decode(packet.data, from: start, time: packet.timestamp) {
+            case .failure(let skip):
+                capture.skipped[skip.reason.rawValue, default: 0] += 1
+            case .success(let segment):
+                if segment.isTruncated { capture.truncatedSegments += 1 }
+                let key = FlowKey(segment.source, segment.destination)
+                if let index = table[key], !capture.flows[index].isNewConnection(segment) {
+                    capture.flows[index].add(segment)
+                } else {
+                    var flow = TCPFlow(number: capture.flows.count + 1, first: segment)
+                    flow.add(segment)
+                    table[key] = capture.flows.count
+                    capture.flows.append(flow)
+                }
+            }
+        }
+        for index in capture.flows.indices { capture.flows[index].finish() }
+        return capture
+    }
+
+    /// Things a reader should know: cut packets, skipped packets, bytes never captured.
+    public var notes: [String] {
+        var notes: [String] = []
+        if truncatedSegments > 0 {
+            notes.append("\(truncatedSegments) TCP segment\(truncatedSegments == 1 ? " was" : "s were") cut short by the capture's snaplen (\(snapshotLength) bytes); their missing bytes are zero-filled")
+        }
+        for (reason, count) in skipped.sorted(by: { $0.key < $1.key }) where reason != SkipReason.notIP.rawValue && reason != SkipReason.notTCP.rawValue {
+            notes.append("\(count) packet\(count == 1 ? "" : "s") skipped: \(reason)")
+        }
+        for flow in flows {
+            for (name, stream) in [("client → server", flow.request), ("server → client", flow.response)] {
+                let missing = stream.missing.reduce(0) { $0 + $1.count } + stream.missingAtEnd
+                if missing > 0 { notes.append("flow \(flow.number) \(name): \(missing) bytes were never captured") }
+                if stream.discardedSegments > 0 {
+                    notes.append("flow \(flow.number) \(name): \(stream.discardedSegments) segments with implausible sequence numbers ignored")
+                }
+            }
+        }
+        return notes
+    }
+}
+
+/// A flow's address pair, the same whichever way a packet travels.
+struct FlowKey: Hashable {
+    var low: PacketEndpoint
+    var high: PacketEndpoint
+
+    init(_ a: PacketEndpoint, _ b: PacketEndpoint) {
+        if (a.address, a.port) <= (b.address, b.port) {
+            (low, high) = (a, b)
+        } else {
+            (low, high) = (b, a)
+        }
+    }
+}
+
+private func <= (a: ([UInt8], UInt16), b: ([UInt8], UInt16)) -> Bool {
+    if a.0 != b.0 { return a.0.lexicographicallyPrecedes(b.0) }
+    return a.1 <= b.1
+}

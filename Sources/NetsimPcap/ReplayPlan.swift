@@ -1,0 +1,78 @@
+/// What a replay server answers, built from the selected flows of a capture.
+///
+/// HTTP exchanges from every selected flow are pooled and matched by method and target: the
+/// n-th request for `GET /x` gets the n-th captured answer to `GET /x` (in capture order),
+/// starting over after the last. A target with no exact match falls back to the same path
+/// without its query. Non-HTTP flows are replayed whole, one per connection, in capture order.
+public struct ReplayPlan: Sendable {
+    public struct RawConversation: Sendable {
+        public var flow: Int
+        public var turns: [RawTurn]
+        public var serverClose: ServerClose?
+    }
+
+    public var exchanges: [CapturedExchange]
+    public var raw: [RawConversation]
+    /// Things worth telling the person running the replay.
+    public var notes: [String]
+
+    public init(exchanges: [CapturedExchange], raw: [RawConversation], notes: [String] = []) {
+        self.exchanges = exchanges
+        self.raw = raw
+        self.notes = notes
+    }
+
+    /// Throws when the selection is empty or holds nothing to replay.
+    public init(capture: Capture, flows selector: FlowSelector = .all) throws {
+        let flows = try selector.select(from: capture)
+        var exchanges: [CapturedExchange] = []
+        var raw: [RawConversation] = []
+        var notes = capture.notes
+        for flow in flows {
+            switch Conversation(flow) {
+            case .http(let found):
+                exchanges += found
+                let unanswered = found.filter { $0.status == nil }.count
+                if unanswered > 0 { notes.append("flow \(flow.number): \(unanswered) request\(unanswered == 1 ? "" : "s") never answered in the capture; replay will not answer them either") }
+            case .raw(let turns, let close):
+                if turns.contains(where: { !$0.fromClient }) || close != nil {
+                    raw.append(RawConversation(flow: flow.number, turns: turns, serverClose: close))
+                }
+            }
+        }
+        exchanges.sort { $0.requestTime < $1.requestTime }
+        guard !exchanges.isEmpty || !raw.isEmpty else {
+            throw PcapError(.nothingToUse, "\(capture.path): the selected flows carry no server data to replay")
+        }
+        self.init(exchanges: exchanges, raw: raw, notes: notes)
+    }
+
+    /// A human listing: one line per exchange or raw flow.
+    public var listing: [String] {
+        exchanges.map { e in
+            let status = e.status.map(String.init) ?? "no answer"
+            let close = e.serverClose.map { " then server \($0.kind.rawValue.uppercased()) after \(formatMilliseconds($0.after))" } ?? ""
+            return "flow \(e.flow) #\(e.index): \(e.method) \(e.target) → \(status), \(e.response.count) bytes, think \(formatMilliseconds(e.thinkTime))\(close)"
+        } + raw.map { r in
+            let up = r.turns.filter(\.fromClient).reduce(0) { $0 + $1.bytes.count }
+            let down = r.turns.filter { !$0.fromClient }.reduce(0) { $0 + $1.bytes.count }
+            return "flow \(r.flow): raw, \(r.turns.count) turns, \(up) bytes from the client, \(down) from the server"
+        }
+    }
+}
+
+func formatMilliseconds(_ nanoseconds: Int64) -> String {
+    let ms = Double(nanoseconds) / 1e6
+    if ms >= 1000 { return String(format1: ms / 1000) + " s" }
+    return String(format1: ms) + " ms"
+}
+
+extension String {
+    /// One decimal, without Foundation's locale-dependent formatting.
+    init(format1 value: Double) {
+        let tenths = (value * 10).rounded()
+        let whole = Int(tenths / 10)
+        let fraction = Int(abs(tenths.truncatingRemainder(dividingBy: 10)))
+        self = "\(tenths < 0 && whole == 0 ? "-" : "")\(whole).\(fraction)"
+    }
+}

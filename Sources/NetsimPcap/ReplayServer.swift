@@ -1,0 +1,175 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NetsimCore
+
+/// How fast a replay answers.
+public struct ReplayTiming: Sendable, Equatable {
+    /// nil: answer at once. 1: the server's original think times and pacing. 2: twice as fast.
+    public var speed: Double?
+
+    public init(speed: Double?) { self.speed = speed }
+
+    public static let immediate = ReplayTiming(speed: nil)
+    public static let original = ReplayTiming(speed: 1)
+
+    func scaled(_ nanoseconds: Int64) -> Int64 {
+        guard let speed, speed > 0 else { return 0 }
+        return Int64(Double(max(0, nanoseconds)) / speed)
+    }
+}
+
+/// A request a replay server received, and what it answered.
+public struct ReplayedRequest: Sendable, Equatable {
+    public var method: String
+    public var target: String
+    /// The captured exchange that answered it (flow number, index in the flow); nil: 404.
+    public var flow: Int?
+    public var exchange: Int?
+    /// The captured status (404 when nothing matched, 0 when the capture has no answer).
+    public var status: Int
+    public var bodyBytes: Int
+    /// 1, 2, … in accept order.
+    public var connection: Int
+    public var reusedConnection: Bool
+    /// Monotonic nanoseconds (``SystemClock``).
+    public var time: Int64
+}
+
+/// Serves the server side of captured conversations to real clients: the upstream for
+/// `netsim replay` and for scenarios with `upstream: { replay: FILE }`.
+public final class ReplayServer: @unchecked Sendable {
+    public let plan: ReplayPlan
+    public let timing: ReplayTiming
+    private let listen: Endpoint
+    private let group: any EventLoopGroup
+    private let ownsGroup: Bool
+    let book: ReplayBook
+    private let lock = NIOLock()
+    private var listener: (any Channel)?
+
+    public init(plan: ReplayPlan, timing: ReplayTiming = .immediate, listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0), group: (any EventLoopGroup)? = nil) {
+        self.plan = plan
+        self.timing = timing
+        self.listen = listen
+        self.book = ReplayBook(plan: plan)
+        if let group {
+            self.group = group
+            ownsGroup = false
+        } else {
+            self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            ownsGroup = true
+        }
+    }
+
+    /// Starts listening; returns the bound address (with the real port for port 0).
+    @discardableResult
+    public func start() async throws -> Endpoint {
+        let book = self.book
+        let timing = self.timing
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 256)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let handler = ReplayConnectionHandler(book: book, timing: timing, connection: book.opened(channel))
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+            .bind(host: listen.host, port: listen.port)
+            .get()
+        lock.withLock { listener = channel }
+        return Endpoint(host: listen.host, port: channel.localAddress?.port ?? listen.port)
+    }
+
+    /// Every request received so far, in arrival order.
+    public var requests: [ReplayedRequest] { book.served }
+
+    /// Stops listening and closes every open connection.
+    public func stop() async {
+        let channel = lock.withLock { () -> (any Channel)? in
+            defer { listener = nil }
+            return listener
+        }
+        try? await channel?.close()
+        for open in book.openChannels() { try? await open.close() }
+        if ownsGroup { try? await group.shutdownGracefully() }
+    }
+}
+
+/// The replay's shared state: which captured answer each (method, target) gets next, which raw
+/// conversation the next connection plays, and the log of what was served.
+final class ReplayBook: @unchecked Sendable {
+    let plan: ReplayPlan
+    private let lock = NIOLock()
+    private var byTarget: [String: [Int]] = [:]
+    private var byPath: [String: [Int]] = [:]
+    private var cursors: [String: Int] = [:]
+    private var nextRaw = 0
+    private var log: [ReplayedRequest] = []
+    private var connections = 0
+    private var channels: [Int: any Channel] = [:]
+    private let clock = SystemClock()
+
+    init(plan: ReplayPlan) {
+        self.plan = plan
+        for (index, exchange) in plan.exchanges.enumerated() {
+            byTarget["\(exchange.method) \(exchange.target)", default: []].append(index)
+            byPath["\(exchange.method) \(Self.path(exchange.target))", default: []].append(index)
+        }
+    }
+
+    static func path(_ target: String) -> String { String(target.prefix { $0 != "?" }) }
+
+    var hasHTTP: Bool { !plan.exchanges.isEmpty }
+    var hasRaw: Bool { !plan.raw.isEmpty }
+
+    /// The next captured answer for this request, in capture order, starting over at the end.
+    func answer(method: String, target: String) -> CapturedExchange? {
+        lock.withLock {
+            var key = "T \(method) \(target)"
+            var candidates = byTarget["\(method) \(target)"]
+            if candidates == nil {
+                key = "P \(method) \(Self.path(target))"
+                candidates = byPath["\(method) \(Self.path(target))"]
+            }
+            guard let candidates, !candidates.isEmpty else { return nil }
+            let cursor = cursors[key, default: 0]
+            cursors[key] = cursor + 1
+            return plan.exchanges[candidates[cursor % candidates.count]]
+        }
+    }
+
+    /// The raw conversation the next connection plays (in capture order, starting over).
+    func nextRawConversation() -> ReplayPlan.RawConversation? {
+        lock.withLock {
+            guard !plan.raw.isEmpty else { return nil }
+            defer { nextRaw += 1 }
+            return plan.raw[nextRaw % plan.raw.count]
+        }
+    }
+
+    func record(_ method: String, _ target: String, exchange: CapturedExchange?, bodyBytes: Int, connection: Int, reused: Bool) {
+        let request = ReplayedRequest(
+            method: method, target: target, flow: exchange?.flow, exchange: exchange?.index,
+            status: exchange.map { $0.status ?? 0 } ?? 404, bodyBytes: bodyBytes, connection: connection,
+            reusedConnection: reused, time: clock.now())
+        lock.withLock { log.append(request) }
+    }
+
+    var served: [ReplayedRequest] { lock.withLock { log } }
+
+    func opened(_ channel: any Channel) -> Int {
+        lock.withLock {
+            connections += 1
+            channels[connections] = channel
+            return connections
+        }
+    }
+
+    func closed(_ connection: Int) { lock.withLock { _ = channels.removeValue(forKey: connection) } }
+
+    func openChannels() -> [any Channel] { lock.withLock { Array(channels.values) } }
+}

@@ -1,0 +1,140 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NetsimCore
+import NetsimHTTP
+import NetsimScenario
+
+/// `async-http-client`: swift-server's AsyncHTTPClient, one `HTTPClient` (one pool) per run
+/// (docs/drivers.md, "async-http-client").
+///
+/// - `timeout` → the request deadline (whole request) and `Timeout.read`; `connect_timeout` →
+///   `Timeout.connect`;
+/// - `pool` → `concurrentHTTP1ConnectionsPerHostSoftLimit`; `settings.idle_timeout` (a duration)
+///   → the pool's idle timeout (AHC's default 60 s);
+/// - `settings.retry_connect`: `false` turns off AHC's retrying of failed connects (by default
+///   AHC retries them with backoff until the request's deadline);
+/// - `retries` is ignored: AHC never retries a request on its own (logged when set);
+/// - HTTP/1.1 only (the relay's upstream speaks HTTP/1.1).
+///
+/// `localPort`: AHC does not say which connection carried a request. The driver tags each
+/// request with a private header; a handler put into every connection's pipeline (through
+/// `http1_1ConnectionDebugInitializer`) removes the header before it is encoded and notes the
+/// channel's local port for that request. Nothing of the tag reaches the wire.
+public final class AsyncHTTPClientDriver: ClientDriver, @unchecked Sendable {
+    public let name = "async-http-client"
+    static let tagHeader = "x-netsim-driver-request"
+
+    private let client: HTTPClient
+    private let ports: PortBook
+    private let deadline: Duration
+    private let lock = NSLock()
+    private var text = BoundedText(limit: 64 * 1024)
+
+    public convenience init(client: ClientSpec, seed: UInt64 = 0) {
+        self.init(config: DriverConfig(client, seed: seed))
+    }
+
+    init(config: DriverConfig) {
+        let ports = PortBook()
+        self.ports = ports
+        deadline = config.timeout ?? .seconds(30)
+        var configuration = HTTPClient.Configuration()
+        configuration.httpVersion = .http1Only
+        configuration.timeout = HTTPClient.Configuration.Timeout(
+            connect: (config.connectTimeout ?? config.timeout).map { .nanoseconds($0.nanoseconds) },
+            read: config.timeout.map { .nanoseconds($0.nanoseconds) })
+        if let idle = config.duration("idle_timeout") { configuration.connectionPool.idleTimeout = .nanoseconds(idle.nanoseconds) }
+        if let pool = config.pool { configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, pool) }
+        if config.settings["retry_connect"]?.lowercased() == "false" { configuration.connectionPool.retryConnectionEstablishment = false }
+        configuration.http1_1ConnectionDebugInitializer = { channel in
+            channel.eventLoop.submit {
+                let sync = channel.pipeline.syncOperations
+                let encoder = try sync.handler(type: HTTPRequestEncoder.self)
+                try sync.addHandler(PortTagger(book: ports), position: .after(encoder))
+            }
+        }
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        var notes: [String] = []
+        if let retries = config.retries, retries > 0 { notes.append("retries: \(retries) ignored: AsyncHTTPClient does not retry requests on its own") }
+        for key in config.settings.keys.sorted() where !["idle_timeout", "retry_connect"].contains(key) {
+            notes.append("unknown setting ignored: \(key)")
+        }
+        text.append(notes.map { $0 + "\n" }.joined())
+    }
+
+    public func ready(timeout: Duration) async throws {}
+
+    public func shutdown() async { try? await client.shutdown() }
+
+    public var log: String { get async { lock.withLock { text.text } } }
+
+    public func perform(_ request: DriverRequest) async throws -> DriverResponse {
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = HTTPMethod(rawValue: request.method.uppercased())
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        outgoing.headers.add(name: Self.tagHeader, value: "\(request.id)")
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(string: body)) }
+        defer { ports.forget(request.id) }
+        do {
+            let response = try await client.execute(outgoing, timeout: .nanoseconds(deadline.nanoseconds))
+            var buffer = try await response.body.collect(upTo: 256 << 20)
+            let body = buffer.readBytes(length: buffer.readableBytes) ?? []
+            let headers = response.headers.map { HTTPHeader($0.name, $0.value) }
+            return ResponseBuilder.response(status: Int(response.status.code), headers: headers, body: body, localPort: ports.port(of: request.id))
+        } catch {
+            let message = String(reflecting: error)
+            lock.withLock { text.append("#\(request.id) \(request.method) \(request.url): \(message)\n") }
+            return ResponseBuilder.failure(Self.kind(of: error), message, localPort: ports.port(of: request.id))
+        }
+    }
+
+    static func kind(of error: any Error) -> ErrorKind {
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .getConnectionFromPoolTimeout: return .timeout
+            case .remoteConnectionClosed: return .closedBeforeResponse
+            default: break
+            }
+            let text = "\(client)".lowercased()
+            if text.contains("ssl") || text.contains("tls") { return .tls }
+            return .other
+        }
+        if let kind = NIOErrorKind.kind(of: error) { return kind }
+        let text = String(reflecting: error).lowercased()
+        if text.contains("ssl") || text.contains("tls") { return .tls }
+        return .other
+    }
+}
+
+/// Which local port carried which tagged request.
+final class PortBook: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var ports: [Int: Int] = [:]
+
+    func note(_ id: Int, _ port: Int?) { lock.withLock { ports[id] = port } }
+    func port(of id: Int) -> Int? { lock.withLock { ports[id] } }
+    func forget(_ id: Int) { lock.withLock { ports[id] = nil } }
+}
+
+/// Sits between AHC's channel handler and the request encoder: takes the tag header off each
+/// request head and notes the channel's local port for that request.
+final class PortTagger: ChannelOutboundHandler, @unchecked Sendable {
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+    let book: PortBook
+
+    init(book: PortBook) { self.book = book }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .head(var head) = unwrapOutboundIn(data), let tag = head.headers.first(name: AsyncHTTPClientDriver.tagHeader) else {
+            context.write(data, promise: promise)
+            return
+        }
+        head.headers.remove(name: AsyncHTTPClientDriver.tagHeader)
+        if let id = Int(tag) { book.note(id, context.channel.localAddress?.port) }
+        context.write(wrapOutboundOut(.head(head)), promise: promise)
+    }
+}

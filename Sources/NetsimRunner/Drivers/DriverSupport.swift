@@ -1,0 +1,118 @@
+import Crypto
+import Foundation
+import NIOCore
+import NIOPosix
+import NetsimCore
+import NetsimHTTP
+import NetsimScenario
+
+/// What every in-process driver needs from the scenario's `client:` block.
+struct DriverConfig: Sendable {
+    var timeout: Duration?
+    var connectTimeout: Duration?
+    var pool: Int?
+    var retries: Int?
+    var settings: [String: String]
+    /// The run's seed (for drivers that draw random numbers, e.g. backoff jitter).
+    var seed: UInt64
+
+    init(_ client: ClientSpec, seed: UInt64) {
+        timeout = client.timeout
+        connectTimeout = client.connectTimeout
+        pool = client.pool
+        retries = client.retries
+        settings = client.settings
+        self.seed = seed
+    }
+
+    /// `settings[key]` as a duration (`30s`, `250ms`), or nil when absent or malformed.
+    func duration(_ key: String) -> Duration? {
+        settings[key].flatMap { try? Duration(parsing: $0) }
+    }
+}
+
+/// Builds the normalized answer from a complete response.
+enum ResponseBuilder {
+    static func response(status: Int, headers: [HTTPHeader], body: [UInt8], localPort: Int?) -> DriverResponse {
+        DriverResponse(
+            status: status,
+            headers: normalized(headers),
+            bodySHA256: sha256(body),
+            bodyLength: body.count,
+            body: String(decoding: body.prefix(65536), as: UTF8.self),
+            localPort: localPort)
+    }
+
+    static func failure(_ kind: ErrorKind, _ message: String, localPort: Int? = nil) -> DriverResponse {
+        DriverResponse(error: kind, errorMessage: message, localPort: localPort)
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Names lower-cased; repeated headers joined with `, ` (docs/drivers.md).
+    static func normalized(_ headers: [HTTPHeader]) -> [HTTPHeader] {
+        var order: [String] = []
+        var values: [String: [String]] = [:]
+        for header in headers {
+            let name = header.name.lowercased()
+            if values[name] == nil { order.append(name) }
+            values[name, default: []].append(header.value)
+        }
+        return order.map { HTTPHeader($0, values[$0]!.joined(separator: ", ")) }
+    }
+}
+
+/// Maps SwiftNIO errors (what AsyncHTTPClient and the reference clients surface) onto kinds.
+enum NIOErrorKind {
+    static func kind(of error: any Error) -> ErrorKind? {
+        if let io = error as? IOError { return kind(errno: io.errnoCode) }
+        if let connection = error as? NIOConnectionError {
+            // Every address failed: the first failure decides.
+            if let first = connection.connectionErrors.first { return kind(of: first.error) }
+            if connection.dnsAAAAError != nil || connection.dnsAError != nil { return .dns }
+            return .other
+        }
+        if let channel = error as? ChannelError {
+            switch channel {
+            case .connectTimeout: return .timeout
+            case .ioOnClosedChannel, .alreadyClosed, .outputClosed, .eof: return .reset
+            default: return nil
+            }
+        }
+        if error is NIOConnectionError { return .other }
+        return nil
+    }
+
+    static func kind(errno code: Int32) -> ErrorKind {
+        switch code {
+        case ECONNREFUSED: .refused
+        case ECONNRESET, EPIPE, ECONNABORTED: .reset
+        case ETIMEDOUT: .timeout
+        default: .other
+        }
+    }
+}
+
+/// Splits `http://host:port/path?query` into what a raw HTTP/1.1 client needs.
+struct PlainURL: Sendable {
+    var host: String
+    var port: Int
+    var target: String
+
+    init?(_ text: String) {
+        guard let components = URLComponents(string: text), components.scheme?.lowercased() == "http",
+              let host = components.host, !host.isEmpty else { return nil }
+        self.host = host
+        port = components.port ?? 80
+        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { target += "?" + query }
+        self.target = target
+    }
+
+    var authority: String { port == 80 ? host : "\(host):\(port)" }
+}
+
+/// Methods a client may repeat without changing the outcome (RFC 9110 §9.2.2).
+let idempotentMethods: Set<String> = ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]

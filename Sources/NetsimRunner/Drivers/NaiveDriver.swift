@@ -1,0 +1,109 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimScenario
+
+/// `naive`: a test instrument that reproduces the client flaws behind the incidents, on purpose.
+/// An honest, small HTTP/1.1 client over SwiftNIO (docs/drivers.md, "naive"):
+///
+/// - keeps idle pooled connections for 60 s whatever the server does — it never looks whether
+///   the server closed one (a FIN leaves the connection half-open and it writes into it);
+/// - on any failure retries (`retries`, default 1) at once, with no backoff, on the next pooled
+///   connection (LIFO), whatever the method — so after a network change its retry meets another
+///   dead connection, and a POST may reach the server twice;
+/// - caches `200` GET responses by heuristic freshness: `max-age` when given, otherwise 10% of
+///   `Date − Last-Modified` (so an error page served as a 200 with an old `Last-Modified` sticks);
+/// - believes whatever page it gets (redirects and login pages are answers).
+public final class NaiveDriver: ClientDriver, @unchecked Sendable {
+    public let name = "naive (netsim reference client)"
+    /// How long an idle pooled connection is kept, whatever happened to it.
+    static let keepIdle: Duration = .seconds(60)
+
+    private let config: DriverConfig
+    private let pool: ConnectionPool
+    private let cache = ResponseCache()
+    private var text = BoundedText(limit: 64 * 1024)
+    private let lock = NSLock()
+
+    public convenience init(client: ClientSpec, seed: UInt64 = 0) {
+        self.init(config: DriverConfig(client, seed: seed))
+    }
+
+    init(config: DriverConfig) {
+        self.config = config
+        pool = ConnectionPool(maxIdle: config.pool ?? 10)
+    }
+
+    public func ready(timeout: Duration) async throws {}
+
+    public func shutdown() async { pool.closeAll() }
+
+    public var log: String { get async { lock.withLock { text.text } } }
+
+    private func note(_ line: String) { lock.withLock { text.append(line + "\n") } }
+
+    public func perform(_ request: DriverRequest) async throws -> DriverResponse {
+        guard let url = PlainURL(request.url) else {
+            return ResponseBuilder.failure(.other, "naive: only http:// URLs are supported: \(request.url)")
+        }
+        pool.expire(olderThan: Self.keepIdle)
+        let method = request.method.uppercased()
+        if method == "GET", let cached = cache.fresh(request.url) {
+            note("#\(request.id) \(method) \(url.target): served from cache")
+            return ResponseBuilder.response(status: cached.status, headers: cached.headers, body: cached.body, localPort: nil)
+        }
+        let key = "\(url.host):\(url.port)"
+        let retries = max(0, config.retries ?? 1)
+        var attempt = 0
+        while true {
+            let connection: ReferenceConnection
+            if let pooled = pool.take(key) {
+                connection = pooled
+            } else {
+                do {
+                    connection = try await ReferenceConnection.connect(host: url.host, port: url.port, connectTimeout: config.connectTimeout ?? config.timeout)
+                } catch {
+                    note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
+                    if attempt < retries {
+                        attempt += 1
+                        continue
+                    }
+                    return ResponseBuilder.failure(error.kind, error.message)
+                }
+            }
+            connection.uses += 1
+            let result = await connection.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
+            switch result {
+            case .success(let response):
+                note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(connection.localPort ?? 0)")
+                if response.header("Connection")?.lowercased() == "close" { connection.close() } else { pool.put(key, connection) }
+                if method == "GET", response.status == 200, let lifetime = Self.freshness(response) {
+                    cache.store(request.url, response, for: lifetime)
+                }
+                return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: connection.localPort)
+            case .failure(let failure):
+                note("#\(request.id) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(connection.localPort ?? 0): \(failure.message)")
+                connection.close()
+                if attempt < retries {
+                    attempt += 1
+                    continue
+                }
+                return ResponseBuilder.failure(failure.kind, failure.message, localPort: connection.localPort)
+            }
+        }
+    }
+
+    /// Heuristic freshness (RFC 9111 §4.2.2 allows 10% of the age since Last-Modified).
+    static func freshness(_ response: RawResponse) -> Duration? {
+        if let control = response.header("Cache-Control") {
+            if ResponseCache.forbids(control) { return nil }
+            if let seconds = ResponseCache.maxAge(control) { return .seconds(seconds) }
+            return nil
+        }
+        guard let modified = response.header("Last-Modified").flatMap(ResponseCache.date) else { return nil }
+        let date = response.header("Date").flatMap(ResponseCache.date) ?? Date()
+        let age = date.timeIntervalSince(modified)
+        guard age > 0 else { return nil }
+        return .milliseconds(Int64(age * 100))  // 10% of the age, in ms
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NetsimHTTP
+import NetsimScenario
+
+/// A complete HTTP/1.1 response as the reference clients read it.
+struct RawResponse: Sendable {
+    var status: Int
+    var headers: [HTTPHeader]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// Why an exchange on a connection failed.
+struct ExchangeFailure: Error, Sendable {
+    var kind: ErrorKind
+    var message: String
+    /// Nothing of a response had arrived (so the request may not have been processed).
+    var beforeResponse: Bool
+}
+
+/// One keep-alive TCP connection of the reference clients: NIOHTTP1's client codec plus a handler
+/// that answers one request at a time. The remote may half-close (a FIN): the channel then stays
+/// open, so a client that does not look (`naive`) really writes its next request into it.
+final class ReferenceConnection: @unchecked Sendable {
+    let channel: any Channel
+    let localPort: Int?
+    let opened = ContinuousClock.now
+    /// Set by the pool's owner under its lock.
+    var idleSince = ContinuousClock.now
+    var uses = 0
+    private let exchange: ExchangeHandler
+
+    private init(channel: any Channel, exchange: ExchangeHandler) {
+        self.channel = channel
+        self.exchange = exchange
+        localPort = channel.localAddress?.port
+    }
+
+    static func connect(host: String, port: Int, connectTimeout: Duration?) async throws(ExchangeFailure) -> ReferenceConnection {
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.nanoseconds((connectTimeout ?? .seconds(10)).nanoseconds))
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
+                    try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
+                }
+            }
+        do {
+            let channel = try await bootstrap.connect(host: host, port: port).get()
+            let handler = try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.handler(type: ExchangeHandler.self)
+            }.get()
+            return ReferenceConnection(channel: channel, exchange: handler)
+        } catch {
+            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true)
+        }
+    }
+
+    /// Sends one request and reads its response, giving up (and closing) after `timeout`.
+    func exchange(method: String, url: PlainURL, headers: [HTTPHeader], body: String?, timeout: Duration?) async -> Result<RawResponse, ExchangeFailure> {
+        var requestHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: url.target)
+        requestHead.headers.add(name: "Host", value: url.authority)
+        requestHead.headers.add(name: "User-Agent", value: "netsim-reference")
+        for header in headers { requestHead.headers.add(name: header.name, value: header.value) }
+        let bodyBytes = body.map { Array($0.utf8) }
+        if let bodyBytes { requestHead.headers.replaceOrAdd(name: "Content-Length", value: "\(bodyBytes.count)") }
+        let head = requestHead
+        let exchange = self.exchange
+        let channel = self.channel
+        let limit = TimeAmount.nanoseconds((timeout ?? .seconds(30)).nanoseconds)
+        let future = channel.eventLoop.flatSubmit {
+            exchange.start(head: head, body: bodyBytes, channel: channel, timeout: limit)
+        }
+        do {
+            return .success(try await future.get())
+        } catch let failure as ExchangeFailure {
+            return .failure(failure)
+        } catch {
+            return .failure(ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true))
+        }
+    }
+
+    /// Whether the connection still looks usable from here: open, not half-closed by the server,
+    /// and nothing unsolicited arrived while it was idle. (A connection whose peer silently
+    /// vanished still looks usable: only sending on it tells.)
+    func looksAlive() async -> Bool {
+        let exchange = self.exchange
+        let channel = self.channel
+        return (try? await channel.eventLoop.submit { channel.isActive && exchange.idleAndClean }.get()) ?? false
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+}
+
+/// Answers one request at a time on its channel. Runs on the channel's event loop only.
+final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private var pending: EventLoopPromise<RawResponse>?
+    private var timer: Scheduled<Void>?
+    private var head: HTTPResponseHead?
+    private var body: [UInt8] = []
+    private var inputClosed = false
+    private var unsolicited = false
+    private var closed = false
+
+    var idleAndClean: Bool { pending == nil && !inputClosed && !unsolicited && !closed }
+
+    func start(head requestHead: HTTPRequestHead, body bodyBytes: [UInt8]?, channel: any Channel, timeout: TimeAmount) -> EventLoopFuture<RawResponse> {
+        let promise = channel.eventLoop.makePromise(of: RawResponse.self)
+        guard pending == nil else {
+            promise.fail(ExchangeFailure(kind: .other, message: "connection busy", beforeResponse: true))
+            return promise.futureResult
+        }
+        guard !closed else {
+            promise.fail(ExchangeFailure(kind: .reset, message: "the connection was already closed (\(ChannelError.ioOnClosedChannel))", beforeResponse: true))
+            return promise.futureResult
+        }
+        pending = promise
+        head = nil
+        body = []
+        timer = channel.eventLoop.scheduleTask(in: timeout) { [self] in
+            finish(.failure(ExchangeFailure(kind: .timeout, message: "no complete response within \(timeout.nanoseconds / 1_000_000) ms", beforeResponse: head == nil)))
+            channel.close(promise: nil)
+        }
+        let write = channel.eventLoop.makePromise(of: Void.self)
+        write.futureResult.whenFailure { [self] error in
+            finish(.failure(ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "writing the request: \(error)", beforeResponse: true)))
+        }
+        channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
+        if let bodyBytes, !bodyBytes.isEmpty {
+            channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: bodyBytes))), promise: nil)
+        }
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: write)
+        return promise.futureResult
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard pending != nil else {
+            unsolicited = true
+            return
+        }
+        switch unwrapInboundIn(data) {
+        case .head(let responseHead):
+            head = responseHead
+        case .body(var buffer):
+            body += buffer.readBytes(length: buffer.readableBytes) ?? []
+        case .end:
+            guard let responseHead = head else { return }
+            let headers = responseHead.headers.map { HTTPHeader($0.name, $0.value) }
+            finish(.success(RawResponse(status: Int(responseHead.status.code), headers: headers, body: body)))
+            if responseHead.headers[canonicalForm: "connection"].contains(where: { $0.lowercased() == "close" }) {
+                inputClosed = true
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            inputClosed = true
+            failIfPending(closedBy: "the server closed the connection (FIN)")
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let kind = NIOErrorKind.kind(of: error) {
+            finish(.failure(ExchangeFailure(kind: kind, message: "\(error)", beforeResponse: head == nil)))
+        } else {
+            // A parser error: typically EOF in the middle of a message.
+            failIfPending(closedBy: "\(error)")
+        }
+        closed = true
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closed = true
+        failIfPending(closedBy: "the connection closed")
+        context.fireChannelInactive()
+    }
+
+    private func failIfPending(closedBy reason: String) {
+        guard pending != nil else { return }
+        if head == nil {
+            finish(.failure(ExchangeFailure(kind: .closedBeforeResponse, message: reason + " before any response", beforeResponse: true)))
+        } else {
+            finish(.failure(ExchangeFailure(kind: .other, message: reason + " in the middle of the response (\(body.count) body bytes read)", beforeResponse: false)))
+        }
+    }
+
+    private func finish(_ result: Result<RawResponse, ExchangeFailure>) {
+        guard let promise = pending else { return }
+        pending = nil
+        timer?.cancel()
+        timer = nil
+        switch result {
+        case .success(let response): promise.succeed(response)
+        case .failure(let failure): promise.fail(failure)
+        }
+    }
+}
+
+/// Idle keep-alive connections per `host:port`, most recently returned last.
+final class ConnectionPool: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var idle: [String: [ReferenceConnection]] = [:]
+    let maxIdle: Int
+
+    init(maxIdle: Int) { self.maxIdle = max(1, maxIdle) }
+
+    /// Takes the most recently used idle connection (LIFO, like urllib3 and most pools).
+    func take(_ key: String) -> ReferenceConnection? {
+        lock.withLock { idle[key]?.popLast() }
+    }
+
+    /// Returns a connection for reuse; beyond `maxIdle` it is closed instead.
+    func put(_ key: String, _ connection: ReferenceConnection) {
+        let extra = lock.withLock { () -> ReferenceConnection? in
+            connection.idleSince = .now
+            if idle[key, default: []].count >= maxIdle { return connection }
+            idle[key, default: []].append(connection)
+            return nil
+        }
+        extra?.close()
+    }
+
+    /// Closes idle connections older than `age` since their last use.
+    func expire(olderThan age: Duration) {
+        let now = ContinuousClock.now
+        let old = lock.withLock { () -> [ReferenceConnection] in
+            var old: [ReferenceConnection] = []
+            for (key, list) in idle {
+                old += list.filter { now - $0.idleSince >= age }
+                idle[key] = list.filter { now - $0.idleSince < age }
+            }
+            return old
+        }
+        for connection in old { connection.close() }
+    }
+
+    /// Closes every idle connection to `key`.
+    func drain(_ key: String) {
+        let all = lock.withLock { idle.removeValue(forKey: key) ?? [] }
+        for connection in all { connection.close() }
+    }
+
+    func closeAll() {
+        let all = lock.withLock { () -> [ReferenceConnection] in
+            defer { idle.removeAll() }
+            return idle.values.flatMap { $0 }
+        }
+        for connection in all { connection.close() }
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimScenario
+
+/// `resilient`: a test instrument that applies the fixes for the incidents. A small, honest
+/// HTTP/1.1 client over SwiftNIO (docs/drivers.md, "resilient"):
+///
+/// - before reusing a pooled connection it checks it (open, no FIN from the server, nothing
+///   unsolicited arrived) and drops it otherwise; idle connections go after `idle_timeout`
+///   (default 30 s); when a reused connection fails at the connection level, every other idle
+///   connection to that host is dropped too (they were opened before the same network change);
+/// - retries (`retries`, default 1) only idempotent requests, only after a reset, a close
+///   before any response or a refused connect, and always on a fresh connection; a POST (any
+///   non-idempotent method) is never replayed: its failure is reported;
+/// - backs off before each retry: `backoff` (default 100 ms) × 2^(retry−1), capped at
+///   `backoff_cap` (default 5 s), times a jitter factor in [0.5, 1) drawn from the run's seed;
+/// - caches only `200` GET responses with an explicit `Cache-Control: max-age` (never heuristic
+///   freshness, never an error page) and only bodies that pass validation (length matches
+///   `Content-Length`; a JSON content type parses as JSON);
+/// - notices captive portals: a redirect to another host, or a known connectivity probe path
+///   (`/hotspot-detect.html`, `/generate_204`, `/connecttest.txt`, `/success.txt`) answered
+///   with anything but the expected answer → `error: other`, message `captive portal: …`.
+public final class ResilientDriver: ClientDriver, @unchecked Sendable {
+    public let name = "resilient (netsim reference client)"
+
+    private let config: DriverConfig
+    private let pool: ConnectionPool
+    private let cache = ResponseCache()
+    private let idleTimeout: Duration
+    private let backoff: Duration
+    private let backoffCap: Duration
+    private let lock = NSLock()
+    private var random: SeededRandom
+    private var text = BoundedText(limit: 64 * 1024)
+
+    public convenience init(client: ClientSpec, seed: UInt64 = 0) {
+        self.init(config: DriverConfig(client, seed: seed))
+    }
+
+    init(config: DriverConfig) {
+        self.config = config
+        pool = ConnectionPool(maxIdle: config.pool ?? 10)
+        idleTimeout = config.duration("idle_timeout") ?? .seconds(30)
+        backoff = config.duration("backoff") ?? .milliseconds(100)
+        backoffCap = config.duration("backoff_cap") ?? .seconds(5)
+        random = SeededRandom(seed: config.seed).derived(SeededRandom.label("resilient-backoff"))
+    }
+
+    public func ready(timeout: Duration) async throws {}
+
+    public func shutdown() async { pool.closeAll() }
+
+    public var log: String { get async { lock.withLock { text.text } } }
+
+    private func note(_ line: String) { lock.withLock { text.append(line + "\n") } }
+
+    /// The pause before retry number `retry` (1, 2, …).
+    func delay(beforeRetry retry: Int) -> Duration {
+        let exponent = min(max(retry - 1, 0), 30)
+        let base = min(backoff * (1 << exponent), backoffCap)
+        let jitter = lock.withLock { 0.5 + 0.5 * random.nextUnit() }
+        return base * jitter
+    }
+
+    public func perform(_ request: DriverRequest) async throws -> DriverResponse {
+        guard let url = PlainURL(request.url) else {
+            return ResponseBuilder.failure(.other, "resilient: only http:// URLs are supported: \(request.url)")
+        }
+        pool.expire(olderThan: idleTimeout)
+        let method = request.method.uppercased()
+        if method == "GET", let cached = cache.fresh(request.url) {
+            note("#\(request.id) \(method) \(url.target): served from cache")
+            return ResponseBuilder.response(status: cached.status, headers: cached.headers, body: cached.body, localPort: nil)
+        }
+        let key = "\(url.host):\(url.port)"
+        let retries = idempotentMethods.contains(method) ? max(0, config.retries ?? 1) : 0
+        var attempt = 0
+        while true {
+            if attempt > 0 {
+                let pause = delay(beforeRetry: attempt)
+                note("#\(request.id) backing off \(pause.compactDescription) before retry \(attempt)")
+                try? await Task.sleep(for: pause)
+            }
+            var connection: ReferenceConnection?
+            var reused = false
+            if attempt == 0 {
+                while let pooled = pool.take(key) {
+                    if await pooled.looksAlive() {
+                        connection = pooled
+                        reused = true
+                        break
+                    }
+                    note("#\(request.id) dropping dead pooled connection (port \(pooled.localPort ?? 0))")
+                    pooled.close()
+                }
+            }
+            if connection == nil {
+                do {
+                    connection = try await ReferenceConnection.connect(host: url.host, port: url.port, connectTimeout: config.connectTimeout ?? config.timeout)
+                } catch {
+                    note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
+                    if attempt < retries, error.kind == .refused {
+                        attempt += 1
+                        continue
+                    }
+                    return ResponseBuilder.failure(error.kind, error.message)
+                }
+            }
+            guard let connection else { continue }
+            let result = await connection.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
+            switch result {
+            case .success(let response):
+                note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(connection.localPort ?? 0)\(reused ? " (reused)" : "")")
+                if response.header("Connection")?.lowercased() == "close" { connection.close() } else { pool.put(key, connection) }
+                if let portal = Self.captivePortal(response, url: url) {
+                    note("#\(request.id) \(portal)")
+                    return ResponseBuilder.failure(.other, portal, localPort: connection.localPort)
+                }
+                if method == "GET", let lifetime = Self.cacheLifetime(response) {
+                    cache.store(request.url, response, for: lifetime)
+                }
+                return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: connection.localPort)
+            case .failure(let failure):
+                note("#\(request.id) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(connection.localPort ?? 0)\(reused ? " (reused)" : ""): \(failure.message)")
+                connection.close()
+                let connectionLevel = failure.kind == .reset || failure.kind == .closedBeforeResponse
+                if reused, connectionLevel { pool.drain(key) }
+                if attempt < retries, connectionLevel, failure.beforeResponse {
+                    attempt += 1
+                    continue
+                }
+                return ResponseBuilder.failure(failure.kind, failure.message, localPort: connection.localPort)
+            }
+        }
+    }
+
+    /// Only explicit freshness, only a 200 whose body passes validation.
+    static func cacheLifetime(_ response: RawResponse) -> Duration? {
+        guard response.status == 200, let control = response.header("Cache-Control"), !ResponseCache.forbids(control),
+              let seconds = ResponseCache.maxAge(control), seconds > 0, valid(response) else { return nil }
+        return .seconds(seconds)
+    }
+
+    static func valid(_ response: RawResponse) -> Bool {
+        if let length = response.header("Content-Length").flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), length != response.body.count {
+            return false
+        }
+        if response.header("Content-Type")?.lowercased().contains("json") == true {
+            return (try? JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed])) != nil
+        }
+        return true
+    }
+
+    /// Connectivity probes and what a network without a portal answers.
+    static let probes: [String: (status: Int, body: String?)] = [
+        "/hotspot-detect.html": (200, "Success"),
+        "/generate_204": (204, nil),
+        "/connecttest.txt": (200, "Microsoft Connect Test"),
+        "/success.txt": (200, "success"),
+    ]
+
+    /// A description when the response looks like a captive portal's, else nil.
+    static func captivePortal(_ response: RawResponse, url: PlainURL) -> String? {
+        if (300..<400).contains(response.status), let location = response.header("Location"),
+           let target = URLComponents(string: location), let host = target.host, !host.isEmpty,
+           host.lowercased() != url.host.lowercased() {
+            return "captive portal: redirected to \(location)"
+        }
+        let path = String(url.target.split(separator: "?", maxSplits: 1).first ?? "")
+        if let expected = probes[path] {
+            let body = String(decoding: response.body, as: UTF8.self)
+            if response.status != expected.status || !(expected.body.map { body.contains($0) } ?? response.body.isEmpty) {
+                return "captive portal: probe \(path) answered \(response.status) with unexpected content"
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NetsimCore
+import NetsimHTTP
+import NetsimScenario
+
+/// `urlsession`: Foundation's URLSession (on Linux FoundationNetworking, libcurl underneath).
+/// One session per run, so libcurl's connection pool persists across requests
+/// (docs/drivers.md, "urlsession").
+///
+/// - `timeout` → `timeoutIntervalForRequest` and `timeoutIntervalForResource`;
+///   `connect_timeout` has no URLSession knob and is ignored (logged);
+/// - `pool` → `httpMaximumConnectionsPerHost`;
+/// - `settings.cache`: `protocol` (default: `.useProtocolCachePolicy` with a memory URLCache)
+///   or `off` (`.reloadIgnoringLocalCacheData`, no URLCache);
+/// - `retries` is ignored: URLSession has no retry setting (logged when set);
+/// - `localPort` is always nil: libcurl knows it (CURLINFO_LOCAL_PORT) but URLSession does not
+///   pass it on, so `connection:` expectations cannot be judged for this driver.
+public final class URLSessionDriver: ClientDriver, @unchecked Sendable {
+    public let name = "urlsession (FoundationNetworking)"
+    private let session: URLSession
+    private let cachePolicy: URLRequest.CachePolicy
+    private let lock = NSLock()
+    private var text = BoundedText(limit: 64 * 1024)
+
+    public convenience init(client: ClientSpec, seed: UInt64 = 0) {
+        self.init(config: DriverConfig(client, seed: seed))
+    }
+
+    init(config: DriverConfig) {
+        let configuration = URLSessionConfiguration.default
+        if let timeout = config.timeout {
+            configuration.timeoutIntervalForRequest = timeout.seconds
+            configuration.timeoutIntervalForResource = timeout.seconds
+        }
+        if let pool = config.pool { configuration.httpMaximumConnectionsPerHost = pool }
+        var notes: [String] = []
+        switch config.settings["cache"]?.lowercased() ?? "protocol" {
+        case "off", "none", "false":
+            cachePolicy = .reloadIgnoringLocalCacheData
+            configuration.urlCache = nil
+        default:
+            cachePolicy = .useProtocolCachePolicy
+            configuration.urlCache = URLCache(memoryCapacity: 4 << 20, diskCapacity: 0, diskPath: nil)
+        }
+        configuration.requestCachePolicy = cachePolicy
+        if config.connectTimeout != nil { notes.append("connect_timeout ignored: URLSession has no connect timeout") }
+        if let retries = config.retries, retries > 0 { notes.append("retries: \(retries) ignored: URLSession does not retry on its own") }
+        for key in config.settings.keys.sorted() where key != "cache" { notes.append("unknown setting ignored: \(key)") }
+        session = URLSession(configuration: configuration)
+        text.append(notes.map { $0 + "\n" }.joined())
+    }
+
+    public func ready(timeout: Duration) async throws {}
+
+    public func shutdown() async { session.invalidateAndCancel() }
+
+    public var log: String { get async { lock.withLock { text.text } } }
+
+    public func perform(_ request: DriverRequest) async throws -> DriverResponse {
+        guard let url = URL(string: request.url) else {
+            return ResponseBuilder.failure(.other, "urlsession: not a URL: \(request.url)")
+        }
+        var urlRequest = URLRequest(url: url, cachePolicy: cachePolicy)
+        urlRequest.httpMethod = request.method
+        for header in request.headers { urlRequest.addValue(header.value, forHTTPHeaderField: header.name) }
+        if let body = request.body { urlRequest.httpBody = Data(body.utf8) }
+        do {
+            let (data, response) = try await session.data(for: urlRequest)
+            guard let http = response as? HTTPURLResponse else {
+                return ResponseBuilder.failure(.other, "urlsession: not an HTTP response")
+            }
+            let headers = http.allHeaderFields.compactMap { key, value -> HTTPHeader? in
+                guard let name = key as? String else { return nil }
+                return HTTPHeader(name, "\(value)")
+            }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+            return ResponseBuilder.response(status: http.statusCode, headers: headers, body: [UInt8](data), localPort: nil)
+        } catch {
+            let nsError = error as NSError
+            let message = "\(nsError.domain) \(nsError.code): \(nsError.localizedDescription)"
+            lock.withLock { text.append("#\(request.id) \(request.method) \(url.path): \(message)\n") }
+            return ResponseBuilder.failure(Self.kind(of: nsError), message)
+        }
+    }
+
+    /// URLError codes as FoundationNetworking reports libcurl's failures.
+    static func kind(of error: NSError) -> ErrorKind {
+        guard error.domain == NSURLErrorDomain else { return .other }
+        switch error.code {
+        case NSURLErrorCannotConnectToHost: return .refused  // −1004
+        case NSURLErrorNetworkConnectionLost: return .reset  // −1005
+        case NSURLErrorBadServerResponse, NSURLErrorZeroByteResource: return .closedBeforeResponse  // −1011 (libcurl: empty reply), −1014
+        case NSURLErrorTimedOut: return .timeout  // −1001
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return .dns  // −1003, −1006
+        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
+             NSURLErrorServerCertificateNotYetValid, NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorClientCertificateRejected:
+            return .tls
+        default: return .other
+        }
+    }
+}

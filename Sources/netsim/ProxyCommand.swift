@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import NetsimCore
+import NetsimLink
+import NetsimRelay
+import NetsimService
+
+/// `netsim proxy`: an HTTP forward proxy that impairs every connection it carries.
+struct ProxyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "proxy",
+        abstract: "An HTTP forward proxy (plain HTTP and CONNECT tunnels) that applies the link model and faults per connection.",
+        discussion: """
+            Examples:
+              netsim proxy --listen 127.0.0.1:8080 --profile 3g
+              curl -x http://127.0.0.1:8080 http://example.test/          (plain HTTP, absolute-form)
+              curl -x http://127.0.0.1:8080 https://example.test/         (CONNECT tunnel: never decrypted)
+              netsim proxy --listen 0.0.0.0:8080 --allow 192.168.1.0/24 --latency 200ms   (a phone on the LAN)
+
+            Clients from loopback are always allowed; others only from an --allow network.
+            Plain HTTP requests are forwarded with Connection: close (one request per connection).
+            See docs/service.md. Stops on Ctrl-C (SIGINT) or SIGTERM, or after --duration.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Address to accept clients on. Loopback unless you say otherwise. Default: 127.0.0.1:8080", valueName: "host:port"), transform: parseEndpoint)
+    var listen = Endpoint(host: "127.0.0.1", port: 8080)
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Also accept clients from these networks (CIDR). Example: --allow 192.168.1.0/24 10.0.0.7", valueName: "cidr"),
+            transform: { try AddressRange(parsing: $0) })
+    var allow: [AddressRange] = []
+
+    @OptionGroup(title: "Link model") var link: LinkOptions
+    @OptionGroup(title: "Connection faults") var faults: FaultOptions
+
+    @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
+    var events: String?
+
+    @Option(help: ArgumentHelp("Seed for every random decision. Example: --seed 42", valueName: "n"))
+    var seed: UInt64 = 1
+
+    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
+    var duration: Duration?
+
+    func run() async throws {
+        let stop = StopSignal()
+        let log = EventLog(retention: 0)
+        let sink: JSONLinesEventSink?
+        switch events {
+        case nil: sink = nil
+        case "-": sink = JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0)
+        case let path?:
+            do { sink = try JSONLinesEventSink(path: path) } catch {
+                throw ValidationError("cannot write events to \(path): \(error.localizedDescription)")
+            }
+        }
+        if let sink { log.addSink(sink) }
+        if !listen.isLoopback {
+            let who = allow.isEmpty ? "from loopback only (add --allow CIDR for others)"
+                : "from loopback and " + allow.map(\.description).joined(separator: ", ")
+            warnLoudly("""
+                netsim proxy listens on \(listen), which is NOT a loopback address. Clients are accepted \(who); \
+                they can reach anything this machine can reach.
+                """)
+        }
+        let proxy = ForwardProxy(
+            configuration: .init(listen: listen, link: link.configuration(), faults: faults.rules, seed: seed, allow: allow),
+            eventLog: log)
+        let bound: Endpoint
+        do {
+            bound = try await proxy.start()
+        } catch {
+            throw RuntimeError("cannot start the proxy on \(listen): \(error)")
+        }
+        printStatus("netsim proxy: http://\(bound)")
+        printStatus("  link: \(proxy.configuration.link)")
+        for rule in proxy.configuration.faults { printStatus("  fault: \(rule)") }
+        printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")
+        await stop.wait(duration: duration)
+        await proxy.stop()
+        log.flush()
+        printStatus("netsim proxy: stopped")
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import NetsimCore
+import NetsimService
+
+/// `netsim serve`: the Toxiproxy-compatible control API.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a Toxiproxy-compatible REST API: proxies are netsim relays, toxics are netsim models and faults.",
+        discussion: """
+            Examples:
+              netsim serve
+              netsim serve --port 0
+              netsim serve --host 0.0.0.0 --token s3cret     (other machines must send Authorization: Bearer s3cret)
+
+            Existing Toxiproxy clients work unchanged (toxiproxy-python, toxiproxy-go, toxiproxy-ruby, ...).
+            Prometheus metrics: GET /metrics. See docs/service.md.
+            Stops on Ctrl-C (SIGINT) or SIGTERM, or after --duration.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Address to bind the API to. Loopback unless you say otherwise; any other address needs --token. Default: 127.0.0.1", valueName: "host"))
+    var host = "127.0.0.1"
+
+    @Option(help: ArgumentHelp("Port of the API (Toxiproxy's is 8474; 0 picks a free port). Default: 8474", valueName: "port"))
+    var port = 8474
+
+    @Option(help: ArgumentHelp("Require the header `Authorization: Bearer TOKEN` on every request. Required with a non-loopback --host.", valueName: "token"))
+    var token: String?
+
+    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
+    var duration: Duration?
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        if !Self.isLoopback(host), (token ?? "").isEmpty {
+            throw ValidationError("--host \(host) is not a loopback address: add --token TOKEN so only clients that know it can change the network")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool { Endpoint(host: host, port: 0).isLoopback }
+
+    func run() async throws {
+        let stop = StopSignal()
+        if !Self.isLoopback(host) {
+            warnLoudly("""
+                netsim serve listens on \(host), which is NOT a loopback address: anyone who can reach it and knows \
+                the token can create proxies on this machine and reach whatever it can reach.
+                """)
+        }
+        let server = APIServer(api: ToxiproxyAPI(access: APIAccess(token: token)))
+        let bound: Endpoint
+        do {
+            bound = try await server.start(host: host, port: port)
+        } catch {
+            throw RuntimeError("cannot serve the API on \(host):\(port): \(error)")
+        }
+        printStatus("netsim serve: API on http://\(bound)\(token == nil ? "" : " (token required)")")
+        printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")
+        await stop.wait(duration: duration)
+        await server.stop()
+        printStatus("netsim serve: stopped")
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import NetsimCore
+import Testing
+@testable import NetsimPcap
+
+/// Empty, truncated, corrupt and non-pcap files: a clear error, never a crash.
+@Suite("bad capture files")
+struct BadInputTests {
+    static func write(_ bytes: [UInt8], _ name: String) throws -> String {
+        let path = temporaryPath(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func eachKindOfBadFileGetsItsOwnClearError() throws {
+        let fixtureBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixture("zeek-http-get.pcap"))))
+        let cases: [(String, [UInt8]?, PcapError.Kind, String)] = [
+            ("empty.pcap", [], .truncated, "empty"),
+            ("text.pcap", Array("this is not a capture\n".utf8), .notACapture, "not a pcap or pcapng"),
+            ("header-only.pcap", Array(fixtureBytes.prefix(10)), .truncated, "truncated"),
+            ("cut-packet.pcap", Array(fixtureBytes.prefix(200)), .truncated, "truncated"),
+            ("missing.pcap", nil, .cannotOpen, "cannot open"),
+        ]
+        for (name, bytes, kind, words) in cases {
+            let path = bytes == nil ? temporaryPath(name) : try Self.write(bytes!, name)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            do {
+                _ = try Capture.load(path: path)
+                Issue.record("\(name) loaded")
+            } catch let error as PcapError {
+                #expect(error.kind == kind, "\(name): \(error)")
+                #expect(error.message.contains(path) && error.message.contains(words), "\(name): \(error)")
+            }
+        }
+        let folder = temporaryPath("folder")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(throws: PcapError.self) { try Capture.load(path: folder) }
+    }
+
+    @Test func anUnsupportedLinkTypeIsNamed() throws {
+        let path = temporaryPath("usb.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try PcapFileWriter(path: path, linkType: 189)  // USB Linux
+        writer.write([1, 2, 3, 4], nanoseconds: 1)
+        writer.close()
+        #expect {
+            try Capture.load(path: path)
+        } throws: { error in
+            (error as? PcapError).map { $0.kind == .unsupportedLinkType && $0.message.contains("USB") } ?? false
+        }
+    }
+
+    /// Truncations at many offsets and seeded byte flips of every fixture: each mutant either
+    /// loads (and replay and profile then run on it) or fails with a PcapError.
+    @Test func mutatedFixturesNeverCrash() throws {
+        var random = SeededRandom(seed: 2024)
+        var loaded = 0
+        var refused = 0
+        var mutants = 0
+        let start = ContinuousClock.now
+        for name in allFixtures {
+            let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixture(name))))
+            let big = original.count > 100_000
+            var variants: [[UInt8]] = []
+            // Truncations: every offset inside the file header, then evenly spread cuts.
+            for cut in 0..<min(40, original.count) { variants.append(Array(original.prefix(cut))) }
+            let spread = big ? 8 : 40
+            for i in 1...spread { variants.append(Array(original.prefix(original.count * i / (spread + 1)))) }
+            // Byte flips: 1 to 8 random bytes set to random values.
+            for _ in 0..<(big ? 8 : 60) {
+                var mutant = original
+                for _ in 0..<(1 + Int(random.next() % 8)) {
+                    let at = Int(random.next() % UInt64(mutant.count))
+                    mutant[at] = UInt8(truncatingIfNeeded: random.next())
+                }
+                variants.append(mutant)
+            }
+            let path = temporaryPath("mutant.pcap")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            for variant in variants {
+                mutants += 1
+                try Data(variant).write(to: URL(fileURLWithPath: path))
+                do {
+                    let capture = try Capture.load(path: path)
+                    loaded += 1
+                    for flow in capture.flows { _ = FlowProfile(flow) }
+                    _ = try? ReplayPlan(capture: capture)
+                    _ = capture.notes
+                } catch is PcapError {
+                    refused += 1
+                }
+            }
+        }
+        #expect(loaded + refused == mutants)
+        #expect(loaded > 0 && refused > 0)
+        #expect(mutants > 900)
+        #expect(ContinuousClock.now - start < .seconds(30), "\(mutants) mutants took \(ContinuousClock.now - start)")
+    }
+
+    @Test func theCommandsExitNonZeroWithTheReason() async throws {
+        let empty = try Self.write([], "empty.pcap")
+        let text = try Self.write(Array("hello\n".utf8), "text.pcap")
+        defer {
+            try? FileManager.default.removeItem(atPath: empty)
+            try? FileManager.default.removeItem(atPath: text)
+        }
+        for arguments in [["profile", empty], ["profile", text, "--scn"], ["replay", empty, "--list"], ["replay", text], ["profile", "/nonexistent.pcap"]] {
+            let (status, _, stderr) = try await runNetsim(arguments)
+            #expect(status != 0, "\(arguments)")
+            #expect(stderr.contains(arguments[1]), "\(arguments): \(stderr)")
+            #expect(!stderr.contains("Fatal error"), "\(arguments): \(stderr)")
+        }
+        let (status, _, stderr) = try await runNetsim(["profile", fixture("zeek-http-get.pcap"), "--flow", "nonsense"])
+        #expect(status != 0 && stderr.contains("not a flow selector"))
+    }
+}

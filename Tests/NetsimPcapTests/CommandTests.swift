@@ -1,0 +1,150 @@
+import Foundation
+import NetsimCore
+import NetsimLink
+import NetsimLoopback
+import NetsimScenario
+import Testing
+@testable import NetsimPcap
+
+/// `netsim profile`, `netsim replay`, and `--pcap` on `relay`, `run` and `test`, as processes.
+@Suite("pcap commands", .serialized)
+struct CommandTests {
+    static func scenario(name: String, upstream: String, link: String = "link:\n  latency: 5ms") -> String {
+        """
+        name: \(name)
+        description: The captured keep-alive exchanges, replayed through the relay.
+        seed: 1
+        upstream:
+          \(upstream)
+        \(link)
+        client:
+          driver: exec
+          command: [python3, \(repositoryRoot)/Fixtures/clients/urllib3_client.py]
+          timeout: 5s
+        timeline:
+          - request: css
+            path: /style/enhanced.css
+          - request: js
+            path: /script/urchin.js
+          - request: png
+            path: /images/template/screen/key-point-top.png
+        expect:
+          - request: css
+            status: 200
+          - request: png
+            status: 200
+          - server: {}
+            count: 3
+        """
+    }
+
+    @Test func profileScnPrintsALinkBlockTheScenarioParserAccepts() async throws {
+        let (status, stdout, _) = try await runNetsim(["profile", fixture("zeek-http-206_example_c.pcap"), "--scn"])
+        #expect(status == 0)
+        #expect(stdout.contains("link:") && stdout.contains("latency:") && stdout.contains("down: {"))
+        let block = stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+        let parsed = try ScenarioParser.parse(source: Self.scenario(name: "inferred", upstream: "address: 127.0.0.1:9", link: block), file: "inferred.scn")
+        #expect((20_000_000...25_000_000).contains(parsed.link.down.latency.nanoseconds))
+        #expect((parsed.link.down.loss?.averageLoss ?? 0) > 0.01)
+        let (_, text, _) = try await runNetsim(["profile", fixture("zeek-http-206_example_c.pcap"), "--flow", "2"])
+        #expect(text.contains("flow 2:") && !text.contains("flow 1:"))
+        #expect(text.contains("6 retransmissions (2 fast)"))
+    }
+
+    @Test func replayServesUntilItsDurationEnds() async throws {
+        let process = Process()
+        process.executableURL = netsimExecutable()
+        process.arguments = ["replay", fixture("zeek-http-get.pcap"), "--duration", "4s"]
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let port: Int = try await offload {
+            var text = ""
+            while !text.contains("serving") {
+                let data = stderr.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            let line = text.split(separator: "\n").first { $0.hasPrefix("netsim replay: ") } ?? ""
+            return Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") ?? 0
+        }
+        let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-get.pcap")))
+        let answer = try await offload {
+            let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
+            defer { socket.close() }
+            try socket.send(plan.exchanges[0].request)
+            return try socket.receive(exactly: plan.exchanges[0].response.count)
+        }
+        #expect(answer == plan.exchanges[0].response)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func relayPcapRecordsBothLegs() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        let path = temporaryPath("relay.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let process = Process()
+        process.executableURL = netsimExecutable()
+        process.arguments = ["relay", "--upstream", server.endpoint.description, "--pcap", path, "--duration", "3s"]
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let port: Int = try await offload {
+            var text = ""
+            while !text.contains("recording:") {
+                let data = stderr.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            let line = text.split(separator: "\n").first { $0.hasPrefix("netsim relay: ") } ?? ""
+            return Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") ?? 0
+        }
+        try await offload {
+            let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
+            try socket.send("through the relay")
+            _ = try socket.receive(exactly: 17)
+            socket.shutdownWrite()
+            _ = try socket.receiveToEnd()
+            socket.close()
+        }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let capture = try Capture.load(path: path)
+        #expect(capture.flows.count == 2)
+        #expect(capture.flows.allSatisfy { String(decoding: $0.request.bytes, as: UTF8.self) == "through the relay" })
+        #expect(try Tshark.conversations(path).count == 2)
+    }
+
+    @Test func aScenarioReplaysACaptureAndRunAndTestRecordIt() async throws {
+        let folder = temporaryPath("scenario")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The capture beside the scenario, named relative to it.
+        try FileManager.default.copyItem(atPath: fixture("zeek-http-pipelined-requests.pcap"), toPath: folder + "/pipelined.pcap")
+        let file = folder + "/replay.scn"
+        try Self.scenario(name: "replay-pipelined", upstream: "replay: pipelined.pcap").write(toFile: file, atomically: true, encoding: .utf8)
+
+        let recording = folder + "/run.pcap"
+        let (status, stdout, stderr) = try await runNetsim(["run", file, "--pcap", recording])
+        #expect(status == 0, "netsim run: \(stdout)\n\(stderr)")
+        let capture = try Capture.load(path: recording)
+        #expect(capture.flows.count >= 2 && capture.flows.count % 2 == 0, "two legs per relayed connection")
+        #expect(try Tshark.conversations(recording).count == capture.flows.count)
+        let requests = capture.flows.flatMap { flow in (try? ReplayPlan(capture: Capture(path: "", linkTypeName: "", snapshotLength: 0, packetCount: 0, flows: [flow], skipped: [:], truncatedSegments: 0)).exchanges) ?? [] }
+        #expect(requests.filter { $0.target == "/script/urchin.js" }.count == 2, "each request shows on both legs")
+        #expect(try Tshark.run(["-r", recording, "-Y", "tcp.analysis.flags and not tcp.analysis.window_update"]).isEmpty)
+
+        let captures = folder + "/captures"
+        let (testStatus, testOut, _) = try await runNetsim(["test", file, "--pcap", captures])
+        #expect(testStatus == 0, "\(testOut)")
+        #expect(FileManager.default.fileExists(atPath: captures + "/replay-pipelined.pcap"))
+        #expect(try Capture.load(path: captures + "/replay-pipelined.pcap").flows.count >= 2)
+    }
+}

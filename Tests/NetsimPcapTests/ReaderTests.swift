@@ -1,0 +1,142 @@
+import CPcap
+import Foundation
+import NetsimCore
+import Testing
+@testable import NetsimPcap
+
+/// Reading captures: every link type, IPv4 and IPv6, pcapng, and reassembly of what real
+/// captures contain.
+@Suite("pcap reading and TCP reassembly")
+struct ReaderTests {
+    /// A short conversation, as IP packets: handshake, a request, an answer in two segments, FINs.
+    static func conversation(client: PacketEndpoint = clientEnd, server: PacketEndpoint = serverEnd) -> [[UInt8]] {
+        var tcp = SyntheticConnection(initiator: client, responder: server, initialSequence: 1000)
+        var packets = tcp.handshake()
+        packets += Array("GET /a HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { tcp.data(from: .initiator, $0) }
+        packets += Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".utf8).withUnsafeBytes { tcp.data(from: .responder, $0) }
+        packets += tcp.fin(from: .initiator) + tcp.fin(from: .responder)
+        return packets
+    }
+
+    /// Writes `packets` under a link header with the given DLT.
+    static func write(_ packets: [[UInt8]], dlt: Int32, header: ([UInt8]) -> [UInt8]) throws -> String {
+        let path = temporaryPath("link-\(dlt).pcap")
+        let writer = try PcapFileWriter(path: path, linkType: dlt)
+        for (i, packet) in packets.enumerated() { writer.write(header(packet) + packet, nanoseconds: 1_000_000_000 + Int64(i) * 1000) }
+        writer.close()
+        return path
+    }
+
+    static func etherType(_ packet: [UInt8]) -> [UInt8] { packet[0] >> 4 == 6 ? [0x86, 0xdd] : [0x08, 0x00] }
+
+    @Test(arguments: ["ipv4", "ipv6"])
+    func everyLinkTypeDecodesToTheSameConversation(family: String) throws {
+        let v6 = family == "ipv6"
+        let client = v6 ? PacketEndpoint(address: IPAddressText.parse("2001:db8::1")!, port: 40_000) : clientEnd
+        let server = v6 ? PacketEndpoint(address: IPAddressText.parse("2001:db8::2")!, port: 80) : serverEnd
+        let packets = Self.conversation(client: client, server: server)
+        let links: [(String, Int32, ([UInt8]) -> [UInt8])] = [
+            ("ethernet", DLT_EN10MB, { [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] + Self.etherType($0) }),
+            ("ethernet+vlan", DLT_EN10MB, { [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x81, 0x00, 0, 7] + Self.etherType($0) }),
+            ("sll", DLT_LINUX_SLL, { [0, 0, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0] + Self.etherType($0) }),
+            ("sll2", DLT_LINUX_SLL2, { Self.etherType($0) + [0, 0, 0, 0, 0, 2, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0] }),
+            ("raw", DLT_RAW, { _ in [] }),
+            ("null", DLT_NULL, { $0[0] >> 4 == 6 ? [10, 0, 0, 0] : [2, 0, 0, 0] }),  // little-endian AF
+            ("null big-endian", DLT_NULL, { $0[0] >> 4 == 6 ? [0, 0, 0, 30] : [0, 0, 0, 2] }),
+            ("loop", DLT_LOOP, { $0[0] >> 4 == 6 ? [0, 0, 0, 24] : [0, 0, 0, 2] }),
+        ]
+        for (name, dlt, header) in links {
+            let path = try Self.write(packets, dlt: dlt, header: header)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let capture = try Capture.load(path: path)
+            #expect(capture.flows.count == 1, "\(name)")
+            guard let flow = capture.flows.first else { continue }
+            #expect(flow.client == client && flow.server == server, "\(name)")
+            #expect(String(decoding: flow.request.bytes, as: UTF8.self) == "GET /a HTTP/1.1\r\nHost: x\r\n\r\n", "\(name)")
+            #expect(String(decoding: flow.response.bytes, as: UTF8.self).hasSuffix("hello"), "\(name)")
+            #expect(FlowProfile(flow).close.description == "client FIN first, then server FIN", "\(name)")
+        }
+    }
+
+    @Test func pcapngReadsTheSameAsPcap() throws {
+        let ng = temporaryPath("fixture.pcapng")
+        defer { try? FileManager.default.removeItem(atPath: ng) }
+        _ = try Tshark.run(["-r", fixture("zeek-http-pipelined-requests.pcap"), "-F", "pcapng", "-w", ng])
+        let original = try Capture.load(path: fixture("zeek-http-pipelined-requests.pcap"))
+        let converted = try Capture.load(path: ng)
+        #expect(converted.packetCount == original.packetCount)
+        #expect(converted.flows.count == 1)
+        #expect(converted.flows.first?.response.bytes == original.flows.first?.response.bytes)
+        #expect(converted.flows.first?.packets.map(\.time) == original.flows.first?.packets.map(\.time))
+    }
+
+    @Test func reassemblySurvivesRetransmissionsOverlapsReorderingAndWrapAround() throws {
+        let builder = try CaptureBuilder(path: temporaryPath("messy.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let text = Array("0123456789abcdefghijklmnopqrstuvwxyz".utf8)
+        // The ISN sits just below 2³² so the stream wraps.
+        let isn: UInt32 = 0xFFFF_FFF0
+        let s = { (offset: Int) in isn &+ 1 &+ UInt32(offset) }
+        func data(_ range: Range<Int>) -> [UInt8] { segment(clientEnd, serverEnd, seq: s(range.lowerBound), Array(text[range])) }
+        builder.write([segment(clientEnd, serverEnd, seq: isn, flags: .syn)])
+        builder.write([segment(serverEnd, clientEnd, seq: 5000, ack: s(0), flags: [.syn, .ack])])
+        for piece in [data(0..<10), data(20..<30), data(10..<20), data(5..<15), data(0..<10), data(25..<36), data(30..<36)] {
+            builder.advance(1_000_000)
+            builder.write([piece])
+        }
+        builder.close()
+        let flow = try #require(try Capture.load(path: builder.path).flows.first)
+        #expect(flow.request.bytes == text)
+        #expect(flow.request.isComplete)
+        #expect(flow.request.time(at: 20)! < flow.request.time(at: 10)!, "bytes 20… arrived before bytes 10…")
+        let analysis = SequenceAnalysis(flow)
+        #expect(analysis.count(.retransmission, in: flow) + analysis.count(.outOfOrder, in: flow) >= 3)
+    }
+
+    @Test func aCaptureStartingMidFlowStartsTheStreamAtTheFirstByteSeen() throws {
+        let builder = try CaptureBuilder(path: temporaryPath("midflow.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        // No handshake; an out-of-order segment comes first; the server has port 80.
+        builder.write([segment(serverEnd, clientEnd, seq: 7010, ack: 1, Array("ld".utf8))])
+        builder.advance(1000)
+        builder.write([segment(serverEnd, clientEnd, seq: 7000, ack: 1, Array("hello, wor".utf8))])
+        builder.close()
+        let capture = try Capture.load(path: builder.path)
+        let flow = try #require(capture.flows.first)
+        #expect(flow.client == clientEnd && !flow.clientFromHandshake, "port 80 marks the server")
+        #expect(String(decoding: flow.response.bytes, as: UTF8.self) == "hello, world")
+    }
+
+    @Test func aShortSnaplenIsReportedAndTheMissingBytesZeroFilled() throws {
+        let builder = try CaptureBuilder(path: temporaryPath("snaplen.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let body = [UInt8](repeating: 0x41, count: 100)
+        builder.write([segment(clientEnd, serverEnd, seq: 1, flags: .syn)])
+        builder.write([segment(clientEnd, serverEnd, seq: 2, body)], captureLength: 40 + 60)
+        builder.write([segment(clientEnd, serverEnd, seq: 102, body)])
+        builder.write([segment(clientEnd, serverEnd, seq: 202, body)], captureLength: 30)  // headers cut
+        builder.close()
+        let capture = try Capture.load(path: builder.path)
+        #expect(capture.truncatedSegments == 1)
+        #expect(capture.skipped["headers cut by the snaplen"] == 1)
+        #expect(capture.notes.contains { $0.contains("snaplen") })
+        let flow = try #require(capture.flows.first)
+        #expect(flow.request.bytes.count == 200)
+        #expect(flow.request.missing == [60..<100])
+        #expect(Array(flow.request.bytes[100..<200]) == body)
+    }
+
+    @Test func theAnalysisMatchesTsharkOnRetransmissionsOutOfOrderAndDuplicateAcks() throws {
+        let path = fixture("zeek-http-206_example_c.pcap")
+        let capture = try Capture.load(path: path)
+        for (flag, field) in [(PacketFlags.retransmission, "tcp.analysis.retransmission"), (.fastRetransmission, "tcp.analysis.fast_retransmission"),
+                              (.outOfOrder, "tcp.analysis.out_of_order"), (.duplicateAck, "tcp.analysis.duplicate_ack"),
+                              (.spuriousRetransmission, "tcp.analysis.spurious_retransmission"), (.previousNotCaptured, "tcp.analysis.lost_segment")] {
+            let tshark = try Tshark.fields(path, filter: field, ["tcp.stream"])
+            for (stream, flow) in capture.flows.enumerated() {
+                let theirs = tshark.filter { $0.first == "\(stream)" }.count
+                #expect(SequenceAnalysis(flow).count(flag, in: flow) == theirs, "\(field) in stream \(stream)")
+            }
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import NIOCore
+import NetsimCore
+import NetsimLink
+import NetsimLoopback
+import NetsimRelay
+import Testing
+@testable import NetsimPcap
+
+/// Recording a relay: both legs as real-looking TCP, read back with libpcap and with tshark.
+@Suite("pcap recording")
+struct RecorderTests {
+    /// Relays through a recording relay, runs `client` against it, waits until every relayed
+    /// connection has ended, and returns the capture file.
+    static func record(
+        link: LinkConfiguration = .unimpaired, upstream: Endpoint, connections: Int = 1,
+        _ client: @escaping @Sendable (Endpoint) throws -> Void
+    ) async throws -> String {
+        let path = temporaryPath("recording.pcap")
+        let recorder = try PcapRecorder(path: path)
+        let relay = Relay(configuration: RelayConfiguration(upstream: upstream, link: link), tap: recorder)
+        let endpoint = try await relay.start()
+        do {
+            try await offload { try client(endpoint) }
+        } catch {
+            await relay.stop()
+            recorder.close()
+            throw error
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while relay.openConnectionCount > 0 || recorder.packetCount == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        await relay.stop()
+        recorder.close()
+        return path
+    }
+
+    @Test func bothLegsAreTCPConversationsWithTheExactBytesAndNothingForWiresharkToFlag() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        let request = [UInt8](text: "GET /feed HTTP/1.1\r\nHost: x\r\n\r\n")
+        let path = try await Self.record(upstream: server.endpoint) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            try socket.send(request)
+            _ = try socket.receive(exactly: request.count)
+            socket.shutdownWrite()
+            _ = try socket.receiveToEnd()
+            socket.close()
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+
+        // In-process, through libpcap.
+        let capture = try Capture.load(path: path)
+        #expect(capture.linkTypeName.contains("RAW"))
+        #expect(capture.flows.count == 2)
+        for flow in capture.flows {
+            #expect(flow.clientFromHandshake)
+            #expect(flow.request.bytes == request)
+            #expect(flow.response.bytes == request)
+            #expect(SequenceAnalysis(flow).flags.allSatisfy { $0.isEmpty })
+            #expect(FlowProfile(flow).close.first?.kind == .fin)
+        }
+        let relayPort = UInt16(capture.flows[0].server.port)
+        #expect(capture.flows.contains { $0.server.port == UInt16(server.endpoint.port) }, "the upstream leg ends at the upstream's port")
+        #expect(relayPort != UInt16(server.endpoint.port), "the client leg ends at the relay's port")
+
+        // tshark: two conversations, the exact bytes each way, no analysis flags, valid checksums.
+        #expect(try Tshark.conversations(path).count == 2)
+        for stream in 0..<2 {
+            let (first, second) = try Tshark.follow(path, stream: stream)
+            #expect(first == request)
+            #expect(second == request)
+        }
+        #expect(try Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
+        let badChecksums = try Tshark.run([
+            "-r", path, "-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
+            "-Y", "ip.checksum.status != 1 or tcp.checksum.status != 1",
+        ])
+        #expect(badChecksums.isEmpty, "every IPv4 and TCP checksum verifies: \(badChecksums)")
+        let handshakes = try Tshark.fields(path, filter: "tcp.flags.syn == 1 and tcp.flags.ack == 0", ["tcp.stream"])
+        #expect(handshakes.count == 2)
+    }
+
+    @Test func largeTransfersAreSegmentedAndReassembleExactly() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        var random = SeededRandom(seed: 5)
+        let payload = (0..<300_000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let path = try await Self.record(upstream: server.endpoint) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            try socket.send(payload)
+            socket.shutdownWrite()
+            let echoed = try socket.receiveToEnd()
+            guard echoed.count == payload.count else { throw SocketFailure.other(errno: EIO) }
+            socket.close()
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let capture = try Capture.load(path: path)
+        #expect(capture.flows.count == 2)
+        for flow in capture.flows {
+            #expect(flow.request.bytes == payload)
+            #expect(flow.response.bytes == payload)
+            #expect(flow.packets.allSatisfy { $0.payloadLength <= SyntheticPacket.maximumPayload })
+        }
+        let (first, second) = try Tshark.follow(path, stream: 1)
+        #expect(first == payload && second == payload)
+        #expect(try Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
+    }
+
+    @Test func aClientResetShowsAsRSTFromTheClientAndThenFromTheRelayUpstream() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        let path = try await Self.record(upstream: server.endpoint) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            try socket.send("ping")
+            _ = try socket.receive(exactly: 4)
+            socket.reset()
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let capture = try Capture.load(path: path)
+        #expect(capture.flows.count == 2)
+        let clientLeg = try #require(capture.flows.first { $0.server.port != UInt16(server.endpoint.port) })
+        let upstreamLeg = try #require(capture.flows.first { $0.server.port == UInt16(server.endpoint.port) })
+        #expect(FlowProfile(clientLeg).close.first == CloseSummary.Step(fromClient: true, kind: .rst, time: FlowProfile(clientLeg).close.first!.time))
+        // The relay forwards the reset: the upstream leg's RST comes from the relay (its client end).
+        #expect(FlowProfile(upstreamLeg).close.first?.kind == .rst)
+        #expect(FlowProfile(upstreamLeg).close.first?.fromClient == true)
+        let resets = try Tshark.fields(path, filter: "tcp.flags.reset == 1", ["tcp.srcport"])
+        #expect(resets.count == 2)
+    }
+
+    @Test func timestampsShowWhenBytesCrossedEachSocketAfterTheDelay() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        var link = LinkConfiguration.unimpaired
+        link.up.latency = .milliseconds(80)
+        let path = try await Self.record(link: link, upstream: server.endpoint) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            try socket.send("hello")
+            _ = try socket.receive(exactly: 5)
+            socket.shutdownWrite()
+            _ = try socket.receiveToEnd()
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let capture = try Capture.load(path: path)
+        let clientLeg = try #require(capture.flows.first { $0.server.port != UInt16(server.endpoint.port) })
+        let upstreamLeg = try #require(capture.flows.first { $0.server.port == UInt16(server.endpoint.port) })
+        let arrived = try #require(clientLeg.request.chunks.first?.time)
+        let forwarded = try #require(upstreamLeg.request.chunks.first?.time)
+        #expect(forwarded - arrived >= 79_000_000, "the upstream leg shows the bytes \(forwarded - arrived) ns later")
+        // Wall-clock timestamps: within a minute of now.
+        let now = Int64(Date().timeIntervalSince1970 * 1e9)
+        #expect(abs(now - arrived) < 60_000_000_000)
+    }
+
+    @Test func concurrentConnectionsFromSeveralEventLoopsEachGetTwoConversations() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        let path = try await Self.record(upstream: server.endpoint) { endpoint in
+            let group = DispatchGroup()
+            let failures = NSLock()
+            nonisolated(unsafe) var failed = 0
+            for i in 0..<6 {
+                group.enter()
+                DispatchQueue.global().async {
+                    defer { group.leave() }
+                    do {
+                        let socket = try BlockingSocket.connect(to: endpoint)
+                        try socket.send("connection \(i)")
+                        _ = try socket.receive(exactly: "connection \(i)".utf8.count)
+                        socket.shutdownWrite()
+                        _ = try socket.receiveToEnd()
+                    } catch {
+                        failures.withLock { failed += 1 }
+                    }
+                }
+            }
+            guard group.wait(timeout: .now() + 10) == .success, failed == 0 else { throw SocketFailure.other(errno: EIO) }
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let capture = try Capture.load(path: path)
+        #expect(capture.flows.count == 12)
+        #expect(Set(capture.flows.map { String(decoding: $0.request.bytes, as: UTF8.self) }).count == 6)
+        #expect(try Tshark.conversations(path).count == 12)
+        #expect(try Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
+    }
+
+    @Test func ipv6LegsAreWrittenAsIPv6WithValidChecksums() throws {
+        let path = temporaryPath("v6.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = try PcapRecorder(path: path)
+        let id = ConnectionID(1)
+        let client = try SocketAddress(ipAddress: "2001:db8::1", port: 50_000)
+        let relay = try SocketAddress(ipAddress: "2001:db8::2", port: 8080)
+        var buffer = ByteBufferAllocator().buffer(capacity: 5)
+        buffer.writeString("hello")
+        recorder.legOpened(id, leg: .client, local: relay, remote: client, at: 1_000)
+        recorder.received(id, leg: .client, buffer, at: 2_000)
+        recorder.sent(id, leg: .client, buffer, at: 3_000)
+        recorder.ended(id, leg: .client, .fin, fromPeer: true, at: 4_000)
+        recorder.ended(id, leg: .client, .fin, fromPeer: false, at: 5_000)
+        recorder.close()
+        let capture = try Capture.load(path: path)
+        #expect(capture.flows.count == 1)
+        #expect(capture.flows[0].client.isIPv6 && capture.flows[0].client.description == "2001:db8::1:50000")
+        #expect(capture.flows[0].request.bytes == [UInt8](text: "hello"))
+        #expect(try Tshark.fields(path, filter: "ipv6 and tcp", ["tcp.stream"]).count == capture.flows[0].packets.count)
+        let bad = try Tshark.run(["-r", path, "-o", "tcp.check_checksum:TRUE", "-Y", "tcp.checksum.status != 1 or tcp.analysis.flags"])
+        #expect(bad.isEmpty)
+    }
+}

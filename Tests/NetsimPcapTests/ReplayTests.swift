@@ -1,0 +1,164 @@
+import Foundation
+import NetsimCore
+import NetsimLoopback
+import Testing
+@testable import NetsimPcap
+
+/// The replay server, driven by plain sockets.
+@Suite("replay")
+struct ReplayTests {
+    static func withReplay<T: Sendable>(
+        _ plan: ReplayPlan, timing: ReplayTiming = .immediate, _ body: @escaping @Sendable (Endpoint) throws -> T
+    ) async throws -> (T, [ReplayedRequest]) {
+        let server = ReplayServer(plan: plan, timing: timing)
+        let endpoint = try await server.start()
+        do {
+            let result = try await offload { try body(endpoint) }
+            await server.stop()
+            return (result, server.requests)
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    @Test func theFiveKeepAliveExchangesReplayByteForByteOnOneConnection() async throws {
+        let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-pipelined-requests.pcap")))
+        let (answers, served) = try await Self.withReplay(plan) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            defer { socket.close() }
+            return try plan.exchanges.map { exchange in
+                try socket.send(exchange.request)
+                return try socket.receive(exactly: exchange.response.count)
+            }
+        }
+        #expect(answers == plan.exchanges.map(\.response))
+        #expect(served.map(\.target) == plan.exchanges.map(\.target))
+        #expect(served.map(\.reusedConnection) == [false, true, true, true, true])
+        #expect(Set(served.map(\.connection)).count == 1)
+    }
+
+    @Test func aRepeatedPathIsAnsweredInCaptureOrderAcrossConnections() async throws {
+        let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-206_example_c.pcap")))
+        let target = plan.exchanges[0].target
+        let request = Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let (answers, served) = try await Self.withReplay(plan) { endpoint in
+            try (0..<4).map { _ in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                try socket.send(request)
+                return try readResponse(socket)
+            }
+        }
+        #expect(answers == plan.exchanges.prefix(4).map(\.response))
+        #expect(served.map { "\($0.flow!)#\($0.exchange!)" } == plan.exchanges.prefix(4).map { "\($0.flow)#\($0.index)" })
+    }
+
+    @Test func anUnknownRequestGetsA404AndTheConnectionStaysUsable() async throws {
+        let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-get.pcap")))
+        let (texts, served) = try await Self.withReplay(plan) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            defer { socket.close() }
+            try socket.send("GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n")
+            let missing = try readResponse(socket)
+            try socket.send("GET /download/CHANGES.bro-aux.txt?v=2 HTTP/1.1\r\nHost: x\r\n\r\n")
+            let found = try readResponse(socket)
+            return (String(decoding: missing, as: UTF8.self), found)
+        }
+        #expect(texts.0.hasPrefix("HTTP/1.1 404 "))
+        #expect(texts.1 == plan.exchanges[0].response, "falls back to the path without the query")
+        #expect(served.map(\.status) == [404, 200])
+    }
+
+    @Test func theServersFINAfterA503IsReplayedAndIdleResetsFollowTheTiming() async throws {
+        let fin = try ReplayPlan(capture: Capture.load(path: fixture("pcpp-one_http_stream_rst.pcap")))
+        let (tail, _) = try await Self.withReplay(fin) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            defer { socket.close() }
+            try socket.send(fin.exchanges[0].request)
+            return try socket.receiveToEnd(timeout: .seconds(5))
+        }
+        #expect(tail == fin.exchanges[0].response, "answer, then EOF")
+
+        // The idle RST 9.1 s after the answer, at 20× speed: about 455 ms.
+        let idle = try ReplayPlan(capture: Capture.load(path: fixture("arkime-http-wrapped-header.pcap")))
+        let (outcome, _) = try await Self.withReplay(idle, timing: ReplayTiming(speed: 20)) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            defer { socket.close() }
+            try socket.send(idle.exchanges[0].request)
+            let start = ContinuousClock.now
+            _ = try socket.receive(exactly: idle.exchanges[0].response.count)
+            do {
+                _ = try socket.receiveToEnd(timeout: .seconds(5))
+                return ("eof", ContinuousClock.now - start)
+            } catch let failure as SocketFailure where failure == .reset {
+                return ("reset", ContinuousClock.now - start)
+            }
+        }
+        #expect(outcome.0 == "reset")
+        #expect(outcome.1 >= .milliseconds(400) && outcome.1 < .seconds(3), "reset after \(outcome.1)")
+    }
+
+    @Test func originalTimingWaitsTheThinkTimeAndSpeedScalesIt() async throws {
+        let exchange = CapturedExchange(
+            flow: 1, index: 1, method: "GET", target: "/slow", status: 200, request: [],
+            response: Array("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow".utf8), responseEndsAtClose: false,
+            thinkTime: 300_000_000, pacing: [(0, 0), (20, 100_000_000)], serverClose: nil, requestTime: 0)
+        let plan = ReplayPlan(exchanges: [exchange], raw: [])
+        func elapsed(_ timing: ReplayTiming) async throws -> Duration {
+            try await Self.withReplay(plan, timing: timing) { endpoint in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                let start = ContinuousClock.now
+                try socket.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+                _ = try socket.receive(exactly: exchange.response.count)
+                return ContinuousClock.now - start
+            }.0
+        }
+        let immediate = try await elapsed(.immediate)
+        let original = try await elapsed(.original)
+        let double = try await elapsed(ReplayTiming(speed: 2))
+        #expect(immediate < .milliseconds(150))
+        #expect(original >= .milliseconds(395) && original < .milliseconds(1500), "think 300 ms + pacing 100 ms: \(original)")
+        #expect(double >= .milliseconds(195) && double < original, "twice as fast: \(double)")
+    }
+
+    @Test func aRawConversationIsReplayedTurnByTurnWithTheServerSpeakingFirst() async throws {
+        let builder = try CaptureBuilder(path: temporaryPath("raw.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let server = PacketEndpoint(address: [10, 0, 0, 2], port: 2525)
+        var tcp = SyntheticConnection(initiator: clientEnd, responder: server, initialSequence: 1)
+        builder.write(tcp.handshake())
+        for (fromServer, text) in [(true, "220 hello\r\n"), (false, "HELO me\r\n"), (true, "250 ok\r\n"), (false, "QUIT\r\n"), (true, "221 bye\r\n")] {
+            builder.advance(1_000_000)
+            builder.write(Array(text.utf8).withUnsafeBytes { tcp.data(from: fromServer ? .responder : .initiator, $0) })
+        }
+        builder.write(tcp.fin(from: .responder))
+        builder.close()
+        let plan = try ReplayPlan(capture: Capture.load(path: builder.path))
+        #expect(plan.exchanges.isEmpty && plan.raw.count == 1)
+        let (transcript, _) = try await Self.withReplay(plan) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            defer { socket.close() }
+            var heard = try socket.receive(exactly: 11)
+            try socket.send("HELO me\r\n")
+            heard += try socket.receive(exactly: 8)
+            try socket.send("QUIT\r\n")
+            heard += try socket.receiveToEnd()
+            return String(decoding: heard, as: UTF8.self)
+        }
+        #expect(transcript == "220 hello\r\n250 ok\r\n221 bye\r\n")
+    }
+}
+
+/// Reads one HTTP response with a Content-Length.
+func readResponse(_ socket: BlockingSocket) throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    for _ in 0..<1000 {
+        if let head = HTTPFraming.head(bytes[...]), bytes.count >= head.length + (head.contentLength ?? 0) {
+            return bytes
+        }
+        bytes += try socket.receive(timeout: .seconds(5))
+    }
+    return bytes
+}

@@ -1,0 +1,160 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimRunner
+import NetsimScenario
+import Testing
+
+/// Every in-process driver against netsim's built-in server on loopback: real sockets.
+@Suite("In-process drivers", .serialized)
+struct DriverTests {
+    static let drivers = ["urlsession", "async-http-client", "naive", "resilient"]
+
+    static func client(_ driver: String, timeout: Duration = .seconds(3), pool: Int? = 2, retries: Int? = nil, settings: [String: String] = [:]) -> ClientSpec {
+        ClientSpec(driver: driver, timeout: timeout, pool: pool, retries: retries, settings: settings, location: SourceLocation(file: "test", line: 1, column: 1))
+    }
+
+    static func make(_ name: String, _ client: ClientSpec) -> any ClientDriver {
+        switch name {
+        case "urlsession": URLSessionDriver(client: client)
+        case "async-http-client": AsyncHTTPClientDriver(client: client)
+        case "naive": NaiveDriver(client: client)
+        default: ResilientDriver(client: client)
+        }
+    }
+
+    /// Runs `body` with a built-in server on 127.0.0.1:0 and a driver; stops both after.
+    static func withDriver(
+        _ name: String, client: ClientSpec? = nil, routes: [HTTPRoute] = DriverTests.routes,
+        _ body: (any ClientDriver, Endpoint) async throws -> Void
+    ) async throws {
+        let server = BuiltinServer(routes: routes)
+        let endpoint = try await server.start()
+        let driver = make(name, client ?? Self.client(name))
+        do {
+            try await driver.ready(timeout: .seconds(5))
+            try await body(driver, endpoint)
+        } catch {
+            await driver.shutdown()
+            await server.stop()
+            throw error
+        }
+        await driver.shutdown()
+        await server.stop()
+    }
+
+    static let routes = [
+        HTTPRoute(path: "/hello", headers: [HTTPHeader("Content-Type", "text/plain")], body: .text("hello world")),
+        HTTPRoute(path: "/big", body: .generated(bytes: 20000)),
+        HTTPRoute(path: "/slow", body: .text("late"), delay: .milliseconds(1500)),
+    ]
+
+    static func get(_ driver: any ClientDriver, _ endpoint: Endpoint, _ path: String, id: Int = 1) async throws -> DriverResponse {
+        try await driver.perform(DriverRequest(id: id, method: "GET", url: "http://\(endpoint)\(path)", headers: [], body: nil))
+    }
+
+    @Test(arguments: drivers)
+    func getAndNotFound(_ name: String) async throws {
+        try await Self.withDriver(name) { driver, endpoint in
+            let hello = try await Self.get(driver, endpoint, "/hello")
+            #expect(hello.error == nil, "\(hello)")
+            #expect(hello.status == 200)
+            #expect(hello.body == "hello world")
+            #expect(hello.bodySHA256 == NetsimRunnerTestDigest.hex(Array("hello world".utf8)))
+            let big = try await Self.get(driver, endpoint, "/big", id: 2)
+            #expect(big.bodyLength == 20000)
+            #expect(big.bodySHA256 == NetsimRunnerTestDigest.hex(BuiltinServer.generatedBody(bytes: 20000)))
+            let missing = try await Self.get(driver, endpoint, "/nowhere", id: 3)
+            #expect(missing.status == 404)
+            #expect(missing.error == nil)
+        }
+    }
+
+    @Test(arguments: drivers)
+    func refusedConnect(_ name: String) async throws {
+        // A port that was just listening and is closed now.
+        let server = BuiltinServer(routes: [])
+        let closed = try await server.start()
+        await server.stop()
+        let driver = Self.make(name, Self.client(name, timeout: .seconds(2), retries: 0))
+        let started = ContinuousClock.now
+        let response = try await Self.get(driver, closed, "/hello")
+        await driver.shutdown()
+        #expect(response.error == .refused, "\(response)")
+        #expect(response.status == nil)
+        #expect(response.errorMessage?.isEmpty == false)
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test(arguments: drivers)
+    func timeout(_ name: String) async throws {
+        try await Self.withDriver(name, client: Self.client(name, timeout: .milliseconds(500), retries: 0)) { driver, endpoint in
+            let started = ContinuousClock.now
+            let response = try await Self.get(driver, endpoint, "/slow")
+            #expect(response.error == .timeout, "\(response)")
+            // The response would come at 1.5 s: a timeout error means the client gave up first.
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    /// Two sequential requests go over one kept-alive connection (same local port). URLSession
+    /// cannot tell its local port (libcurl keeps it), so it is not in this list.
+    @Test(arguments: ["async-http-client", "naive", "resilient"])
+    func keepAliveReuse(_ name: String) async throws {
+        try await Self.withDriver(name) { driver, endpoint in
+            let first = try await Self.get(driver, endpoint, "/hello", id: 1)
+            let second = try await Self.get(driver, endpoint, "/hello", id: 2)
+            #expect(first.status == 200 && second.status == 200)
+            #expect(first.localPort != nil)
+            #expect(first.localPort == second.localPort, "\(first.localPort ?? 0) vs \(second.localPort ?? 0)")
+        }
+    }
+
+    static let incidentRoutes = [
+        HTTPRoute(path: "/page", headers: [HTTPHeader("Last-Modified", "Mon, 01 Jan 2001 00:00:00 GMT")], body: .text("error page")),
+        HTTPRoute(path: "/fresh", headers: [HTTPHeader("Cache-Control", "max-age=60")], body: .text("v1")),
+        HTTPRoute(path: "/hotspot-detect.html", body: .text("<html>Log in to the hotel Wi-Fi</html>")),
+        HTTPRoute(path: "/go", status: 302, headers: [HTTPHeader("Location", "http://portal.example/login")]),
+    ]
+
+    /// Naive caches by heuristic freshness (old Last-Modified, no Cache-Control); resilient
+    /// only with an explicit max-age.
+    @Test func cachingPolicies() async throws {
+        for name in ["naive", "resilient"] {
+            let server = BuiltinServer(routes: Self.incidentRoutes)
+            let endpoint = try await server.start()
+            let driver = Self.make(name, Self.client(name))
+            for id in 1...2 { _ = try await Self.get(driver, endpoint, "/page", id: id) }
+            for id in 3...4 { _ = try await Self.get(driver, endpoint, "/fresh", id: id) }
+            let seen = server.requests
+            await driver.shutdown()
+            await server.stop()
+            #expect(seen.filter { $0.path == "/page" }.count == (name == "naive" ? 1 : 2), "\(name)")
+            #expect(seen.filter { $0.path == "/fresh" }.count == 1, "\(name)")
+        }
+    }
+
+    /// Resilient reports a captive portal; naive believes the login page.
+    @Test func captivePortal() async throws {
+        for name in ["naive", "resilient"] {
+            try await Self.withDriver(name, routes: Self.incidentRoutes) { driver, endpoint in
+                let probe = try await Self.get(driver, endpoint, "/hotspot-detect.html", id: 1)
+                let redirect = try await Self.get(driver, endpoint, "/go", id: 2)
+                if name == "naive" {
+                    #expect(probe.status == 200 && redirect.status == 302)
+                } else {
+                    #expect(probe.error == .other && probe.errorMessage?.hasPrefix("captive portal") == true, "\(probe)")
+                    #expect(redirect.error == .other && redirect.errorMessage?.hasPrefix("captive portal") == true, "\(redirect)")
+                }
+            }
+        }
+    }
+
+    @Test func urlSessionReportsNoLocalPort() async throws {
+        try await Self.withDriver("urlsession") { driver, endpoint in
+            let response = try await Self.get(driver, endpoint, "/hello")
+            #expect(response.status == 200)
+            #expect(response.localPort == nil)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import NIOCore
+import NetsimCore
+import NetsimLink
+import NetsimLoopback
+import NetsimRelay
+import Testing
+@testable import NetsimService
+
+/// The forward proxy carries plain HTTP and CONNECT tunnels through the link model.
+@Suite("Forward proxy")
+struct ForwardProxyTests {
+    /// 100 ms each way: a request/response round trip takes at least 200 ms.
+    static let link = LinkConfiguration(both: DirectionLink(latency: .milliseconds(100)))
+
+    /// Answers one HTTP request with `ok`, after recording its request line.
+    final class RequestLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func add(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+
+    static func httpServer(recording lines: RequestLines) throws -> LoopbackServer {
+        try LoopbackServer { socket in
+            var received: [UInt8] = []
+            while !String(decoding: received, as: UTF8.self).contains("\r\n\r\n") {
+                guard let chunk = try? socket.receive(timeout: .seconds(10)), !chunk.isEmpty else { return }
+                received += chunk
+            }
+            lines.add(String(String(decoding: received, as: UTF8.self).split(separator: "\r\n").first ?? ""))
+            try? socket.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            socket.shutdownWrite()
+            _ = try? socket.receiveToEnd(timeout: .seconds(5))
+        }
+    }
+
+    @Test("plain HTTP in absolute form reaches the server in origin form, with the latency")
+    func plainHTTP() async throws {
+        let lines = RequestLines()
+        let server = try Self.httpServer(recording: lines)
+        let proxy = ForwardProxy(configuration: .init(link: Self.link), threads: 1)
+        let bound = try await proxy.start()
+        let result = try? await offload { () -> (String, Double) in
+            let socket = try BlockingSocket.connect(to: bound)
+            let start = ContinuousClock.now
+            try socket.send("GET http://\(server.endpoint)/hello?x=1 HTTP/1.1\r\nHost: \(server.endpoint)\r\nProxy-Connection: keep-alive\r\n\r\n")
+            let response = try socket.receiveToEnd(timeout: .seconds(10))
+            let elapsed = (ContinuousClock.now - start) / .seconds(1)
+            socket.close()
+            return (String(decoding: response, as: UTF8.self), elapsed)
+        }
+        await proxy.stop()
+        server.stop()
+        let (response, seconds) = try #require(result)
+        #expect(response.hasPrefix("HTTP/1.1 200 OK"))
+        #expect(response.hasSuffix("ok"))
+        #expect(lines.all == ["GET /hello?x=1 HTTP/1.1"])
+        #expect(seconds >= 0.19 && seconds < 10, "round trip took \(seconds) s")
+    }
+
+    @Test("a CONNECT tunnel carries bytes both ways with the latency")
+    func connectTunnel() async throws {
+        let echo = try LoopbackServer.echo()
+        let proxy = ForwardProxy(configuration: .init(link: Self.link), threads: 1)
+        let bound = try await proxy.start()
+        let result = try? await offload { () -> (String, [UInt8], Double) in
+            let socket = try BlockingSocket.connect(to: bound)
+            try socket.send("CONNECT \(echo.endpoint) HTTP/1.1\r\nHost: \(echo.endpoint)\r\n\r\n")
+            var head: [UInt8] = []
+            while !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
+                let chunk = try socket.receive(timeout: .seconds(10))
+                if chunk.isEmpty { break }
+                head += chunk
+            }
+            let start = ContinuousClock.now
+            try socket.send("hello through the tunnel")
+            let echoed = try socket.receive(exactly: 24, timeout: .seconds(10))
+            let elapsed = (ContinuousClock.now - start) / .seconds(1)
+            socket.close()
+            return (String(decoding: head, as: UTF8.self), echoed, elapsed)
+        }
+        await proxy.stop()
+        echo.stop()
+        let (head, echoed, seconds) = try #require(result)
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(echoed == Array("hello through the tunnel".utf8))
+        #expect(seconds >= 0.19 && seconds < 10, "round trip took \(seconds) s")
+    }
+
+    @Test("bad requests get 400; CIDR ranges match")
+    func badRequestsAndRanges() async throws {
+        let proxy = ForwardProxy(configuration: .init(), threads: 1)
+        let bound = try await proxy.start()
+        let response = try? await offload { () -> String in
+            let socket = try BlockingSocket.connect(to: bound)
+            try socket.send("GET /relative HTTP/1.1\r\nHost: x\r\n\r\n")
+            return String(decoding: try socket.receiveToEnd(timeout: .seconds(5)), as: UTF8.self)
+        }
+        await proxy.stop()
+        #expect(response?.hasPrefix("HTTP/1.1 400") == true)
+        let lan = try AddressRange(parsing: "192.168.1.0/24")
+        #expect(lan.contains(try SocketAddress(ipAddress: "192.168.1.77", port: 1)))
+        #expect(!lan.contains(try SocketAddress(ipAddress: "192.168.2.1", port: 1)))
+        #expect(AddressRange.loopback.contains { $0.contains(try! SocketAddress(ipAddress: "::ffff:127.0.0.1", port: 1)) })
+        #expect(throws: AddressRangeError.self) { try AddressRange(parsing: "10.0.0.0/40") }
+    }
+}

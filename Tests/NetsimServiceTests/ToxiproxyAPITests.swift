@@ -1,0 +1,213 @@
+import Foundation
+import NetsimCore
+import NetsimLoopback
+import Testing
+@testable import NetsimService
+
+/// The control API's routes, status codes and error bodies, called directly.
+@Suite("Toxiproxy API")
+struct ToxiproxyAPITests {
+    static func withAPI(_ body: (ToxiproxyAPI, LoopbackServer) async throws -> Void) async throws {
+        let api = ToxiproxyAPI(threads: 1)
+        let echo = try LoopbackServer.echo()
+        do {
+            try await body(api, echo)
+        } catch {
+            await api.shutdown()
+            echo.stop()
+            throw error
+        }
+        await api.shutdown()
+        echo.stop()
+    }
+
+    static func object(_ response: APIResponse) -> [String: Any] { response.json as? [String: Any] ?? [:] }
+
+    static func createProxy(_ api: ToxiproxyAPI, _ echo: LoopbackServer, name: String = "db") async -> APIResponse {
+        await api.handle(APIRequest(method: "POST", uri: "/proxies",
+                                    json: #"{"name":"\#(name)","listen":"127.0.0.1:0","upstream":"\#(echo.endpoint)"}"#))
+    }
+
+    @Test("proxy lifecycle: 201 with the real port, 409 twice, 404 unknown, 204 delete")
+    func proxyLifecycle() async throws {
+        try await Self.withAPI { api, echo in
+            let created = await Self.createProxy(api, echo)
+            #expect(created.status == 201)
+            let proxy = Self.object(created)
+            #expect(proxy["name"] as? String == "db")
+            #expect(proxy["enabled"] as? Bool == true)
+            let listen = try Endpoint(parsing: proxy["listen"] as? String ?? "")
+            #expect(listen.port != 0)
+            #expect((proxy["toxics"] as? [Any])?.isEmpty == true)
+
+            let again = await Self.createProxy(api, echo)
+            #expect(again.status == 409)
+            #expect(Self.object(again)["error"] as? String == "proxy already exists")
+            #expect(Self.object(again)["status"] as? Int == 409)
+
+            let list = await api.handle(APIRequest(method: "GET", uri: "/proxies"))
+            #expect(list.status == 200)
+            #expect((Self.object(list)["db"] as? [String: Any])?["listen"] as? String == listen.description)
+
+            let missing = await api.handle(APIRequest(method: "GET", uri: "/proxies/nope"))
+            #expect(missing.status == 404)
+            #expect(Self.object(missing)["error"] as? String == "proxy not found")
+
+            let disabled = await api.handle(APIRequest(method: "POST", uri: "/proxies/db", json: #"{"enabled":false}"#))
+            #expect(disabled.status == 200)
+            #expect(Self.object(disabled)["enabled"] as? Bool == false)
+            #expect(throws: (any Error).self) { try BlockingSocket.connect(to: listen) }
+
+            let patched = await api.handle(APIRequest(method: "PATCH", uri: "/proxies/db", json: #"{"enabled":true}"#))
+            #expect(patched.status == 200)
+            let socket = try BlockingSocket.connect(to: listen)
+            try socket.send("hi")
+            #expect(try socket.receive(exactly: 2) == Array("hi".utf8))
+            socket.close()
+
+            let deleted = await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db"))
+            #expect(deleted.status == 204)
+            #expect(deleted.body.isEmpty)
+            #expect(await api.handle(APIRequest(method: "GET", uri: "/proxies/db")).status == 404)
+        }
+    }
+
+    @Test("toxics: defaults, 200 on create, 409 twice, update merges, 204 delete, 404 unknown")
+    func toxicLifecycle() async throws {
+        try await Self.withAPI { api, echo in
+            _ = await Self.createProxy(api, echo)
+            let created = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics",
+                                                      json: #"{"type":"latency","attributes":{"latency":100}}"#))
+            #expect(created.status == 200)
+            let toxic = Self.object(created)
+            #expect(toxic["name"] as? String == "latency_downstream")
+            #expect(toxic["stream"] as? String == "downstream")
+            #expect(toxic["toxicity"] as? Double == 1)
+            #expect((toxic["attributes"] as? [String: Any])?["jitter"] as? Int == 0)
+
+            let twice = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: #"{"type":"latency"}"#))
+            #expect(twice.status == 409)
+            #expect(Self.object(twice)["error"] as? String == "toxic already exists")
+
+            let updated = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics/latency_downstream",
+                                                      json: #"{"attributes":{"jitter":10}}"#))
+            #expect(updated.status == 200)
+            let attributes = Self.object(updated)["attributes"] as? [String: Any]
+            #expect(attributes?["latency"] as? Int == 100)
+            #expect(attributes?["jitter"] as? Int == 10)
+
+            let list = await api.handle(APIRequest(method: "GET", uri: "/proxies/db/toxics"))
+            #expect((list.json as? [Any])?.count == 1)
+
+            #expect(await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db/toxics/latency_downstream")).status == 204)
+            let gone = await api.handle(APIRequest(method: "GET", uri: "/proxies/db/toxics/latency_downstream"))
+            #expect(gone.status == 404)
+            #expect(Self.object(gone)["error"] as? String == "toxic not found")
+        }
+    }
+
+    @Test("bad input gets 400 with a clear message", arguments: [
+        (#"{"type":"latency""#, "malformed JSON"),
+        (#"[1,2]"#, "must be an object"),
+        (#"{"type":"nope"}"#, "invalid toxic type"),
+        (#"{"type":"latency","stream":"sideways"}"#, "upstream or downstream"),
+        (#"{"type":"latency","attributes":{"latency":-5}}"#, "whole number"),
+        (#"{"type":"latency","attributes":{"latency":"soon"}}"#, "must be a number"),
+        (#"{"type":"latency","attributes":{"latncy":5}}"#, "unknown attribute"),
+        (#"{"type":"latency","toxicity":1.5}"#, "toxicity"),
+        (#"{"type":"loss","attributes":{"percent":150}}"#, "0 to 100"),
+        (#"{"type":"profile","attributes":{"name":"carrier-pigeon"}}"#, "link profile"),
+        (#"{"type":"stale","attributes":{"close":"maybe"}}"#, "rst"),
+        (#"{"type":"portal"}"#, "not available yet"),
+        (#"{"type":"slow_close","attributes":{"delay":100}}"#, "not available yet"),
+        (#"{"type":"limit_data","stream":"upstream","attributes":{"bytes":5}}"#, "downstream"),
+    ])
+    func badToxics(body: String, message: String) async throws {
+        try await Self.withAPI { api, echo in
+            _ = await Self.createProxy(api, echo)
+            let response = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: body))
+            #expect(response.status == 400)
+            #expect(Self.object(response)["status"] as? Int == 400)
+            let error = Self.object(response)["error"] as? String ?? ""
+            #expect(error.contains(message), "\(error)")
+        }
+    }
+
+    @Test("bad proxies get 400", arguments: [
+        (#"{"upstream":"127.0.0.1:1"}"#, "missing required field: name"),
+        (#"{"name":"x"}"#, "missing required field: upstream"),
+        (#"{"name":"x","upstream":"nowhere"}"#, "HOST:PORT"),
+        (#"{"name":"x","upstream":"127.0.0.1:1","enabled":"yes"}"#, "true or false"),
+        (#"not json"#, "malformed JSON"),
+    ])
+    func badProxies(body: String, message: String) async throws {
+        try await Self.withAPI { api, _ in
+            let response = await api.handle(APIRequest(method: "POST", uri: "/proxies", json: body))
+            #expect(response.status == 400)
+            let error = Self.object(response)["error"] as? String ?? ""
+            #expect(error.contains(message), "\(error)")
+        }
+    }
+
+    @Test("browsers are refused with 403; a token is checked when set")
+    func screening() async throws {
+        let api = ToxiproxyAPI(access: APIAccess(token: "s3cret"), threads: 1)
+        defer { Task { await api.shutdown() } }
+        let browser = await api.handle(APIRequest(method: "GET", uri: "/version",
+                                                  headers: [("User-Agent", "Mozilla/5.0 (X11; Linux x86_64)")]))
+        #expect(browser.status == 403)
+        let origin = await api.handle(APIRequest(method: "POST", uri: "/reset", headers: [("Origin", "http://evil.test")]))
+        #expect(origin.status == 403)
+        #expect(await api.handle(APIRequest(method: "GET", uri: "/version")).status == 401)
+        #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearer wrong")])).status == 401)
+        let ok = await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearer s3cret")]))
+        #expect(ok.status == 200)
+        #expect(Self.object(ok)["version"] is String)
+    }
+
+    @Test("populate creates and keeps proxies; reset re-enables; unknown routes 404, wrong methods 405")
+    func populateAndReset() async throws {
+        try await Self.withAPI { api, echo in
+            let body = #"[{"name":"a","listen":"127.0.0.1:0","upstream":"\#(echo.endpoint)"},{"name":"b","listen":"127.0.0.1:0","upstream":"\#(echo.endpoint)","enabled":false}]"#
+            let populated = await api.handle(APIRequest(method: "POST", uri: "/populate", json: body))
+            #expect(populated.status == 201)
+            #expect((Self.object(populated)["proxies"] as? [Any])?.count == 2)
+            let bad = await api.handle(APIRequest(method: "POST", uri: "/populate", json: #"[{"name":"c"}]"#))
+            #expect(bad.status == 400)
+            _ = await api.handle(APIRequest(method: "POST", uri: "/proxies/a/toxics", json: #"{"type":"timeout","attributes":{"timeout":0}}"#))
+            #expect(await api.handle(APIRequest(method: "POST", uri: "/reset")).status == 204)
+            let b = Self.object(await api.handle(APIRequest(method: "GET", uri: "/proxies/b")))
+            #expect(b["enabled"] as? Bool == true)
+            let aToxics = await api.handle(APIRequest(method: "GET", uri: "/proxies/a/toxics"))
+            #expect((aToxics.json as? [Any])?.isEmpty == true)
+            #expect(await api.handle(APIRequest(method: "GET", uri: "/nothing")).status == 404)
+            #expect(await api.handle(APIRequest(method: "DELETE", uri: "/version")).status == 405)
+        }
+    }
+
+    @Test("/metrics counts bytes per stream, connections and faults")
+    func metrics() async throws {
+        try await Self.withAPI { api, echo in
+            let listen = try Endpoint(parsing: Self.object(await Self.createProxy(api, echo))["listen"] as? String ?? "")
+            let socket = try BlockingSocket.connect(to: listen)
+            try socket.send("hello")
+            #expect(try socket.receive(exactly: 5) == Array("hello".utf8))
+            socket.close()
+            _ = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: #"{"type":"reset_peer","attributes":{"timeout":0}}"#))
+            let reset = try BlockingSocket.connect(to: listen)
+            _ = try? reset.receive(timeout: .seconds(2))
+            reset.close()
+            var text = ""
+            for _ in 0..<100 {
+                text = await api.handle(APIRequest(method: "GET", uri: "/metrics")).text
+                if text.contains(#"netsim_proxy_connections_open{proxy="db"} 0"#), text.contains(#"kind="rst"} "#) { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(text.contains(#"netsim_proxy_bytes_total{proxy="db",stream="upstream"} 5"#), "\(text)")
+            #expect(text.contains(#"netsim_proxy_bytes_total{proxy="db",stream="downstream"} 5"#), "\(text)")
+            #expect(text.contains(#"netsim_proxy_connections_total{proxy="db"} 2"#), "\(text)")
+            #expect(text.contains(#"netsim_proxy_connections_open{proxy="db"} 0"#), "\(text)")
+            #expect(text.contains(#"netsim_proxy_faults_total{proxy="db",kind="rst"} "#), "\(text)")
+        }
+    }
+}
