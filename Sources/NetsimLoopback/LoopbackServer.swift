@@ -44,8 +44,11 @@ public final class LoopbackServer: @unchecked Sendable {
         self.listenFD = fd
         self.endpoint = Endpoint(host: host, port: boundPort)
         self.threadPerConnection = threadPerConnection
-        // The accept thread keeps the server alive until stop() makes accept(2) fail.
+        // The accept thread keeps the server alive until stop() makes accept(2) fail, and it
+        // alone closes the listening fd: closed elsewhere, the number could be reused by the next
+        // server's listener while this thread is about to call accept(2) on it.
         Thread { [self] in
+            defer { Glibc.close(listenFD) }
             while let client = acceptOne() {
                 if threadPerConnection {
                     Thread { [self] in
@@ -103,8 +106,8 @@ public final class LoopbackServer: @unchecked Sendable {
             stopped = true
             return connections
         }
+        // Wakes accept(2) (or makes the next call fail at once); the accept thread closes the fd.
         shutdown(listenFD, Int32(SHUT_RDWR))
-        Glibc.close(listenFD)
         // Only shut connections down here: a handler blocked in recv(2) or send(2) wakes with EOF
         // or EPIPE, and its own thread closes the socket when it returns. Closing here instead
         // would free the fd number while the handler may still use it — and the kernel may

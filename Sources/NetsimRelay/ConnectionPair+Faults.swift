@@ -44,6 +44,9 @@ extension ConnectionPair {
             fired(kind, "closes after \(bytes) more bytes downstream")
             persistentFaults[id] = kind
             downLimitRemaining = bytes
+        case .slowClose(let delay):
+            fired(kind, "each FIN is held back \(delay.compactDescription)")
+            persistentFaults[id] = kind
         }
     }
 
@@ -119,6 +122,14 @@ extension ConnectionPair {
             pair.client.close()
             pair.upstream?.close()
         }
+    }
+
+    /// How long a FIN waits before it is forwarded (the longest active slow-close).
+    var closeDelay: Int64 {
+        persistentFaults.values.compactMap { kind -> Int64? in
+            if case .slowClose(let d) = kind { return d.nanoseconds }
+            return nil
+        }.max() ?? 0
     }
 
     private var idleLimit: Int64? {

@@ -161,7 +161,7 @@ final class ConnectionPair: @unchecked Sendable {
         if ending == nil { ending = (side, .fin) }
         tapEnded(side, .fin, fromPeer: true)
         let direction = Self.direction(from: side)
-        shaped(direction).enqueue(.fin, at: now)
+        shaped(direction).enqueue(.fin, at: now, holdFor: closeDelay)
         deliverDue(direction)
     }
 

@@ -20,6 +20,8 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     case limit(bytes: Int)
     /// Delay the upstream connect by this long.
     case slowConnect(Duration)
+    /// Hold back each FIN this long after the bytes ahead of it (Toxiproxy's slow_close).
+    case slowClose(Duration)
 
     /// The fault's name as written on the command line.
     public var name: String {
@@ -32,6 +34,7 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .idleClose: "idle-close"
         case .limit: "limit"
         case .slowConnect: "slow-connect"
+        case .slowClose: "slow-close"
         }
     }
 
@@ -41,15 +44,16 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .idleClose(let d): "idle-close=\(d.compactDescription)"
         case .limit(let n): "limit=\(n)"
         case .slowConnect(let d): "slow-connect=\(d.compactDescription)"
+        case .slowClose(let d): "slow-close=\(d.compactDescription)"
         default: name
         }
     }
 
     /// Every fault name, for help texts and "did you mean".
-    public static let names = ["refuse", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect"]
+    public static let names = ["refuse", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect", "slow-close"]
 
     public static let allowedForms =
-        "one of refuse, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s)"
+        "one of refuse, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION, slow-close=DURATION (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s, slow-close=1s)"
 
     /// Parses `KIND[=ARG]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`.
     public init(parsing text: String) throws {
@@ -76,6 +80,7 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case "idle-close": self = .idleClose(try Duration(parsing: try required()))
         case "limit": self = .limit(bytes: try ByteCount(parsing: try required()).bytes)
         case "slow-connect": self = .slowConnect(try Duration(parsing: try required()))
+        case "slow-close": self = .slowClose(try Duration(parsing: try required()))
         default: throw fail()
         }
     }
@@ -105,7 +110,8 @@ public enum FaultTrigger: Equatable, Sendable {
     case immediately
     /// This long after the relay started.
     case at(Duration)
-    /// This long after each connection opened.
+    /// This long after each connection opened (for a connection already open when the rule is
+    /// added: this long after it was added).
     case after(Duration)
 }
 

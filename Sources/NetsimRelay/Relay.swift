@@ -198,11 +198,12 @@ public final class Relay: @unchecked Sendable {
                 lock.withLock { rules[id]?.scheduled.append(task) }
             }
         case .after(let delay):
-            // Per connection: existing connections count from when they opened.
+            // Per connection: D after it opened — or, for a connection already open when the
+            // rule arrives, D after the rule arrived (a rule never acts retroactively).
             let existing = rule.target == .new ? [] : openWhenAdded
             for pair in existing where affects(id, pair.id, rule.probability) {
                 try? await pair.eventLoop.submit { [self] in
-                    scheduleDelayedFault(id, on: pair, at: max(pair.openedAt + delay.nanoseconds, now))
+                    scheduleDelayedFault(id, on: pair, at: max(pair.openedAt, now) + delay.nanoseconds)
                 }.get()
             }
             scheduleLift(id, after: rule.lasts)

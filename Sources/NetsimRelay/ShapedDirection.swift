@@ -69,11 +69,12 @@ final class ShapedDirection {
         peakQueuedBytes = max(peakQueuedBytes, queuedBytes)
     }
 
-    /// Queues a marker behind the bytes already queued, delayed like a byte arriving now.
-    func enqueue(_ marker: Marker, at now: Int64) {
+    /// Queues a marker behind the bytes already queued, delayed like a byte arriving now and
+    /// then held `holdFor` longer (slow-close).
+    func enqueue(_ marker: Marker, at now: Int64, holdFor hold: Int64 = 0) {
         sourceFinished = true
         let at = isImpaired ? shaper.releaseTimeForMarker(arrivedAt: now) : now
-        queue.append(.marker(marker, at: max(at, queue.last?.releaseTime ?? at)))
+        queue.append(.marker(marker, at: max(at, queue.last?.releaseTime ?? at) + hold))
     }
 
     /// The release time of the head of the queue, if any.

@@ -100,17 +100,19 @@ public enum ScenarioRunner {
 }
 
 /// Makes the driver a scenario (or `--client`) names.
-enum DriverFactory {
-    static let available = ["exec", "urlsession", "async-http-client", "naive", "resilient"]
+/// The client drivers netsim can run a scenario with.
+public enum DriverFactory {
+    public static let available = ["exec", "urlsession", "async-http-client", "naive", "resilient"]
+
+    /// The exec client used when a scenario names another driver but `--client exec` (or
+    /// `all`) asks for the exec driver: the reference urllib3 client.
+    public static let referenceExecCommand = ["python3", "Fixtures/clients/urllib3_client.py"]
 
     static func make(_ name: String, scenario: Scenario, options: RunOptions) throws -> any ClientDriver {
         switch name {
         case "exec":
             let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
-                .resolve(scenario.client.command)
-            guard !command.isEmpty else {
-                throw RunnerError.invalid("\(scenario.file): the exec driver needs `client: command:`")
-            }
+                .resolve(scenario.client.command.isEmpty ? referenceExecCommand : scenario.client.command)
             return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory)
         case "urlsession":
             return URLSessionDriver(client: scenario.client, seed: options.seed ?? scenario.seed)

@@ -77,6 +77,7 @@ public struct Toxic: Sendable, Equatable {
         "limit_data": ["bytes"],
         "timeout": ["timeout"],
         "reset_peer": ["timeout"],
+        "slow_close": ["delay"],
         "loss": ["percent"],
         "stale": ["close"],
         "idle_close": ["timeout"],
@@ -87,7 +88,6 @@ public struct Toxic: Sendable, Equatable {
     static let notYetAvailable: [String: String] = [
         "portal": "the portal toxic is not available yet (it comes with the built-in HTTP upstream)",
         "outage": "the outage toxic is not available yet (it comes with the built-in HTTP upstream)",
-        "slow_close": "slow_close is not available yet: netsim's relay cannot delay a close on its own; use latency (a FIN travels behind the delayed bytes)",
     ]
 
     /// Builds a toxic from a request body; every problem is a 400 with a message saying what to send.
@@ -208,6 +208,8 @@ public struct Toxic: Sendable, Equatable {
         case "reset_peer":
             let t = try milliseconds("timeout")
             return .faults(t == .zero ? .now(.rst) : .after(.rst, t))
+        case "slow_close":
+            return .faults(.now(.slowClose(try milliseconds("delay"))))
         case "idle_close":
             let t = try milliseconds("timeout")
             guard t > .zero else { throw APIError.badRequest("attribute timeout of idle_close must be at least 1 (milliseconds)") }
@@ -223,13 +225,14 @@ public struct Toxic: Sendable, Equatable {
         }
     }
 
-    /// The fault rules to add to a relay that started `elapsed` ago.
-    func faultRules(elapsed: Duration) -> [FaultRule] {
+    /// The fault rules to add to a running relay.
+    func faultRules() -> [FaultRule] {
         guard case .faults(let plan)? = try? effect(), toxicity > 0 else { return [] }
         let p = Probability(fraction: toxicity)
+        // One rule for new and open connections alike: the relay times an `after` rule from
+        // each connection's opening, or from the rule's arrival for connections already open.
         func after(_ kind: FaultKind, _ delay: Duration) -> [FaultRule] {
-            [FaultRule(kind, trigger: .after(delay), target: .new, probability: p),
-             FaultRule(kind, trigger: .at(elapsed + delay), target: .existing, probability: p)]
+            [FaultRule(kind, trigger: .after(delay), probability: p)]
         }
         switch plan {
         case .now(let kind): return [FaultRule(kind, probability: p)]

@@ -70,7 +70,6 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         var enabled: Bool
         var toxics: [Toxic] = []
         var relay: Relay?
-        var relayStartedAt: Int64 = 0
         var faultIDs: [String: [FaultID]] = [:]
         let metrics = ProxyMetrics()
 
@@ -90,7 +89,6 @@ public final class ToxiproxyAPI: @unchecked Sendable {
     public let access: APIAccess
     private let group: MultiThreadedEventLoopGroup
     private let gate = SerialGate()
-    private let clock = SystemClock()
     // Touched only while holding `gate`.
     private var proxies: [String: ProxyEntry] = [:]
     private var order: [String] = []
@@ -337,7 +335,6 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         let relay = Relay(
             configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics)),
             eventLog: log, group: group)
-        entry.relayStartedAt = clock.now()
         let bound: Endpoint
         do {
             bound = try await relay.start()
@@ -361,9 +358,8 @@ public final class ToxiproxyAPI: @unchecked Sendable {
 
     private func addFaults(of toxic: Toxic, to entry: ProxyEntry) async throws {
         guard let relay = entry.relay else { return }
-        let elapsed = Duration.nanoseconds(clock.now() - entry.relayStartedAt)
         var ids: [FaultID] = []
-        for rule in toxic.faultRules(elapsed: elapsed) { ids.append(try await relay.addFault(rule)) }
+        for rule in toxic.faultRules() { ids.append(try await relay.addFault(rule)) }
         entry.faultIDs[toxic.name] = ids
     }
 

@@ -34,10 +34,27 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let scenario = try ScenarioLoading.load(ScenarioFiles.resolve(file))
+        let drivers = options.drivers
+        if drivers.count > 1, events != nil || json != nil || pcap != nil {
+            throw ValidationError("--events, --json and --pcap write one run; with --client all use netsim test (--json, --pcap DIR)")
+        }
+        var failed: [String] = []
+        for driver in drivers {
+            let result = try await runOnce(scenario, driver: driver)
+            if !result.passed { failed.append(result.driverName) }
+        }
+        if drivers.count > 1 {
+            print("\(drivers.count - failed.count) passed, \(failed.count) failed" + (failed.isEmpty ? "" : " (\(failed.joined(separator: "; ")))"))
+        }
+        if !failed.isEmpty { throw ExitCode(1) }
+    }
+
+    /// One run with one driver: live view, verdicts, the files asked for.
+    private func runOnce(_ scenario: Scenario, driver: String?) async throws -> RunResult {
         let view = LiveView()
         let result: RunResult
         do {
-            var runOptions = options.runOptions(observer: view)
+            var runOptions = options.runOptions(driver: driver, observer: view)
             runOptions.pcapPath = pcap
             result = try await ScenarioRunner.run(scenario, options: runOptions)
         } catch let error as RunnerError {
@@ -47,25 +64,37 @@ struct RunCommand: AsyncParsableCommand {
         view.finish()
         print("")
         print(TextReport.render(result, color: isatty(STDOUT_FILENO) == 1))
+        print("")
         if let events {
             let text = result.events.map(\.jsonLine).joined(separator: "\n") + "\n"
             try writeOrFail(text, to: events)
         }
         if let json { try JSONReport.write(JSONReport.object(result), to: json) }
-        if !result.passed { throw ExitCode(1) }
+        return result
     }
 }
 
 /// Options `run` and `test` share.
 struct RunnerOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Run with this client driver instead of the scenario's. Available: exec.", valueName: "driver"))
+    @Option(help: ArgumentHelp("Run with this client driver instead of the scenario's: exec (the scenario's exec client, or the reference urllib3 client), urlsession, async-http-client, naive, resilient — or all, each in turn.", valueName: "driver"))
     var client: String?
 
     @Option(help: ArgumentHelp("Seed for every random decision, instead of the scenario's. Example: --seed 7", valueName: "n"))
     var seed: UInt64?
 
-    func runOptions(observer: (any RunObserver)? = nil) -> RunOptions {
-        RunOptions(driver: client, seed: seed, observer: observer)
+    func validate() throws {
+        if let client, client != "all", !DriverFactory.available.contains(client) {
+            throw ValidationError("'\(client)' is not a driver; use one of \(DriverFactory.available.joined(separator: ", ")), or all")
+        }
+    }
+
+    /// The drivers to run with; nil stands for the scenario's own.
+    var drivers: [String?] {
+        client == "all" ? DriverFactory.available : [client]
+    }
+
+    func runOptions(driver: String?, observer: (any RunObserver)? = nil) -> RunOptions {
+        RunOptions(driver: driver, seed: seed, observer: observer)
     }
 }
 

@@ -55,21 +55,24 @@ struct TestCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("netsim test: \(invalid) of \(files.count) scenarios are invalid; nothing ran\n".utf8))
             throw ExitCode(2)
         }
-        print("netsim test: \(scenarios.count) scenario\(scenarios.count == 1 ? "" : "s"), \(min(jobs, scenarios.count)) at a time")
-        let captures = try PcapFolder.paths(for: scenarios.map(\.name), in: pcap)
-        let results = await runAll(scenarios, captures: captures)
+        // Every scenario with every driver asked for (`--client all`: each driver in turn).
+        let drivers = options.drivers
+        let jobs = scenarios.flatMap { scenario in drivers.map { Job(scenario: scenario, driver: $0) } }
+        print("netsim test: \(jobs.count) run\(jobs.count == 1 ? "" : "s") of \(scenarios.count) scenario\(scenarios.count == 1 ? "" : "s"), \(min(self.jobs, jobs.count)) at a time")
+        let captures = try PcapFolder.paths(for: jobs.map(\.name), in: pcap)
+        let results = await runAll(jobs, captures: captures)
         var cases: [JUnitReport.Case] = []
         var objects: [[String: Any]] = []
-        for (scenario, outcome) in zip(scenarios, results) {
+        for (job, outcome) in zip(jobs, results) {
             switch outcome {
             case .success(let result):
                 cases.append(JUnitReport.Case(
-                    name: scenario.name, file: scenario.file, seconds: Double(result.duration) / 1e9,
+                    name: job.name, file: job.scenario.file, seconds: Double(result.duration) / 1e9,
                     failure: result.passed ? nil : TextReport.render(result)))
                 objects.append(JSONReport.object(result))
             case .failure(let error):
-                cases.append(JUnitReport.Case(name: scenario.name, file: scenario.file, seconds: 0, failure: "netsim could not run it: \(error)"))
-                objects.append(["scenario": scenario.name, "file": scenario.file, "passed": false, "error": "\(error)"])
+                cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: 0, failure: "netsim could not run it: \(error)"))
+                objects.append(["scenario": job.scenario.name, "file": job.scenario.file, "passed": false, "error": "\(error)"])
             }
         }
         if let junit { try writeOrFail(JUnitReport.render(cases), to: junit) }
@@ -80,15 +83,23 @@ struct TestCommand: AsyncParsableCommand {
     }
 
     /// Runs at most `jobs` scenarios at once; prints each one's verdict as it finishes.
-    private func runAll(_ scenarios: [Scenario], captures: [String?]) async -> [Result<RunResult, RunnerError>] {
-        var results = [Result<RunResult, RunnerError>?](repeating: nil, count: scenarios.count)
+    /// One scenario with one driver (nil: the scenario's own).
+    struct Job {
+        var scenario: Scenario
+        var driver: String?
+        /// `lockscreen`, or `lockscreen [naive]` when a driver is chosen.
+        var name: String { driver.map { "\(scenario.name) [\($0)]" } ?? scenario.name }
+    }
+
+    private func runAll(_ jobs: [Job], captures: [String?]) async -> [Result<RunResult, RunnerError>] {
+        var results = [Result<RunResult, RunnerError>?](repeating: nil, count: jobs.count)
         let printer = NSLock()
         await withTaskGroup(of: (Int, Result<RunResult, RunnerError>).self) { group in
             var next = 0
             func launch() {
                 let index = next
-                let scenario = scenarios[index]
-                var options = options.runOptions()
+                let scenario = jobs[index].scenario
+                var options = options.runOptions(driver: jobs[index].driver)
                 options.pcapPath = captures[index]
                 group.addTask {
                     do {
@@ -101,21 +112,21 @@ struct TestCommand: AsyncParsableCommand {
                 }
                 next += 1
             }
-            while next < min(jobs, scenarios.count) { launch() }
+            while next < min(self.jobs, jobs.count) { launch() }
             while let (index, result) = await group.next() {
                 results[index] = result
                 printer.withLock {
                     switch result {
                     case .success(let run) where run.passed:
-                        print("PASS \(run.scenario.file) (\(run.scenario.name), \(formatNanoseconds(run.duration)))")
+                        print("PASS \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))")
                     case .success(let run):
                         print(TextReport.render(run).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-                        print("FAIL \(run.scenario.file)")
+                        print("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName))")
                     case .failure(let error):
-                        print("FAIL \(scenarios[index].file): netsim could not run it: \(error)")
+                        print("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? ""): netsim could not run it: \(error)")
                     }
                 }
-                if next < scenarios.count { launch() }
+                if next < jobs.count { launch() }
             }
         }
         return results.map { $0! }

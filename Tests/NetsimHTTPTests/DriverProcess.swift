@@ -46,7 +46,7 @@ final class DriverProcess: @unchecked Sendable {
     }
 
     /// The next line from stdout, parsed; nil if none came within `timeout`.
-    func nextObject(timeout: Duration = .seconds(10)) async -> [String: Any]? {
+    func nextObject(timeout: Duration = .seconds(30)) async -> [String: Any]? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let line = lock.withLock({ lines.isEmpty ? nil : lines.removeFirst() }) {
@@ -57,12 +57,11 @@ final class DriverProcess: @unchecked Sendable {
         return nil
     }
 
-    /// `count` answers, by id.
-    func answers(_ count: Int, timeout: Duration = .seconds(10)) async -> [Int: [String: Any]] {
+    /// The next `count` answers (lines with an `id`), by id; fewer if one takes over `timeout`.
+    func answers(_ count: Int, timeout: Duration = .seconds(30)) async -> [Int: [String: Any]] {
         var result: [Int: [String: Any]] = [:]
-        for _ in 0..<count {
-            guard let answer = await nextObject(timeout: timeout), let id = answer["id"] as? Int else { break }
-            result[id] = answer
+        while result.count < count, let line = await nextObject(timeout: timeout) {
+            if let id = line["id"] as? Int { result[id] = line }
         }
         return result
     }

@@ -12,7 +12,7 @@ struct ReferenceDriverTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/clients/urllib3_client.py").path
 
-    static func startDriver(timeout: Double = 1.0, retries: Int? = 0) async throws -> DriverProcess {
+    static func startDriver(timeout: Double, retries: Int? = 0) async throws -> DriverProcess {
         let driver = try DriverProcess(executable: "/usr/bin/env", arguments: ["python3", script])
         let hello = await driver.nextObject()
         #expect(hello?["type"] as? String == "hello", "driver log: \(driver.log)")
@@ -37,7 +37,7 @@ struct ReferenceDriverTests {
         ]
         try await withServer(routes) { server, endpoint in
             let base = "http://\(endpoint)"
-            let driver = try await Self.startDriver()
+            let driver = try await Self.startDriver(timeout: 10)
             try driver.send(Self.request(1, base + "/feed"))
             let first = await driver.answers(1)
             // Two at once: both are in flight together, so they need two connections.
@@ -104,8 +104,8 @@ struct ReferenceDriverTests {
             closing.stop()
             withExtendedLifetime(refusing) {}
         }
-        try await withServer([HTTPRoute(path: "/hang", delay: .seconds(3))]) { _, endpoint in
-            let driver = try await Self.startDriver(timeout: 0.5)
+        try await withServer([HTTPRoute(path: "/hang", delay: .seconds(20))]) { _, endpoint in
+            let driver = try await Self.startDriver(timeout: 2)
             try driver.send(Self.request(1, "http://127.0.0.1:\(closedPort)/"))
             try driver.send(Self.request(2, "http://\(resetting.endpoint)/"))
             try driver.send(Self.request(3, "http://\(closing.endpoint)/"))

@@ -51,10 +51,10 @@ struct CommandTests {
         #expect(text.contains("6 retransmissions (2 fast)"))
     }
 
-    @Test func replayServesUntilItsDurationEnds() async throws {
+    @Test func replayServesUntilStoppedAndExitsCleanly() async throws {
         let process = Process()
         process.executableURL = netsimExecutable()
-        process.arguments = ["replay", fixture("zeek-http-get.pcap"), "--duration", "4s"]
+        process.arguments = ["replay", fixture("zeek-http-get.pcap"), "--duration", "30s"]
         let stderr = Pipe()
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
@@ -78,6 +78,7 @@ struct CommandTests {
             return try socket.receive(exactly: plan.exchanges[0].response.count)
         }
         #expect(answer == plan.exchanges[0].response)
+        process.terminate()  // SIGTERM: a graceful stop
         let deadline = Date(timeIntervalSinceNow: 10)
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(process.terminationStatus == 0)
@@ -90,7 +91,7 @@ struct CommandTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let process = Process()
         process.executableURL = netsimExecutable()
-        process.arguments = ["relay", "--upstream", server.endpoint.description, "--pcap", path, "--duration", "3s"]
+        process.arguments = ["relay", "--upstream", server.endpoint.description, "--pcap", path, "--duration", "30s"]
         let stderr = Pipe()
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
@@ -114,6 +115,8 @@ struct CommandTests {
             _ = try socket.receiveToEnd()
             socket.close()
         }
+        try await Task.sleep(for: .milliseconds(300))  // the relay sees both FINs
+        process.terminate()  // SIGTERM: the relay stops and closes the capture
         let deadline = Date(timeIntervalSinceNow: 10)
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         let capture = try Capture.load(path: path)

@@ -118,7 +118,7 @@ struct ReplayTests {
         let immediate = try await elapsed(.immediate)
         let original = try await elapsed(.original)
         let double = try await elapsed(ReplayTiming(speed: 2))
-        #expect(immediate < .milliseconds(150))
+        #expect(immediate < .milliseconds(250))
         #expect(original >= .milliseconds(395) && original < .milliseconds(1500), "think 300 ms + pacing 100 ms: \(original)")
         #expect(double >= .milliseconds(195) && double < original, "twice as fast: \(double)")
     }

@@ -142,6 +142,49 @@ struct FaultTests {
         }
     }
 
+    @Test func slowCloseHoldsTheFinBackButNotTheBytes() async throws {
+        let server = try LoopbackServer { socket in
+            _ = try? socket.receive(exactly: 4)
+            try? socket.send("bye")
+            socket.shutdownWrite()
+            _ = try? socket.receiveToEnd(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, faults: [FaultRule(.slowClose(.milliseconds(400)))]) { _, endpoint in
+            let (dataAfter, eofAfter) = try await offload { () -> (Double, Double) in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                let start = ContinuousClock.now
+                try socket.send("ping")
+                _ = try socket.receive(exactly: 3)
+                let data = elapsed(since: start)
+                let end = try socket.receive(timeout: .seconds(3))
+                return (data, end.isEmpty ? elapsed(since: start) : -1)
+            }
+            #expect(dataAfter < 0.3, "the bytes are not held, took \(dataAfter)")
+            #expect(eofAfter >= 0.4 && eofAfter < 2.5, "the FIN comes 400 ms late, at \(eofAfter)")
+        }
+    }
+
+    @Test func anAfterRuleAddedAtRunTimeNeverActsRetroactively() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+            _ = try await offload { try Self.roundTrip(socket) }
+            try await Task.sleep(for: .milliseconds(400))
+            // The connection is 400 ms old; the rule says 300 ms: it acts 300 ms from now.
+            let added = ContinuousClock.now
+            try await relay.addFault(FaultRule(.fin, trigger: .after(.milliseconds(300))))
+            let seconds = try await offload { () -> Double in
+                _ = try socket.receive(timeout: .seconds(3))
+                return elapsed(since: added)
+            }
+            #expect(seconds >= 0.29 && seconds < 2, "EOF 300 ms after the rule arrived, was \(seconds)")
+            let fired = relay.eventLog.events.filter { if case .faultFired("fin", _) = $0.kind { true } else { false } }
+            #expect(fired.count == 1)
+        }
+    }
+
     @Test func slowConnectDelaysTheUpstreamConnect() async throws {
         let server = try RecordingServer()
         defer { server.stop() }
