@@ -87,10 +87,10 @@ public final class ToxiproxyAPI: @unchecked Sendable {
     }
 
     public let access: APIAccess
-    private let group: MultiThreadedEventLoopGroup
+    let group: MultiThreadedEventLoopGroup
     private let gate = SerialGate()
     // Touched only while holding `gate`.
-    private var proxies: [String: ProxyEntry] = [:]
+    var proxies: [String: ProxyEntry] = [:]
     private var order: [String] = []
 
     public init(access: APIAccess = APIAccess(), threads: Int = System.coreCount) {
@@ -241,7 +241,7 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         return ProxyFields(name: name, listen: listen, upstream: upstream, enabled: enabled)
     }
 
-    private func parseEndpoint(_ text: String, field: String) throws -> Endpoint {
+    func parseEndpoint(_ text: String, field: String) throws -> Endpoint {
         // Toxiproxy accepts ":8080" for "all addresses"; netsim keeps to loopback unless told.
         let full = text.hasPrefix(":") ? "127.0.0.1" + text : text
         do { return try Endpoint(parsing: full) } catch {
@@ -324,106 +324,5 @@ public final class ToxiproxyAPI: @unchecked Sendable {
             }
         }
         return .json(201, ["proxies": done])
-    }
-
-    // MARK: Relays
-
-    private func startRelay(_ entry: ProxyEntry) async throws {
-        let upstream = try parseEndpoint(entry.upstream, field: "upstream")
-        let log = EventLog(retention: 0)
-        log.addSink(entry.metrics)
-        let relay = Relay(
-            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics)),
-            eventLog: log, group: group)
-        let bound: Endpoint
-        do {
-            bound = try await relay.start()
-        } catch {
-            await relay.stop()
-            throw APIError(500, "cannot listen on \(entry.listen) for proxy \(entry.name): \(error)")
-        }
-        entry.listen = bound
-        entry.relay = relay
-        entry.faultIDs.removeAll()
-        for toxic in entry.toxics { try await addFaults(of: toxic, to: entry) }
-    }
-
-    /// Toxiproxy's disable: stop accepting and close every connection.
-    private func stopRelay(_ entry: ProxyEntry) async {
-        guard let relay = entry.relay else { return }
-        entry.relay = nil
-        entry.faultIDs.removeAll()
-        await relay.stop()
-    }
-
-    private func addFaults(of toxic: Toxic, to entry: ProxyEntry) async throws {
-        guard let relay = entry.relay else { return }
-        var ids: [FaultID] = []
-        for rule in toxic.faultRules() { ids.append(try await relay.addFault(rule)) }
-        entry.faultIDs[toxic.name] = ids
-    }
-
-    private func removeFaults(of toxic: Toxic, from entry: ProxyEntry) async {
-        guard let relay = entry.relay, let ids = entry.faultIDs.removeValue(forKey: toxic.name) else { return }
-        for id in ids { await relay.removeFault(id) }
-    }
-
-    private func applyLink(_ entry: ProxyEntry) async {
-        guard let relay = entry.relay else { return }
-        let link = Toxic.link(of: entry.toxics)
-        if link != relay.link { await relay.setLink(link) }
-    }
-
-    // MARK: Toxics
-
-    private func addToxic(_ entry: ProxyEntry, _ json: [String: Any]) async throws -> Toxic {
-        let toxic = try Toxic(json: json)
-        guard !entry.toxics.contains(where: { $0.name == toxic.name }) else { throw APIError(409, "toxic already exists") }
-        entry.toxics.append(toxic)
-        await applyLink(entry)
-        try await addFaults(of: toxic, to: entry)
-        return toxic
-    }
-
-    private func replaceToxic(_ entry: ProxyEntry, at index: Int, with toxic: Toxic) async throws {
-        await removeFaults(of: entry.toxics[index], from: entry)
-        entry.toxics[index] = toxic
-        await applyLink(entry)
-        try await addFaults(of: toxic, to: entry)
-    }
-
-    private func removeToxic(_ entry: ProxyEntry, at index: Int) async throws {
-        let toxic = entry.toxics.remove(at: index)
-        await removeFaults(of: toxic, from: entry)
-        await applyLink(entry)
-    }
-
-    // MARK: Metrics
-
-    private func metrics() -> APIResponse {
-        let text = PrometheusText.render(proxies.values.map { ($0.name, $0.metrics.snapshot) })
-        return APIResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8))
-    }
-}
-
-/// Lets one request at a time through, in arrival order.
-actor SerialGate {
-    private var busy = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func enter() async {
-        if !busy {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func leave() {
-        if waiters.isEmpty {
-            busy = false
-        } else {
-            waiters.removeFirst().resume()
-        }
     }
 }

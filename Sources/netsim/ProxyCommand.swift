@@ -44,17 +44,7 @@ struct ProxyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let stop = StopSignal()
-        let log = EventLog(retention: 0)
-        let sink: JSONLinesEventSink?
-        switch events {
-        case nil: sink = nil
-        case "-": sink = JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0)
-        case let path?:
-            do { sink = try JSONLinesEventSink(path: path) } catch {
-                throw ValidationError("cannot write events to \(path): \(error.localizedDescription)")
-            }
-        }
-        if let sink { log.addSink(sink) }
+        let log = try streamingEventLog(to: events)
         if !listen.isLoopback {
             let who = allow.isEmpty ? "from loopback only (add --allow CIDR for others)"
                 : "from loopback and " + allow.map(\.description).joined(separator: ", ")

@@ -51,17 +51,7 @@ struct RelayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let stop = StopSignal()
-        let log = EventLog(retention: 0)
-        let sink: JSONLinesEventSink?
-        switch events {
-        case nil: sink = nil
-        case "-": sink = JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0)
-        case let path?:
-            do { sink = try JSONLinesEventSink(path: path) } catch {
-                throw ValidationError("cannot write events to \(path): \(error.localizedDescription)")
-            }
-        }
-        if let sink { log.addSink(sink) }
+        let log = try streamingEventLog(to: events)
 
         if let warning = Self.exposureWarning(listen: listen, upstream: upstream) { warnLoudly(warning) }
         let configuration = RelayConfiguration(

@@ -1,3 +1,5 @@
+import NetsimCore
+import ArgumentParser
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -14,6 +16,25 @@ func warnLoudly(_ message: String) {
     let bar = String(repeating: "!", count: 78)
     let body = "\(bar)\nWARNING: \(message)\n\(bar)"
     printStatus(tty ? "\u{1B}[1;31m\(body)\u{1B}[0m" : body)
+}
+
+/// The event log of a long-running command (`relay`, `proxy`): nothing kept in memory, every
+/// event streamed as a JSON line to `--events FILE`, or to standard output with `-`.
+func streamingEventLog(to events: String?) throws -> EventLog {
+    let log = EventLog(retention: 0)
+    switch events {
+    case nil:
+        break
+    case "-":
+        log.addSink(JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0))
+    case let path?:
+        do {
+            log.addSink(try JSONLinesEventSink(path: path))
+        } catch {
+            throw ValidationError("cannot write events to \(path): \(error.localizedDescription)")
+        }
+    }
+    return log
 }
 
 /// An error at run time (not a usage error): printed as `Error: …`, exit code 1.
