@@ -33,6 +33,8 @@ public final class Relay: @unchecked Sendable {
     private var nextFault: UInt64 = 1
     private var rules: [FaultID: RuleState] = [:]
     private var currentLink: LinkConfiguration
+    /// Picks each connection's link when set (see ``setLinkChooser(_:)``).
+    private var linkChooser: (@Sendable (ConnectionID) -> LinkConfiguration)?
     private var startedAt: Int64 = 0
     private var refusingRules: Set<FaultID> = []
     private(set) var upstreamAddress: SocketAddress!
@@ -98,8 +100,8 @@ public final class Relay: @unchecked Sendable {
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let pair = ConnectionPair(
-                        id: allocateConnectionID(), relay: self, clientChannel: channel, link: link, now: clock.now())
+                    let id = allocateConnectionID()
+                    let pair = ConnectionPair(id: id, relay: self, clientChannel: channel, link: link(for: id), now: clock.now())
                     try channel.pipeline.syncOperations.addHandler(pair.client)
                 }
             }
@@ -141,7 +143,7 @@ public final class Relay: @unchecked Sendable {
                     immediate.append((id, state.rule.kind))
                 }
             }
-            return (currentLink, immediate, delayed)
+            return (linkChooser?(pair.id) ?? currentLink, immediate, delayed)
         }
         for (id, kind) in acceptFaults { pair.apply(kind, id: id, atAccept: true) }
         for (id, delay) in delayedFaults { scheduleDelayedFault(id, on: pair, at: pair.openedAt + delay) }
@@ -283,6 +285,27 @@ public final class Relay: @unchecked Sendable {
     /// The link model in force for new bytes.
     public var link: LinkConfiguration { lock.withLock { currentLink } }
 
+    /// The link connection `id` gets: the chooser's pick when one is set, otherwise ``link``.
+    public func link(for id: ConnectionID) -> LinkConfiguration {
+        lock.withLock { linkChooser?(id) ?? currentLink }
+    }
+
+    /// Lets each connection have its own link — Toxiproxy's `toxicity`, where a toxic applies to
+    /// some connections only. The chooser is asked for every connection as it opens and, when
+    /// set or changed, for every open one; it must be quick and give the same answer for the
+    /// same id (decide from a seed). `nil` goes back to one ``link`` for all.
+    public func setLinkChooser(_ chooser: (@Sendable (ConnectionID) -> LinkConfiguration)?) async {
+        let open = lock.withLock {
+            linkChooser = chooser
+            return Array(pairs.values)
+        }
+        eventLog.record(.linkChanged(description: chooser == nil ? "one link for all connections: \(link)" : "a link chosen per connection"))
+        for pair in open {
+            let chosen = link(for: pair.id)
+            try? await pair.eventLoop.submit { pair.update(link: chosen) }.get()
+        }
+    }
+
     /// Changes the link model; open connections use it for every byte that arrives after this
     /// returns.
     public func setLink(_ link: LinkConfiguration) async {
@@ -291,7 +314,10 @@ public final class Relay: @unchecked Sendable {
             return Array(pairs.values)
         }
         eventLog.record(.linkChanged(description: link.description))
-        for pair in open { try? await pair.eventLoop.submit { pair.update(link: link) }.get() }
+        for pair in open {
+            let chosen = self.link(for: pair.id)
+            try? await pair.eventLoop.submit { pair.update(link: chosen) }.get()
+        }
     }
 
     // MARK: Observation

@@ -251,6 +251,13 @@ public struct Toxic: Sendable, Equatable {
     /// The link model made by a proxy's toxics, in the order they were added (profiles first, so
     /// other toxics refine them). Link toxics with toxicity 0 do nothing; any other toxicity
     /// applies them to every connection.
+    /// True for toxics that shape the link (latency, bandwidth, slicer, loss, profile) rather than
+    /// inject faults.
+    var isLinkToxic: Bool {
+        if case .link? = try? effect() { return true }
+        return false
+    }
+
     static func link(of toxics: [Toxic]) -> LinkConfiguration {
         var link = LinkConfiguration.unimpaired
         let effects = toxics.filter { $0.toxicity > 0 }.compactMap { toxic -> (Direction, LinkChange)? in

@@ -50,10 +50,25 @@ extension ToxiproxyAPI {
         for id in ids { await relay.removeFault(id) }
     }
 
+    /// Link toxics with toxicity 1 act on every connection; one with a lower toxicity acts on
+    /// each connection with that probability, decided from the relay's seed, the toxic's name
+    /// and the connection (so the same connection always gets the same answer).
     func applyLink(_ entry: ProxyEntry) async {
         guard let relay = entry.relay else { return }
-        let link = Toxic.link(of: entry.toxics)
-        if link != relay.link { await relay.setLink(link) }
+        let toxics = entry.toxics.filter { $0.isLinkToxic && $0.toxicity > 0 }
+        if toxics.allSatisfy({ $0.toxicity >= 1 }) {
+            await relay.setLinkChooser(nil)
+            let link = Toxic.link(of: toxics)
+            if link != relay.link { await relay.setLink(link) }
+            return
+        }
+        let seed = relay.configuration.seed
+        await relay.setLinkChooser { connection in
+            Toxic.link(of: toxics.filter { toxic in
+                var random = SeededRandom(seed: seed).derived(SeededRandom.label("toxic " + toxic.name), connection.raw)
+                return random.chance(toxic.toxicity)
+            })
+        }
     }
 
     // MARK: Toxics

@@ -340,3 +340,38 @@ final class CollectingSink: EventSink, @unchecked Sendable {
     func receive(_ event: Event) { lock.withLock { stored.append(event.jsonLine) } }
     func flush() {}
 }
+
+@Suite("Per-connection links")
+struct LinkChooserTests {
+    @Test func aChooserGivesEachConnectionItsOwnLinkAndAppliesToOpenOnes() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let open = try await offload { try BlockingSocket.connect(to: endpoint) }  // connection #1
+            // Odd connections get 150 ms each way; even ones none.
+            await relay.setLinkChooser { id in
+                var link = LinkConfiguration.unimpaired
+                if id.raw % 2 == 1 {
+                    link.up.latency = .milliseconds(150)
+                    link.down.latency = .milliseconds(150)
+                }
+                return link
+            }
+            func rtt(_ socket: BlockingSocket) async throws -> Double {
+                try await offload {
+                    let start = ContinuousClock.now
+                    try socket.send("x")
+                    _ = try socket.receive(exactly: 1)
+                    return elapsed(since: start)
+                }
+            }
+            let second = try await offload { try BlockingSocket.connect(to: endpoint) }  // #2
+            let third = try await offload { try BlockingSocket.connect(to: endpoint) }  // #3
+            #expect(try await rtt(open) >= 0.299, "an open connection gets its chosen link")
+            #expect(try await rtt(second) < 0.15)
+            #expect(try await rtt(third) >= 0.299)
+            await relay.setLinkChooser(nil)
+            #expect(try await rtt(third) < 0.15, "without a chooser, the one link (unimpaired) again")
+        }
+    }
+}

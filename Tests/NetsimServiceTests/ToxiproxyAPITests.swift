@@ -106,6 +106,34 @@ struct ToxiproxyAPITests {
         }
     }
 
+    @Test func toxicityOnALinkToxicChoosesConnectionsFromTheSeed() async throws {
+        // latency 150 ms downstream at toxicity 0.5: about half of 16 connections are slowed,
+        // and the same ones every time.
+        func pattern() async throws -> [Bool] {
+            var slowed: [Bool] = []
+            try await Self.withAPI { api, echo in
+                let listen = try Endpoint(parsing: Self.object(await Self.createProxy(api, echo))["listen"] as? String ?? "")
+                let toxic = #"{"type":"latency","toxicity":0.5,"attributes":{"latency":150}}"#
+                #expect(await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: toxic)).status == 200)
+                for _ in 0..<16 {
+                    slowed.append(try await offload {
+                        let socket = try BlockingSocket.connect(to: listen)
+                        let start = ContinuousClock.now
+                        try socket.send("x")
+                        _ = try socket.receive(exactly: 1)
+                        let d = ContinuousClock.now - start
+                        socket.close()
+                        return d >= .milliseconds(149)
+                    })
+                }
+            }
+            return slowed
+        }
+        let first = try await pattern()
+        #expect(first.contains(true) && first.contains(false), "\(first)")
+        #expect(try await pattern() == first, "the same connections are chosen each time")
+    }
+
     @Test func slowCloseIsAccepted() async throws {
         try await Self.withAPI { api, echo in
             _ = await Self.createProxy(api, echo)
