@@ -54,8 +54,6 @@ final class ShapedDirection {
     /// True when bytes can be written straight through: no model active and nothing waiting.
     var canBypass: Bool { !isImpaired && queue.isEmpty }
 
-    var isEmpty: Bool { queue.isEmpty }
-
     /// Runs the model on bytes that arrived at `now` and queues the pieces.
     func enqueue(_ buffer: ByteBuffer, at now: Int64) {
         var buffer = buffer
@@ -75,6 +73,12 @@ final class ShapedDirection {
         sourceFinished = true
         let at = isImpaired ? shaper.releaseTimeForMarker(arrivedAt: now) : now
         queue.append(.marker(marker, at: max(at, queue.last?.releaseTime ?? at) + hold))
+    }
+
+    /// When a byte arriving now would be released (now, on an unimpaired link). The outage fault
+    /// answers a request when it would have reached the server.
+    func markerReleaseTime(arrivedAt now: Int64) -> Int64 {
+        isImpaired ? shaper.releaseTimeForMarker(arrivedAt: now) : now
     }
 
     /// The release time of the head of the queue, if any.

@@ -55,9 +55,12 @@ final class TimelinePlayer: @unchecked Sendable {
             case .fault(let name, let rule):
                 fired(step, "fault \(rule)" + (name.map { " (\($0))" } ?? ""))
                 if let id = try? await relay.addFault(rule), let name { lock.withLock { faults[name] = id } }
+            case .clear(let names) where names.isEmpty:
+                fired(step, "clear all faults")
+                await relay.removeAllFaults()
             case .clear(let names):
-                let ids = lock.withLock { names.isEmpty ? Array(faults.values) : names.compactMap { faults[$0] } }
-                fired(step, "clear " + (names.isEmpty ? "all faults" : names.joined(separator: ", ")))
+                let ids = lock.withLock { names.compactMap { faults[$0] } }
+                fired(step, "clear " + names.joined(separator: ", "))
                 for id in ids { await relay.removeFault(id) }
             case .link(let link):
                 fired(step, "link \(link)")
