@@ -76,6 +76,15 @@ public enum EventKind: Sendable, Equatable {
     case requestFinished(name: String, index: Int, status: Int?, error: String?, port: Int?)
     /// A scenario step fired (fault, clear, link, wait), for the run's timeline.
     case step(description: String)
+    /// The relay saw a request head go upstream on this connection (HTTP observation).
+    /// `reused` is true when it is not the connection's first request.
+    case httpRequest(method: String, path: String, reused: Bool)
+    /// The relay saw a response end coming from upstream: its status and body bytes (after
+    /// de-chunking).
+    case httpResponse(status: Int, bytes: Int)
+    /// The relay stopped observing HTTP on this connection (not HTTP, TLS, a parse error); the
+    /// bytes keep passing untouched.
+    case httpUnobserved(reason: String)
     /// Both legs are closed. `by` is who ended it first, `how` how it ended for the client.
     case closed(by: Side, how: CloseKind, upBytes: Int, downBytes: Int)
 
@@ -97,6 +106,9 @@ public enum EventKind: Sendable, Equatable {
         case .requestStarted: "request"
         case .requestFinished: "response"
         case .step: "step"
+        case .httpRequest: "http_request"
+        case .httpResponse: "http_response"
+        case .httpUnobserved: "http_unobserved"
         case .closed: "closed"
         }
     }

@@ -13,10 +13,11 @@ extension Event {
 }
 
 enum JSONValue {
-    case string(String), int(Int), seconds(Int64)
+    case string(String), int(Int), seconds(Int64), bool(Bool)
 
     var rendered: String {
         switch self {
+        case .bool(let v): return v ? "true" : "false"
         case .int(let v): return String(v)
         case .seconds(let ns):
             let micros = ns / 1000
@@ -70,6 +71,10 @@ extension EventKind {
                 + (error.map { [("error", JSONValue.string($0))] } ?? [])
                 + (port.map { [("port", JSONValue.int($0))] } ?? [])
         case .step(let description): [("step", .string(description))]
+        case .httpRequest(let method, let path, let reused):
+            [("method", .string(method)), ("path", .string(path)), ("reused", .bool(reused))]
+        case .httpResponse(let status, let bytes): [("status", .int(status)), ("bytes", .int(bytes))]
+        case .httpUnobserved(let reason): [("reason", .string(reason))]
         case .closed(let by, let how, let up, let down):
             [("by", .string(by.rawValue)), ("how", .string(how.rawValue)), ("up_bytes", .int(up)), ("down_bytes", .int(down))]
         }

@@ -8,6 +8,12 @@ extension ConnectionPair {
     /// While it waits the client leg is not read, so the client's bytes wait in its socket.
     func beginConnect(link: LinkConfiguration) {
         guard phase == .accepted else { return }
+        if activeOutage != nil {
+            // The relay answers every request itself: no upstream connect until the outage lifts.
+            phase = .relaying
+            updateReadGates()
+            return
+        }
         phase = .connecting
         var synRandom = random.derived(SeededRandom.label("syn"))
         switch ConnectModel.outcome(link: link, random: &synRandom) {

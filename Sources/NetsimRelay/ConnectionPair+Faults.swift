@@ -47,6 +47,11 @@ extension ConnectionPair {
         case .slowClose(let delay):
             fired(kind, "each FIN is held back \(delay.compactDescription)")
             persistentFaults[id] = kind
+        case .outage(let outage):
+            fired(kind, (atAccept ? "no upstream connect; " : "")
+                + "the relay answers requests itself (\(outage.rawValue)) until the fault lifts")
+            persistentFaults[id] = kind
+            startOutage()
         }
     }
 
@@ -67,6 +72,8 @@ extension ConnectionPair {
             armIdleTimer()
         case .limit:
             downLimitRemaining = nil
+        case .outage:
+            endOutage()
         default:
             break
         }

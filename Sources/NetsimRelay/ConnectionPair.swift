@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NetsimCore
 import NetsimLink
@@ -40,6 +41,12 @@ final class ConnectionPair: @unchecked Sendable {
     var lastActivity: Int64
     var idleTimer: Scheduled<Void>?
     var timers: [Scheduled<Void>] = []
+    /// HTTP observation, when the relay's configuration asks for it.
+    var http: HTTPObserver?
+    /// While an `outage` fault acts: the client's requests, parsed to be answered by the relay.
+    var outageRequests: HTTPStreamDecoder<HTTPServerRequestPart>?
+    /// The head of the request being received during an outage.
+    var outageHead: HTTPRequestHead?
 
     /// Sides whose reset has been seen and forwarded.
     private var resetSides: Set<Side> = []
@@ -100,6 +107,10 @@ final class ConnectionPair: @unchecked Sendable {
             if side == .client { closeStale(mode, swallowed: buffer.readableBytes) }
             return
         }
+        if direction == .up, outageRequests != nil {
+            outageReceived(buffer)
+            return
+        }
         var buffer = buffer
         if direction == .down, let remaining = downLimitRemaining {
             // limit: forward exactly `remaining` more bytes, then close behind them.
@@ -119,6 +130,7 @@ final class ConnectionPair: @unchecked Sendable {
     }
 
     private func forward(_ buffer: ByteBuffer, _ direction: Direction, now: Int64) {
+        if let http { http.observe(buffer, direction) }
         let lane = shaped(direction)
         if lane.canBypass, !isBlackholed, let destination = destination(direction) {
             relay.tap?.sent(id, leg: destination.side, buffer, at: now)
@@ -161,6 +173,13 @@ final class ConnectionPair: @unchecked Sendable {
         if ending == nil { ending = (side, .fin) }
         tapEnded(side, .fin, fromPeer: true)
         let direction = Self.direction(from: side)
+        if let http { http.ended(direction) }
+        if side == .client, upstream == nil, outageRequests != nil, !connectInFlight {
+            // An outage connection with no upstream: the relay is the server, and closes too.
+            down.enqueue(.closeConnection(fault: "outage"), at: now)
+            deliverDue(.down)
+            return
+        }
         shaped(direction).enqueue(.fin, at: now, holdFor: closeDelay)
         deliverDue(direction)
     }
@@ -271,6 +290,7 @@ final class ConnectionPair: @unchecked Sendable {
     /// (bounded) up queue, and a reset from it is noticed at once.
     private func readAllowed(from side: Side) -> Bool {
         if discarding || stale != nil { return true }
+        if side == .client, outageRequests != nil { return !isBlackholed }
         guard !isBlackholed, phase == .relaying || (phase == .connecting && side == .client) else { return false }
         let direction = Self.direction(from: side)
         let lane = shaped(direction)

@@ -22,6 +22,10 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     case slowConnect(Duration)
     /// Hold back each FIN this long after the bytes ahead of it (Toxiproxy's slow_close).
     case slowClose(Duration)
+    /// The relay answers HTTP requests itself instead of forwarding them upstream (a server
+    /// outage): new connections never connect upstream; on open ones the next request is
+    /// answered by the relay.
+    case outage(OutageKind)
 
     /// The fault's name as written on the command line.
     public var name: String {
@@ -35,6 +39,7 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .limit: "limit"
         case .slowConnect: "slow-connect"
         case .slowClose: "slow-close"
+        case .outage: "outage"
         }
     }
 
@@ -45,15 +50,16 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .limit(let n): "limit=\(n)"
         case .slowConnect(let d): "slow-connect=\(d.compactDescription)"
         case .slowClose(let d): "slow-close=\(d.compactDescription)"
+        case .outage(let kind): "outage=\(kind.rawValue)"
         default: name
         }
     }
 
     /// Every fault name, for help texts and "did you mean".
-    public static let names = ["refuse", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect", "slow-close"]
+    public static let names = ["refuse", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect", "slow-close", "outage"]
 
     public static let allowedForms =
-        "one of refuse, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION, slow-close=DURATION (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s, slow-close=1s)"
+        "one of refuse, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION, slow-close=DURATION, outage=503|500|error-page|truncated|no-headers (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s, slow-close=1s)"
 
     /// Parses `KIND[=ARG]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`.
     public init(parsing text: String) throws {
@@ -81,6 +87,11 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case "limit": self = .limit(bytes: try ByteCount(parsing: try required()).bytes)
         case "slow-connect": self = .slowConnect(try Duration(parsing: try required()))
         case "slow-close": self = .slowClose(try Duration(parsing: try required()))
+        case "outage":
+            guard let outage = OutageKind(rawValue: try required()) else {
+                throw fail("an outage (outage=503, 500, error-page, truncated or no-headers)")
+            }
+            self = .outage(outage)
         default: throw fail()
         }
     }
@@ -92,6 +103,21 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         default: false
         }
     }
+}
+
+/// How the relay answers requests during an `outage` fault.
+public enum OutageKind: String, Sendable, CaseIterable {
+    /// `503 Service Unavailable` with `Retry-After: 2`.
+    case serviceUnavailable = "503"
+    /// `500 Internal Server Error`.
+    case internalError = "500"
+    /// `200 OK` with an HTML error page, `Last-Modified` a year ago and no `Cache-Control`: a
+    /// heuristic cache keeps it (the cache-poisoning incident).
+    case errorPage = "error-page"
+    /// `200 OK` whose body stops short of its `Content-Length`, then FIN.
+    case truncated
+    /// The request is accepted and the response headers never come.
+    case noHeaders = "no-headers"
 }
 
 /// Which connections a fault applies to, relative to the moment it activates.

@@ -130,6 +130,10 @@ public final class Relay: @unchecked Sendable {
     /// the faults that act on new connections, and starts the upstream connect.
     func start(_ pair: ConnectionPair) {
         pair.log(.opened(client: pair.client.remoteDescription))
+        if configuration.observeHTTP {
+            let id = pair.id, log = eventLog
+            pair.http = HTTPObserver { log.record($0, connection: id) }
+        }
         pair.tapOpened(.client)
         let (link, acceptFaults, delayedFaults) = lock.withLock { () -> (LinkConfiguration, [(FaultID, FaultKind)], [(FaultID, Int64)]) in
             pairs[pair.id] = pair

@@ -19,6 +19,11 @@ public struct RelayConfiguration: Sendable {
     /// Bytes a direction may hold (delayed, not yet written) before the relay stops reading
     /// from its source. Reading resumes below half of it.
     public var bufferLimit: Int
+    /// Parse HTTP/1.1 framing on every connection and log each request and response
+    /// (`httpRequest`, `httpResponse` events). Observation only: the bytes forwarded are never
+    /// changed, and a connection whose bytes are not HTTP is left alone after one
+    /// `httpUnobserved` event. Off by default; the scenario runner turns it on.
+    public var observeHTTP: Bool
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -27,7 +32,8 @@ public struct RelayConfiguration: Sendable {
         faults: [FaultRule] = [],
         seed: UInt64 = 1,
         connectTimeout: Duration = .seconds(127),
-        bufferLimit: Int = 4 << 20
+        bufferLimit: Int = 4 << 20,
+        observeHTTP: Bool = false
     ) {
         self.listen = listen
         self.upstream = upstream
@@ -36,5 +42,6 @@ public struct RelayConfiguration: Sendable {
         self.seed = seed
         self.connectTimeout = connectTimeout
         self.bufferLimit = bufferLimit
+        self.observeHTTP = observeHTTP
     }
 }

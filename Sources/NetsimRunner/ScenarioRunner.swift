@@ -49,7 +49,8 @@ public enum ScenarioRunner {
         let relay = Relay(
             configuration: RelayConfiguration(
                 upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
-                connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30)),
+                connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30),
+                observeHTTP: true),
             eventLog: log, tap: recorder)
         let relayEndpoint: Endpoint
         do {

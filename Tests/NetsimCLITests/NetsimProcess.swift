@@ -11,6 +11,10 @@ enum NetsimProcess {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("netsim")
     }
 
+    private final class StderrBox: @unchecked Sendable {
+        var data = Data()
+    }
+
     struct Result {
         var status: Int32
         var stdout: String
@@ -28,8 +32,17 @@ enum NetsimProcess {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        // Drain stderr on another thread while reading stdout: read one after the other, a
+        // child that fills the stderr pipe (64 KiB) blocks forever and so does the test.
+        let stderrData = StderrBox()
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            stderrData.data = err.fileHandleForReading.readDataToEndOfFile()
+            drained.signal()
+        }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        let stderr = stderrData.data
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }

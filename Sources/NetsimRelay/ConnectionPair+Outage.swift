@@ -1,0 +1,141 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NetsimCore
+
+/// The `outage` fault: the relay parses the client's requests and answers them itself.
+extension ConnectionPair {
+    /// The outage in force on this connection (the most recently added one if several).
+    var activeOutage: OutageKind? {
+        persistentFaults.sorted { $0.key.raw > $1.key.raw }.lazy.compactMap { entry -> OutageKind? in
+            if case .outage(let kind) = entry.value { return kind }
+            return nil
+        }.first
+    }
+
+    func startOutage() {
+        if outageRequests == nil { outageRequests = .requests() }
+        updateReadGates()
+    }
+
+    /// The last outage lifted: requests go upstream again. A connection that never connected
+    /// upstream connects now.
+    func endOutage() {
+        guard activeOutage == nil else { return }
+        outageRequests = nil
+        outageHead = nil
+        if upstream == nil, phase == .relaying, !connectInFlight, !discarding, stale == nil, client.isActive {
+            phase = .accepted
+            beginConnect(link: relay.link(for: id))
+        }
+        updateReadGates()
+    }
+
+    /// Client bytes during an outage: parsed, never forwarded; each complete request is answered
+    /// after the up direction's delay (the time it would have taken to reach the server).
+    func outageReceived(_ buffer: ByteBuffer) {
+        guard let decoder = outageRequests else { return }
+        var complete: [HTTPRequestHead] = []
+        do {
+            try decoder.feed(buffer) { part in
+                switch part {
+                case .head(let head): outageHead = head
+                case .body: break
+                case .end:
+                    if let head = outageHead { complete.append(head) }
+                    outageHead = nil
+                }
+            }
+        } catch {
+            log(.dropped(.up, count: buffer.readableBytes, fault: "outage"))
+            closeGracefully(fault: "outage", detail: "the client's bytes are not an HTTP request; closing as a server would")
+            return
+        }
+        for head in complete {
+            let due = up.markerReleaseTime(arrivedAt: now)
+            schedule(after: due - now) { pair in pair.answerOutage(head) }
+        }
+    }
+
+    private func answerOutage(_ head: HTTPRequestHead) {
+        guard phase != .finished, !discarding, let kind = activeOutage else { return }
+        let request = "\(head.method.rawValue) \(head.uri)"
+        guard kind != .noHeaders else {
+            log(.faultFired(fault: "outage", detail: "accepted \(request); the response headers never come"))
+            return
+        }
+        let answer = OutageAnswer(kind, now: Date())
+        log(.faultFired(fault: "outage", detail: "answered \(request) with \(answer.summary)"))
+        let bodyless = head.method == .HEAD
+        var buffer = ByteBuffer(string: answer.head)
+        if !bodyless { buffer.writeString(answer.sentBody) }
+        down.enqueue(buffer, at: now)
+        if kind == .truncated, !bodyless {
+            down.enqueue(.closeConnection(fault: "outage"), at: now)
+        }
+        deliverDue(.down)
+    }
+}
+
+/// A response the relay sends during an outage.
+struct OutageAnswer {
+    /// Status line and headers, with the blank line.
+    var head: String
+    /// The body bytes actually sent (shorter than `Content-Length` when truncated).
+    var sentBody: String
+    var summary: String
+
+    init(_ kind: OutageKind, now: Date) {
+        let date = httpDate(now)
+        var status = "200 OK"
+        var headers: [(String, String)] = [("Date", date), ("Server", "netsim-outage")]
+        var body = "Service unavailable\n"
+        var declared: Int?
+        switch kind {
+        case .serviceUnavailable:
+            status = "503 Service Unavailable"
+            headers += [("Retry-After", "2"), ("Content-Type", "text/plain")]
+            summary = "503 (Retry-After: 2)"
+        case .internalError:
+            status = "500 Internal Server Error"
+            body = "Internal server error\n"
+            headers.append(("Content-Type", "text/plain"))
+            summary = "500"
+        case .errorPage:
+            body = "<html><head><title>Service unavailable</title></head><body><h1>Service unavailable</h1><p>The service is temporarily unavailable. Please try again later.</p></body></html>\n"
+            headers += [("Content-Type", "text/html"), ("Last-Modified", httpDate(now.addingTimeInterval(-365 * 86400)))]
+            summary = "200 and an error page (Last-Modified a year ago, no Cache-Control)"
+        case .truncated, .noHeaders:
+            body = String(repeating: "0123456789abcdef", count: 64)  // 1 KiB declared
+            declared = body.utf8.count
+            body = String(body.prefix(body.count * 3 / 8))
+            headers.append(("Content-Type", "application/octet-stream"))
+            summary = "200 whose body stops at \(body.utf8.count) of \(declared!) bytes, then FIN"
+        }
+        headers.append(("Content-Length", String(declared ?? body.utf8.count)))
+        head = "HTTP/1.1 \(status)\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
+        sentBody = body
+    }
+}
+
+/// An IMF-fixdate (RFC 9110), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`.
+func httpDate(_ date: Date) -> String {
+    let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+    let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+    let secondOfDay = seconds - days * 86400
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let doe = z - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let day = doy - (153 * mp + 2) / 5 + 1
+    let month = mp < 10 ? mp + 3 : mp - 9
+    let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+    let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
+    let weekday = weekdays[((days % 7) + 7) % 7]
+    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
+}
