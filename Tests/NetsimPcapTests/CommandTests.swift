@@ -52,24 +52,8 @@ struct CommandTests {
     }
 
     @Test func replayServesUntilStoppedAndExitsCleanly() async throws {
-        let process = Process()
-        process.executableURL = netsimExecutable()
-        process.arguments = ["replay", fixture("zeek-http-get.pcap"), "--duration", "30s"]
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let (process, port) = try await startAnnouncing(["replay", fixture("zeek-http-get.pcap"), "--duration", "30s"], until: "serving", line: "netsim replay: ")
         defer { if process.isRunning { process.terminate() } }
-        let port: Int = try await offload {
-            var text = ""
-            while !text.contains("serving") {
-                let data = stderr.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                text += String(decoding: data, as: UTF8.self)
-            }
-            let line = text.split(separator: "\n").first { $0.hasPrefix("netsim replay: ") } ?? ""
-            return Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") ?? 0
-        }
         let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-get.pcap")))
         let answer = try await offload {
             let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
@@ -89,24 +73,8 @@ struct CommandTests {
         defer { server.stop() }
         let path = temporaryPath("relay.pcap")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let process = Process()
-        process.executableURL = netsimExecutable()
-        process.arguments = ["relay", "--upstream", server.endpoint.description, "--pcap", path, "--duration", "30s"]
-        let stderr = Pipe()
-        process.standardError = stderr
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let (process, port) = try await startAnnouncing(["relay", "--upstream", server.endpoint.description, "--pcap", path, "--duration", "30s"], until: "recording:", line: "netsim relay: ")
         defer { if process.isRunning { process.terminate() } }
-        let port: Int = try await offload {
-            var text = ""
-            while !text.contains("recording:") {
-                let data = stderr.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                text += String(decoding: data, as: UTF8.self)
-            }
-            let line = text.split(separator: "\n").first { $0.hasPrefix("netsim relay: ") } ?? ""
-            return Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") ?? 0
-        }
         try await offload {
             let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
             try socket.send("through the relay")
@@ -150,4 +118,27 @@ struct CommandTests {
         #expect(FileManager.default.fileExists(atPath: captures + "/replay-pipelined.pcap"))
         #expect(try Capture.load(path: captures + "/replay-pipelined.pcap").flows.count >= 2)
     }
+}
+
+/// Starts netsim, reads its stderr until `marker`, and returns the process with the port from the
+/// status line starting with `prefix` (`netsim relay: 127.0.0.1:PORT → …`).
+private func startAnnouncing(_ arguments: [String], until marker: String, line prefix: String) async throws -> (Process, Int) {
+    let process = Process()
+    process.executableURL = netsimExecutable()
+    process.arguments = arguments
+    let stderr = Pipe()
+    process.standardError = stderr
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let port: Int = try await offload {
+        var text = ""
+        while !text.contains(marker) {
+            let data = stderr.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        let line = text.split(separator: "\n").first { $0.hasPrefix(prefix) } ?? ""
+        return Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") ?? 0
+    }
+    return (process, port)
 }
