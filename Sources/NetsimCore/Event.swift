@@ -76,12 +76,13 @@ public enum EventKind: Sendable, Equatable {
     case requestFinished(name: String, index: Int, status: Int?, error: String?, port: Int?)
     /// A scenario step fired (fault, clear, link, wait), for the run's timeline.
     case step(description: String)
-    /// The relay saw a request head go upstream on this connection (HTTP observation).
-    /// `reused` is true when it is not the connection's first request.
-    case httpRequest(method: String, path: String, reused: Bool)
-    /// The relay saw a response end coming from upstream: its status and body bytes (after
-    /// de-chunking).
-    case httpResponse(status: Int, bytes: Int)
+    /// The relay saw a request head from the client on this connection (HTTP observation).
+    /// `reused` is true when it is not the connection's first request. `answeredBy` is nil when
+    /// the request went upstream, or the fault that answered it instead (`outage`, `portal`).
+    case httpRequest(method: String, path: String, reused: Bool, answeredBy: String? = nil)
+    /// A response ended towards the client: its status and body bytes (after de-chunking);
+    /// `answeredBy` as for ``httpRequest(method:path:reused:answeredBy:)``.
+    case httpResponse(status: Int, bytes: Int, answeredBy: String? = nil)
     /// The relay stopped observing HTTP on this connection (not HTTP, TLS, a parse error); the
     /// bytes keep passing untouched.
     case httpUnobserved(reason: String)

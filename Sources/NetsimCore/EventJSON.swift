@@ -71,9 +71,12 @@ extension EventKind {
                 + (error.map { [("error", JSONValue.string($0))] } ?? [])
                 + (port.map { [("port", JSONValue.int($0))] } ?? [])
         case .step(let description): [("step", .string(description))]
-        case .httpRequest(let method, let path, let reused):
+        case .httpRequest(let method, let path, let reused, let answeredBy):
             [("method", .string(method)), ("path", .string(path)), ("reused", .bool(reused))]
-        case .httpResponse(let status, let bytes): [("status", .int(status)), ("bytes", .int(bytes))]
+                + (answeredBy.map { [("answered_by", JSONValue.string($0))] } ?? [])
+        case .httpResponse(let status, let bytes, let answeredBy):
+            [("status", .int(status)), ("bytes", .int(bytes))]
+                + (answeredBy.map { [("answered_by", JSONValue.string($0))] } ?? [])
         case .httpUnobserved(let reason): [("reason", .string(reason))]
         case .closed(let by, let how, let up, let down):
             [("by", .string(by.rawValue)), ("how", .string(how.rawValue)), ("up_bytes", .int(up)), ("down_bytes", .int(down))]
