@@ -8,8 +8,8 @@ extension ConnectionPair {
     /// While it waits the client leg is not read, so the client's bytes wait in its socket.
     func beginConnect(link: LinkConfiguration) {
         guard phase == .accepted else { return }
-        if activeOutage != nil {
-            // The relay answers every request itself: no upstream connect until the outage lifts.
+        if activeStandIn != nil {
+            // The relay answers every request itself (outage, portal): no upstream connect until it lifts.
             phase = .relaying
             updateReadGates()
             return

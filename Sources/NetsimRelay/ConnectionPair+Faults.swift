@@ -51,7 +51,12 @@ extension ConnectionPair {
             fired(kind, (atAccept ? "no upstream connect; " : "")
                 + "the relay answers requests itself (\(outage.rawValue)) until the fault lifts")
             persistentFaults[id] = kind
-            startOutage()
+            startStandIn()
+        case .portal(let settings):
+            fired(kind, (atAccept ? "no upstream connect; " : "")
+                + "a captive portal answers plain HTTP with \(settings.answer == .redirect ? "a redirect to its login page" : "its login page") and breaks TLS (\(settings.tls.rawValue)) until a login")
+            persistentFaults[id] = kind
+            startStandIn()
         }
     }
 
@@ -72,8 +77,8 @@ extension ConnectionPair {
             armIdleTimer()
         case .limit:
             downLimitRemaining = nil
-        case .outage:
-            endOutage()
+        case .outage, .portal:
+            endStandIn()
         default:
             break
         }
@@ -112,11 +117,11 @@ extension ConnectionPair {
     /// How long a leg closed by a fault may stay half-open before the relay closes it fully.
     static let closeGrace: Int64 = 10_000_000_000
 
-    /// The client wrote to a stale connection: swallow it and close the client leg the way the
-    /// fault says; the upstream leg gets a plain FIN.
-    func closeStale(_ mode: CloseKind, swallowed: Int) {
+    /// Closes the client leg the way a fault says (a stale connection written to, a portal
+    /// breaking TLS); the upstream leg gets a plain FIN. Later bytes are read and discarded.
+    func endClientLeg(_ mode: CloseKind, fault: String, detail: String) {
         guard !discarding else { return }
-        log(.faultFired(fault: "stale", detail: "swallowed \(swallowed) bytes from the client; closing it with \(mode.rawValue.uppercased())"))
+        log(.faultFired(fault: fault, detail: detail))
         if ending == nil { ending = (.relay, mode) }
         discarding = true
         if mode == .rst {

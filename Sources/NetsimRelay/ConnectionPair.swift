@@ -43,10 +43,15 @@ final class ConnectionPair: @unchecked Sendable {
     var timers: [Scheduled<Void>] = []
     /// HTTP observation, when the relay's configuration asks for it.
     var http: HTTPObserver?
-    /// While an `outage` fault acts: the client's requests, parsed to be answered by the relay.
-    var outageRequests: HTTPStreamDecoder<HTTPServerRequestPart>?
-    /// The head of the request being received during an outage.
-    var outageHead: HTTPRequestHead?
+    /// While an `outage` or `portal` fault acts: the client's requests, parsed to be answered
+    /// by the relay.
+    var standInRequests: HTTPStreamDecoder<HTTPServerRequestPart>?
+    /// The head of the request being received while the relay stands in.
+    var standInHead: HTTPRequestHead?
+    /// Client bytes fed to `standInRequests` so far (a portal breaks TLS at the very start).
+    var standInBytesParsed = 0
+    /// Requests the relay answered itself on this connection.
+    var answeredRequests = 0
 
     /// Sides whose reset has been seen and forwarded.
     private var resetSides: Set<Side> = []
@@ -104,11 +109,13 @@ final class ConnectionPair: @unchecked Sendable {
         }
         if let mode = stale {
             log(.dropped(direction, count: buffer.readableBytes, fault: "stale"))
-            if side == .client { closeStale(mode, swallowed: buffer.readableBytes) }
+            if side == .client, !discarding {
+                endClientLeg(mode, fault: "stale", detail: "swallowed \(buffer.readableBytes) bytes from the client; closing it with \(mode.rawValue.uppercased())")
+            }
             return
         }
-        if direction == .up, outageRequests != nil {
-            outageReceived(buffer)
+        if direction == .up, standInRequests != nil {
+            standInReceived(buffer)
             return
         }
         var buffer = buffer
@@ -174,9 +181,10 @@ final class ConnectionPair: @unchecked Sendable {
         tapEnded(side, .fin, fromPeer: true)
         let direction = Self.direction(from: side)
         if let http { http.ended(direction) }
-        if side == .client, upstream == nil, outageRequests != nil, !connectInFlight {
-            // An outage connection with no upstream: the relay is the server, and closes too.
-            down.enqueue(.closeConnection(fault: "outage"), at: now)
+        if side == .client, upstream == nil, standInRequests != nil, !connectInFlight {
+            // No upstream while the relay stands in (outage, portal): it is the server, and
+            // closes too.
+            down.enqueue(.closeConnection(fault: activeStandIn?.faultName ?? "outage"), at: now)
             deliverDue(.down)
             return
         }
@@ -290,7 +298,7 @@ final class ConnectionPair: @unchecked Sendable {
     /// (bounded) up queue, and a reset from it is noticed at once.
     private func readAllowed(from side: Side) -> Bool {
         if discarding || stale != nil { return true }
-        if side == .client, outageRequests != nil { return !isBlackholed }
+        if side == .client, standInRequests != nil { return !isBlackholed }
         guard !isBlackholed, phase == .relaying || (phase == .connecting && side == .client) else { return false }
         let direction = Self.direction(from: side)
         let lane = shaped(direction)

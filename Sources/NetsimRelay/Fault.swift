@@ -26,6 +26,10 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// outage): new connections never connect upstream; on open ones the next request is
     /// answered by the relay.
     case outage(OutageKind)
+    /// A captive portal: the relay answers plain-HTTP requests itself with a redirect to a login
+    /// page or the page itself (connectivity probes included) and breaks TLS; lifted by a
+    /// `login` (or by removing the fault), after which requests go upstream again.
+    case portal(PortalSettings)
 
     /// The fault's name as written on the command line.
     public var name: String {
@@ -40,6 +44,7 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .slowConnect: "slow-connect"
         case .slowClose: "slow-close"
         case .outage: "outage"
+        case .portal: "portal"
         }
     }
 
@@ -51,15 +56,16 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         case .slowConnect(let d): "slow-connect=\(d.compactDescription)"
         case .slowClose(let d): "slow-close=\(d.compactDescription)"
         case .outage(let kind): "outage=\(kind.rawValue)"
+        case .portal(let settings): settings.description
         default: name
         }
     }
 
     /// Every fault name, for help texts and "did you mean".
-    public static let names = ["refuse", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect", "slow-close", "outage"]
+    public static let names = ["refuse", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect", "slow-close", "outage", "portal"]
 
     public static let allowedForms =
-        "one of refuse, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION, slow-close=DURATION, outage=503|500|error-page|truncated|no-headers (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s, slow-close=1s)"
+        "one of refuse, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION, slow-close=DURATION, outage=503|500|error-page|truncated|no-headers, portal[=redirect|page][,tls=reset|close|hang] (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s, slow-close=1s, portal=page,tls=close)"
 
     /// Parses `KIND[=ARG]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`.
     public init(parsing text: String) throws {
@@ -92,6 +98,15 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
                 throw fail("an outage (outage=503, 500, error-page, truncated or no-headers)")
             }
             self = .outage(outage)
+        case "portal":
+            guard let argument else {
+                self = .portal(PortalSettings())
+                return
+            }
+            guard let settings = PortalSettings(parsing: argument) else {
+                throw fail("a captive portal (\(PortalSettings.allowedForms))")
+            }
+            self = .portal(settings)
         default: throw fail()
         }
     }
@@ -101,6 +116,35 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .refuse, .slowConnect: true
         default: false
+        }
+    }
+}
+
+extension FaultKind {
+    /// The fault answers HTTP requests itself instead of upstream (`outage`, `portal`).
+    var standIn: StandIn? {
+        switch self {
+        case .outage(let kind): .outage(kind)
+        case .portal(let settings): .portal(settings)
+        default: nil
+        }
+    }
+
+    public var isPortal: Bool {
+        if case .portal = self { return true }
+        return false
+    }
+}
+
+/// What answers a connection's requests while an `outage` or `portal` fault acts.
+enum StandIn: Equatable {
+    case outage(OutageKind)
+    case portal(PortalSettings)
+
+    var faultName: String {
+        switch self {
+        case .outage: "outage"
+        case .portal: "portal"
         }
     }
 }

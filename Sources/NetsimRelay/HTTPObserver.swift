@@ -61,7 +61,8 @@ final class HTTPStreamDecoder<Part> {
 final class HTTPObserver {
     private var requests: HTTPStreamDecoder<HTTPServerRequestPart>? = .requests()
     private var responses: HTTPStreamDecoder<HTTPClientResponsePart>? = .responses()
-    private var requestCount = 0
+    /// Requests seen on the connection, including those a fault answered (``noteAnsweredRequest()``).
+    private(set) var requestCount = 0
     private var responseStatus = 0
     private var responseBytes = 0
     private let log: (EventKind) -> Void
@@ -69,6 +70,9 @@ final class HTTPObserver {
     init(log: @escaping (EventKind) -> Void) { self.log = log }
 
     var isObserving: Bool { requests != nil }
+
+    /// A request the relay answered itself (outage, portal): the next one is not the first.
+    func noteAnsweredRequest() { requestCount += 1 }
 
     /// Bytes forwarded in `direction` (up: towards the server).
     func observe(_ buffer: ByteBuffer, _ direction: Direction) {

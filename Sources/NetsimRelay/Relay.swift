@@ -261,6 +261,16 @@ public final class Relay: @unchecked Sendable {
         for id in lock.withLock({ Array(rules.keys) }) { await removeFault(id) }
     }
 
+    /// A login at the captive portal: every `portal` fault is removed, so plain HTTP and TLS go
+    /// upstream again (connections the portal held without an upstream connect now). Returns how
+    /// many portals were lifted.
+    @discardableResult
+    public func login() async -> Int {
+        let portals = lock.withLock { rules.filter { $0.value.rule.kind.isPortal }.map(\.key) }
+        for id in portals { await removeFault(id) }
+        return portals.count
+    }
+
     /// A real refusal: with the listener closed the kernel answers SYNs with RST.
     private func startRefusing(_ id: FaultID) async {
         let channel = lock.withLock { () -> (any Channel)? in
