@@ -1,5 +1,6 @@
 /// Chooses the route that answers a request: exact path (query string ignored), method (nil
-/// matches any), first match wins; nothing matching gets a 404.
+/// matches any), first match wins; then the connectivity probes an open network answers
+/// (``ConnectivityProbes``); nothing matching gets a 404.
 ///
 /// Pure and immutable, so the handler that records a request and the one that answers it can each
 /// consult it and always agree on the status.
@@ -13,6 +14,7 @@ struct RouteTable: Sendable {
         if let match = routes.first(where: { $0.path == path && ($0.method == nil || $0.method!.uppercased() == method) }) {
             return match
         }
+        if let probe = ConnectivityProbes.routes.first(where: { $0.path == path }) { return probe }
         return HTTPRoute(
             path: path, status: 404, headers: [HTTPHeader("Content-Type", "text/plain; charset=utf-8")],
             body: .text("netsim: no route for \(method) \(path)\n"))

@@ -65,6 +65,9 @@ final class TimelinePlayer: @unchecked Sendable {
             case .link(let link):
                 fired(step, "link \(link)")
                 await relay.setLink(link)
+            case .login:
+                fired(step, "login at the captive portal")
+                await relay.login()
             case .wait(let duration):
                 fired(step, "wait \(duration.compactDescription)")
                 try? await Task.sleep(for: duration)

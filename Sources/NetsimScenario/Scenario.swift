@@ -104,6 +104,8 @@ public struct TimelineStep: Equatable, Sendable {
         case link(LinkConfiguration)
         /// Pause.
         case wait(Duration)
+        /// The user signs in at the captive portal: every `portal` fault lifts.
+        case login
     }
 }
 

@@ -4,13 +4,14 @@ import NetsimLink
 import NetsimRelay
 
 extension Validator {
-    static let stepActions = ["request", "fault", "clear", "link", "wait"]
+    static let stepActions = ["request", "fault", "clear", "link", "wait", "login"]
     static let actionKeys: [String: [String]] = [
         "request": ["method", "path", "headers", "body", "count", "parallel"],
         "fault": ["name", "target", "probability", "after_open", "for"],
         "clear": [],
         "link": [],
         "wait": [],
+        "login": [],
     ]
     static var allStepKeys: [String] {
         ["at"] + stepActions + stepActions.flatMap { actionKeys[$0] ?? [] }
@@ -23,6 +24,8 @@ extension Validator {
         var faultNames: [String: SourceLocation] = [:]
         /// Every named fault in the file, to tell "added later" from "never added".
         var allFaultNames: [String: SourceLocation] = [:]
+        /// Where the first `portal` fault was added (a `login` needs one before it).
+        var firstPortal: SourceLocation?
         /// The latest `at` so far and where it was written.
         var latestAt: (time: Duration, location: SourceLocation)?
     }
@@ -92,7 +95,7 @@ extension Validator {
             let unknown = rejectUnknownKeys(map, allowed: Self.allStepKeys)
             let misspelledAction = unknown.contains { closestMatch(to: $0.key, among: Self.stepActions) != nil }
             if !misspelledAction {
-                error(map.location, "\(place) has no action; give it one of request, fault, clear, link or wait",
+                error(map.location, "\(place) has no action; give it one of request, fault, clear, link, wait or login",
                       hint: "a step does one thing, e.g. '- request: name' or '- wait: 2s'")
             }
             return nil
@@ -121,6 +124,7 @@ extension Validator {
         case "fault": result = fault(action, in: map, state: &state)
         case "clear": result = clear(action, state: state)
         case "link": result = link(action, step: number).map { .link($0) }
+        case "login": result = login(action, state: state)
         default:
             result = duration(action).map { .wait($0) }
         }
@@ -207,6 +211,7 @@ extension Validator {
         }
         if let e = map["for"], let v = positiveDuration(e) { rule.lasts = v }
         guard let kind, errorCount == errorsBefore else { return nil }
+        if kind.isPortal, state.firstPortal == nil { state.firstPortal = action.valueLocation }
         do {
             try rule.validate()
         } catch {
@@ -222,6 +227,25 @@ extension Validator {
             return nil
         }
         return .fault(name: name, rule: rule)
+    }
+
+    // MARK: login
+
+    /// `login:` (or `login: true`): the user signs in at the captive portal; every `portal`
+    /// fault lifts.
+    private func login(_ action: Entry, state: TimelineState) -> TimelineStep.Action? {
+        let isTrue = action.value.scalar.map { ["true", "yes"].contains($0.string.lowercased()) } ?? false
+        guard action.value.isNull || isTrue else {
+            error(action.valueLocation, "'login' takes no value, found \(action.value.foundDescription)",
+                  hint: "write 'login:' or 'login: true'; it lifts every portal fault (use 'clear' to lift other faults by name)")
+            return nil
+        }
+        guard state.firstPortal != nil else {
+            error(action.keyLocation, "'login' signs in at a captive portal, but no portal fault was added before this step",
+                  hint: "add the portal first, e.g. '- fault: portal' (or portal=page), then '- login:' later")
+            return nil
+        }
+        return .login
     }
 
     // MARK: clear

@@ -115,6 +115,9 @@ struct DriverTests {
         HTTPRoute(path: "/fresh", headers: [HTTPHeader("Cache-Control", "max-age=60")], body: .text("v1")),
         HTTPRoute(path: "/hotspot-detect.html", body: .text("<html>Log in to the hotel Wi-Fi</html>")),
         HTTPRoute(path: "/go", status: 302, headers: [HTTPHeader("Location", "http://portal.example/login")]),
+        HTTPRoute(path: "/profile", headers: [HTTPHeader("Content-Type", "text/html")], body: .text("<html>Log in to the hotel Wi-Fi</html>")),
+        // The portal answers the connectivity probe too (an open network answers 204).
+        HTTPRoute(path: "/generate_204", body: .text("<html>Log in to the hotel Wi-Fi</html>")),
     ]
 
     /// Naive caches by heuristic freshness (old Last-Modified, no Cache-Control); resilient
@@ -140,12 +143,55 @@ struct DriverTests {
             try await Self.withDriver(name, routes: Self.incidentRoutes) { driver, endpoint in
                 let probe = try await Self.get(driver, endpoint, "/hotspot-detect.html", id: 1)
                 let redirect = try await Self.get(driver, endpoint, "/go", id: 2)
+                let page = try await driver.perform(DriverRequest(
+                    id: 3, method: "GET", url: "http://\(endpoint)/profile", headers: [HTTPHeader("Accept", "application/json")], body: nil))
                 if name == "naive" {
-                    #expect(probe.status == 200 && redirect.status == 302)
+                    #expect(probe.status == 200 && redirect.status == 302 && page.status == 200)
                 } else {
-                    #expect(probe.error == .other && probe.errorMessage?.hasPrefix("captive portal") == true, "\(probe)")
-                    #expect(redirect.error == .other && redirect.errorMessage?.hasPrefix("captive portal") == true, "\(redirect)")
+                    for answer in [probe, redirect, page] {
+                        #expect(answer.error == .other && answer.errorMessage?.hasPrefix("captive portal: ") == true, "\(answer)")
+                    }
+                    #expect(page.errorMessage?.contains("generate_204 answered 200 instead of 204") == true, "\(page)")
                 }
+            }
+        }
+    }
+
+    /// A redirect to another host, or an HTML answer, is not a portal when the connectivity
+    /// probe gets an open network's 204 (the built-in server answers it so by default).
+    @Test func resilientBelievesAnswersTheProbeVouchesFor() async throws {
+        let routes = [
+            HTTPRoute(path: "/moved", status: 302, headers: [HTTPHeader("Location", "http://cdn.example/moved")]),
+            HTTPRoute(path: "/page", headers: [HTTPHeader("Content-Type", "text/html")], body: .text("<html>a real page</html>")),
+        ]
+        try await Self.withDriver("resilient", routes: routes) { driver, endpoint in
+            let moved = try await Self.get(driver, endpoint, "/moved", id: 1)
+            #expect(moved.status == 302 && moved.error == nil, "\(moved)")
+            let page = try await driver.perform(DriverRequest(
+                id: 2, method: "GET", url: "http://\(endpoint)/page", headers: [HTTPHeader("Accept", "application/json")], body: nil))
+            #expect(page.status == 200 && page.error == nil, "\(page)")
+            #expect(await driver.log.contains("answered 204: no portal"))
+        }
+    }
+
+    /// Resilient waits as long as Retry-After says (and retries); naive retries a 5xx at once.
+    @Test func retryAfterIsHonouredByResilientOnly() async throws {
+        let routes = [HTTPRoute(path: "/busy", status: 503, headers: [HTTPHeader("Retry-After", "1")], body: .text("busy"))]
+        for name in ["naive", "resilient"] {
+            let server = BuiltinServer(routes: routes)
+            let endpoint = try await server.start()
+            let driver = Self.make(name, Self.client(name, retries: 2))
+            let response = try await Self.get(driver, endpoint, "/busy")
+            let times = server.requests.map(\.time)
+            await driver.shutdown()
+            await server.stop()
+            #expect(response.status == 503)
+            #expect(times.count == 3, "\(name): one request and two retries")
+            let gaps = zip(times.dropFirst(), times).map { Double($0 - $1) / 1e9 }
+            if name == "resilient" {
+                #expect(gaps.allSatisfy { $0 >= 0.95 }, "Retry-After: 1 honoured: \(gaps)")
+            } else {
+                #expect(gaps.allSatisfy { $0 < 0.5 }, "naive retries at once: \(gaps)")
             }
         }
     }

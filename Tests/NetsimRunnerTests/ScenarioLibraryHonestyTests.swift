@@ -10,12 +10,15 @@ import Testing
 struct ScenarioLibraryHonestyTests {
     /// For each bundled scenario, the check that catches `naive` (a failing check title).
     static let caughtBy: [String: String] = [
+        "captive-portal": "request joined: error other",
         "high-latency-parallel": "request second-screen: within 900ms",
         "keepalive-race": "request boundary: error none",
         "lockscreen": "request after-unlock: error none",
         "lockscreen-post": "server POST /order: count at most 1",
         "loss": "request second: error none",
         "network-flap": "request refresh: error none",
+        "outage-503": "relay: requests /feed at most 4 min interval 1.5s",
+        "outage-cache-poisoning": "request recovered: body contains \"headline\"",
         "profile-3g": "request refresh: error none",
         "profile-edge": "request refresh: error none",
         "refused": "request open-app: error refused",

@@ -8,9 +8,10 @@ import NetsimScenario
 ///
 /// - keeps idle pooled connections for 60 s whatever the server does — it never looks whether
 ///   the server closed one (a FIN leaves the connection half-open and it writes into it);
-/// - on any failure retries (`retries`, default 1) at once, with no backoff, on the next pooled
-///   connection (LIFO), whatever the method — so after a network change its retry meets another
-///   dead connection, and a POST may reach the server twice;
+/// - on any failure — and on any `5xx` answer — retries (`retries`, default 1) at once, with no
+///   backoff and no regard for `Retry-After`, on the next pooled connection (LIFO), whatever the
+///   method — so after a network change its retry meets another dead connection, a POST may
+///   reach the server twice, and an outage gets a retry storm;
 /// - caches `200` GET responses by heuristic freshness: `max-age` when given, otherwise 10% of
 ///   `Date − Last-Modified` (so an error page served as a 200 with an old `Last-Modified` sticks);
 /// - believes whatever page it gets (redirects and login pages are answers).
@@ -77,6 +78,10 @@ public final class NaiveDriver: ClientDriver, @unchecked Sendable {
             case .success(let response):
                 note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(connection.localPort ?? 0)")
                 if response.header("Connection")?.lowercased() == "close" { connection.close() } else { pool.put(key, connection) }
+                if response.status >= 500, attempt < retries {
+                    attempt += 1
+                    continue
+                }
                 if method == "GET", response.status == 200, let lifetime = Self.freshness(response) {
                     cache.store(request.url, response, for: lifetime)
                 }

@@ -15,12 +15,16 @@ import NetsimScenario
 ///   non-idempotent method) is never replayed: its failure is reported;
 /// - backs off before each retry: `backoff` (default 100 ms) × 2^(retry−1), capped at
 ///   `backoff_cap` (default 5 s), times a jitter factor in [0.5, 1) drawn from the run's seed;
+/// - honours `Retry-After` on a `503` or `429` to an idempotent request: waits that long and
+///   retries (within `retries`), unless it is longer than `retry_after_cap` (default 10 s), when
+///   the answer is reported as it is;
 /// - caches only `200` GET responses with an explicit `Cache-Control: max-age` (never heuristic
 ///   freshness, never an error page) and only bodies that pass validation (length matches
 ///   `Content-Length`; a JSON content type parses as JSON);
-/// - notices captive portals: a redirect to another host, or a known connectivity probe path
-///   (`/hotspot-detect.html`, `/generate_204`, `/connecttest.txt`, `/success.txt`) answered
-///   with anything but the expected answer → `error: other`, message `captive portal: …`.
+/// - notices captive portals (``CaptivePortalCheck``): an answer that looks wrong — a redirect to
+///   another host, `511`, an HTML page where HTML was not accepted — is checked with a
+///   connectivity probe; a probe not answered `204` (or a request to a well-known probe path
+///   answered otherwise than an open network does) → `error: other`, message `captive portal: …`.
 public final class ResilientDriver: ClientDriver, @unchecked Sendable {
     public let name = "resilient (netsim reference client)"
 
@@ -30,6 +34,7 @@ public final class ResilientDriver: ClientDriver, @unchecked Sendable {
     private let idleTimeout: Duration
     private let backoff: Duration
     private let backoffCap: Duration
+    private let retryAfterCap: Duration
     private let lock = NSLock()
     private var random: SeededRandom
     private var text = BoundedText(limit: 64 * 1024)
@@ -44,6 +49,7 @@ public final class ResilientDriver: ClientDriver, @unchecked Sendable {
         idleTimeout = config.duration("idle_timeout") ?? .seconds(30)
         backoff = config.duration("backoff") ?? .milliseconds(100)
         backoffCap = config.duration("backoff_cap") ?? .seconds(5)
+        retryAfterCap = config.duration("retry_after_cap") ?? .seconds(10)
         random = SeededRandom(seed: config.seed).derived(SeededRandom.label("resilient-backoff"))
     }
 
@@ -76,9 +82,11 @@ public final class ResilientDriver: ClientDriver, @unchecked Sendable {
         let key = "\(url.host):\(url.port)"
         let retries = idempotentMethods.contains(method) ? max(0, config.retries ?? 1) : 0
         var attempt = 0
+        var serverPause: Duration?
         while true {
             if attempt > 0 {
-                let pause = delay(beforeRetry: attempt)
+                let pause = serverPause ?? delay(beforeRetry: attempt)
+                serverPause = nil
                 note("#\(request.id) backing off \(pause.compactDescription) before retry \(attempt)")
                 try? await Task.sleep(for: pause)
             }
@@ -113,9 +121,18 @@ public final class ResilientDriver: ClientDriver, @unchecked Sendable {
             case .success(let response):
                 note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(connection.localPort ?? 0)\(reused ? " (reused)" : "")")
                 if response.header("Connection")?.lowercased() == "close" { connection.close() } else { pool.put(key, connection) }
-                if let portal = Self.captivePortal(response, url: url) {
-                    note("#\(request.id) \(portal)")
+                if let portal = await captivePortal(response, url: url, request: request) {
                     return ResponseBuilder.failure(.other, portal, localPort: connection.localPort)
+                }
+                if let wait = Self.retryAfter(response), attempt < retries {
+                    guard wait <= retryAfterCap else {
+                        note("#\(request.id) \(response.status) asks to retry after \(wait.compactDescription), beyond retry_after_cap: reporting it")
+                        return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: connection.localPort)
+                    }
+                    note("#\(request.id) \(response.status) with Retry-After: waiting \(wait.compactDescription) as asked")
+                    serverPause = wait
+                    attempt += 1
+                    continue
                 }
                 if method == "GET", let lifetime = Self.cacheLifetime(response) {
                     cache.store(request.url, response, for: lifetime)
@@ -152,28 +169,25 @@ public final class ResilientDriver: ClientDriver, @unchecked Sendable {
         return true
     }
 
-    /// Connectivity probes and what a network without a portal answers.
-    static let probes: [String: (status: Int, body: String?)] = [
-        "/hotspot-detect.html": (200, "Success"),
-        "/generate_204": (204, nil),
-        "/connecttest.txt": (200, "Microsoft Connect Test"),
-        "/success.txt": (200, "success"),
-    ]
+    /// `Retry-After` of a 503 or 429 (seconds or an HTTP-date), as a wait from now.
+    static func retryAfter(_ response: RawResponse) -> Duration? {
+        guard response.status == 503 || response.status == 429,
+              let value = response.header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
+        guard let date = ResponseCache.date(value) else { return nil }
+        return .milliseconds(Int64(max(0, date.timeIntervalSinceNow) * 1000))
+    }
 
-    /// A description when the response looks like a captive portal's, else nil.
-    static func captivePortal(_ response: RawResponse, url: PlainURL) -> String? {
-        if (300..<400).contains(response.status), let location = response.header("Location"),
-           let target = URLComponents(string: location), let host = target.host, !host.isEmpty,
-           host.lowercased() != url.host.lowercased() {
-            return "captive portal: redirected to \(location)"
+    /// `captive portal: …` when the answer is a portal's (probing when it only looks like one).
+    private func captivePortal(_ response: RawResponse, url: PlainURL, request: DriverRequest) async -> String? {
+        if let failed = CaptivePortalCheck.failedProbe(response, url: url) {
+            note("#\(request.id) \(failed)")
+            return failed
         }
-        let path = String(url.target.split(separator: "?", maxSplits: 1).first ?? "")
-        if let expected = probes[path] {
-            let body = String(decoding: response.body, as: UTF8.self)
-            if response.status != expected.status || !(expected.body.map { body.contains($0) } ?? response.body.isEmpty) {
-                return "captive portal: probe \(path) answered \(response.status) with unexpected content"
-            }
-        }
-        return nil
+        guard let suspicion = CaptivePortalCheck.suspicion(response, url: url, requestHeaders: request.headers) else { return nil }
+        let (verdict, line) = await CaptivePortalCheck.confirm(
+            suspicion, url: url, connectTimeout: config.connectTimeout, timeout: config.timeout)
+        note("#\(request.id) \(line)")
+        return verdict
     }
 }
