@@ -49,15 +49,19 @@ struct PortalTests {
         events.compactMap { if case .faultFired("portal", let detail) = $0.kind { detail } else { nil } }
     }
 
-    static let loginPage: String = {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fixtures/portal/login.html")
-        return (try? String(contentsOf: file, encoding: .utf8)) ?? "missing Fixtures/portal/login.html"
-    }()
+    /// A page of `Fixtures/portal/`: the compiled-in pages must be these files, byte for byte.
+    static func fixture(_ name: String) -> String {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fixtures/portal/\(name)")
+        return (try? String(contentsOf: file, encoding: .utf8)) ?? "missing Fixtures/portal/\(name)"
+    }
+
+    static let loginPage = fixture("login.html")
 
     @Test func redirectModeSendsPlainHTTPToTheLoginPageAndNeverUpstream() async throws {
         let result = try await Self.exchange(PortalSettings(answer: .redirect), [
             Self.request("/api/profile?id=7", host: "api.example.test:8080"),
             Self.request("/login?continue=x", host: PortalSettings.loginHost),
+            Self.request("/login", host: PortalSettings.loginHost, method: "POST").replacingOccurrences(of: "\r\n\r\n", with: "\r\nContent-Length: 4\r\n\r\nroom"),
         ])
         let redirect = result.answers[0]
         #expect(redirect.head.hasPrefix("HTTP/1.1 302 Found"))
@@ -65,6 +69,7 @@ struct PortalTests {
             == "http://portal.netsim.test/login?continue=http%3A%2F%2Fapi.example.test%2Fapi%2Fprofile")
         #expect(result.answers[1].head.hasPrefix("HTTP/1.1 200 OK"))
         #expect(result.answers[1].body == Self.loginPage, "the login URL serves Fixtures/portal/login.html")
+        #expect(result.answers[2].body == Self.fixture("login-accepted.html"), "a form POST gets Fixtures/portal/login-accepted.html")
         #expect(result.upstreamConnections == 0)
         let http = result.events.compactMap { event -> EventKind? in
             switch event.kind {
@@ -77,6 +82,8 @@ struct PortalTests {
             .httpResponse(status: 302, bytes: redirect.body.utf8.count, answeredBy: "portal"),
             .httpRequest(method: "GET", path: "/login?continue=x", reused: true, answeredBy: "portal"),
             .httpResponse(status: 200, bytes: Self.loginPage.utf8.count, answeredBy: "portal"),
+            .httpRequest(method: "POST", path: "/login", reused: true, answeredBy: "portal"),
+            .httpResponse(status: 200, bytes: Self.fixture("login-accepted.html").utf8.count, answeredBy: "portal"),
         ])
     }
 
