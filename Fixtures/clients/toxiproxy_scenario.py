@@ -146,6 +146,32 @@ data, _ = roundtrip(port)
 if data != b"ping":
     fail("after removing reset_peer: %r" % data)
 
+step("outage, a netsim toxic type, answers HTTP with 503 in the server's place; removing it restores the upstream")
+try:
+    proxy.add_toxic(type="outage", name="outage", attributes={"kind": "404"})
+    fail("an unknown outage kind was accepted")
+except InvalidToxic:
+    pass
+proxy.add_toxic(type="outage", name="outage", attributes={"kind": "503"})
+listed = proxy.get_toxic("outage")
+if listed is None or listed.type != "outage" or listed.attributes.get("kind") != "503":
+    fail("outage toxic not listed as sent: %r" % (listed and vars(listed)))
+request = b"GET /health HTTP/1.1\r\nHost: echo.test\r\n\r\n"
+with connect(port) as sock:
+    sock.sendall(request)
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        data = sock.recv(65536)
+        if not data:
+            break
+        answer += data
+if not answer.startswith(b"HTTP/1.1 503") or b"Retry-After: 2\r\n" not in answer:
+    fail("with outage: %r" % answer)
+proxy.destroy_toxic("outage")
+data, _ = roundtrip(port, request)
+if data != request:
+    fail("after removing outage, the echo upstream should answer: %r" % data)
+
 step("limit_data 3 passes three bytes, then closes")
 proxy.add_toxic(type="limit_data", name="limit", attributes={"bytes": 3})
 data, _ = roundtrip(port)

@@ -12,6 +12,11 @@ import NetsimRelay
 ///
 /// Plain HTTP requests are sent with `Connection: close`: one request per client connection,
 /// so a keep-alive connection can never carry a request to a second host through the first's relay.
+///
+/// With an `outage` or `portal` fault among the faults, the proxy never resolves or connects a
+/// destination itself: the relay answers plain HTTP (and a portal breaks TLS in CONNECT tunnels)
+/// without any upstream, and the destination is resolved and connected only when the relay
+/// connects upstream — when no stand-in answers for the connection (see ``UpstreamDialer``).
 public final class ForwardProxy: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var listen: Endpoint
@@ -37,7 +42,24 @@ public final class ForwardProxy: @unchecked Sendable {
     let group: MultiThreadedEventLoopGroup
     private let lock = NIOLock()
     private var listener: (any Channel)?
-    private var relays: [Endpoint: Task<Relay, any Error>] = [:]
+    private var relays: [Endpoint: Task<Route, any Error>] = [:]
+
+    /// A destination's relay, and the dialer behind it when the relay's upstream is one.
+    struct Route {
+        var relay: Relay
+        var dialer: UpstreamDialer?
+    }
+
+    /// True when a fault may answer in the destination's place (`outage`, `portal`): then a
+    /// destination is resolved and connected only when its relay connects upstream.
+    var mayStandIn: Bool {
+        configuration.faults.contains {
+            switch $0.kind {
+            case .outage, .portal: true
+            default: false
+            }
+        }
+    }
 
     public init(configuration: Configuration, eventLog: EventLog = EventLog(), threads: Int = System.coreCount) {
         self.configuration = configuration
@@ -63,7 +85,7 @@ public final class ForwardProxy: @unchecked Sendable {
     }
 
     public func stop() async {
-        let (channel, tasks) = lock.withLock { () -> ((any Channel)?, [Task<Relay, any Error>]) in
+        let (channel, tasks) = lock.withLock { () -> ((any Channel)?, [Task<Route, any Error>]) in
             defer {
                 listener = nil
                 relays.removeAll()
@@ -72,7 +94,10 @@ public final class ForwardProxy: @unchecked Sendable {
         }
         try? await channel?.close()
         for task in tasks {
-            if let relay = try? await task.value { await relay.stop() }
+            if let route = try? await task.value {
+                await route.relay.stop()
+                await route.dialer?.stop()
+            }
         }
         try? await group.shutdownGracefully()
     }
@@ -82,24 +107,34 @@ public final class ForwardProxy: @unchecked Sendable {
         return (AddressRange.loopback + configuration.allow).contains { $0.contains(address) }
     }
 
-    /// The relay to `destination`, started on first use.
+    /// The relay to `destination`, started on first use. Its upstream is the destination itself
+    /// (resolved as the relay starts), or a dialer when a stand-in fault may answer for it.
     func relay(to destination: Endpoint) async throws -> Relay {
-        let task = lock.withLock { () -> Task<Relay, any Error> in
+        let task = lock.withLock { () -> Task<Route, any Error> in
             if let existing = relays[destination] { return existing }
             let task = Task { [self] in
+                var dialer: UpstreamDialer?
+                if mayStandIn { dialer = UpstreamDialer(destination: destination, group: group) }
+                let upstream = try await dialer?.start() ?? destination
                 let relay = Relay(
                     configuration: RelayConfiguration(
-                        listen: Endpoint(host: "127.0.0.1", port: 0), upstream: destination,
+                        listen: Endpoint(host: "127.0.0.1", port: 0), upstream: upstream,
                         link: configuration.link, faults: configuration.faults, seed: configuration.seed),
                     eventLog: eventLog, group: group)
-                try await relay.start()
-                return relay
+                do {
+                    try await relay.start()
+                } catch {
+                    await relay.stop()
+                    await dialer?.stop()
+                    throw error
+                }
+                return Route(relay: relay, dialer: dialer)
             }
             relays[destination] = task
             return task
         }
         do {
-            return try await task.value
+            return try await task.value.relay
         } catch {
             lock.withLock { _ = relays.removeValue(forKey: destination) }
             throw error
@@ -165,10 +200,14 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             destination = endpoint
             let hopByHop: Set<String> = ["connection", "proxy-connection", "keep-alive", "proxy-authorization"]
             var text = "\(method) \(path) \(version)\r\n"
+            var hasHost = false
             for line in lines {
                 let name = line.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+                if name == "host" { hasHost = true }
                 if !hopByHop.contains(name) { text += line + "\r\n" }
             }
+            // The Host header names the site for the server (and for a portal's or an outage's answer).
+            if !hasHost { text += "Host: \(Self.authority(of: target))\r\n" }
             text += "Connection: close\r\n\r\n"
             first = context.channel.allocator.buffer(string: text)
             var rest = rest
@@ -197,20 +236,26 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                     context.writeAndFlush(handler.wrapOutboundOut(context.channel.allocator.buffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
                 }
                 if firstBytes.readableBytes > 0 { outbound.writeAndFlush(firstBytes, promise: nil) }
+                // Both channels are on this event loop (the connect used it).
                 let (local, remote) = GlueHandler.matchedPair()
                 do {
                     try context.pipeline.syncOperations.addHandler(local)
+                    try outbound.pipeline.syncOperations.addHandler(remote)
                     context.pipeline.syncOperations.removeHandler(handler, promise: nil)
                 } catch {
                     context.close(promise: nil)
                     outbound.close(promise: nil)
                     return
                 }
-                outbound.pipeline.addHandler(remote).whenComplete { _ in
-                    _ = context.channel.setOption(ChannelOptions.autoRead, value: true)
-                }
+                _ = context.channel.setOption(ChannelOptions.autoRead, value: true)
             }
         }
+    }
+
+    /// `http://host[:port]/path` → `host[:port]`.
+    static func authority(of target: String) -> String {
+        let afterScheme = target.dropFirst("http://".count)
+        return String(afterScheme[..<(afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex)])
     }
 
     /// `http://host[:port]/path` → (host:port, /path).

@@ -34,7 +34,11 @@ final class GlueHandler: ChannelDuplexHandler {
     private func partnerClose() { context?.close(promise: nil) }
     private func partnerReset() {
         guard let context else { return }
-        let channel = context.channel
+        GlueHandler.reset(context.channel)
+    }
+
+    /// Closes a channel with RST (SO_LINGER 0) instead of FIN.
+    static func reset(_ channel: any Channel) {
         guard let options = channel as? any SocketOptionProvider else {
             channel.close(promise: nil)
             return

@@ -83,10 +83,20 @@ extension ToxiproxyAPI {
     }
 
     func replaceToxic(_ entry: ProxyEntry, at index: Int, with toxic: Toxic) async throws {
-        await removeFaults(of: entry.toxics[index], from: entry)
+        let old = entry.toxics[index]
         entry.toxics[index] = toxic
         await applyLink(entry)
+        guard toxic.isStandIn, let relay = entry.relay else {
+            await removeFaults(of: old, from: entry)
+            try await addFaults(of: toxic, to: entry)
+            return
+        }
+        // An outage or portal changed in place: the new one is added before the old one goes,
+        // so a connection it still covers is never let through to the upstream in between.
+        // (Other faults cannot overlap like that: the old limit's removal would clear the new one.)
+        let oldIDs = entry.faultIDs.removeValue(forKey: old.name) ?? []
         try await addFaults(of: toxic, to: entry)
+        for id in oldIDs { await relay.removeFault(id) }
     }
 
     func removeToxic(_ entry: ProxyEntry, at index: Int) async throws {

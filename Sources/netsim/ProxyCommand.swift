@@ -16,9 +16,12 @@ struct ProxyCommand: AsyncParsableCommand {
               curl -x http://127.0.0.1:8080 http://example.test/          (plain HTTP, absolute-form)
               curl -x http://127.0.0.1:8080 https://example.test/         (CONNECT tunnel: never decrypted)
               netsim proxy --listen 0.0.0.0:8080 --allow 192.168.1.0/24 --latency 200ms   (a phone on the LAN)
+              netsim proxy --fault portal      (captive portal: HTTP gets a 302, TLS a reset)
+              netsim proxy --fault outage=503  (plain HTTP gets 503 with Retry-After)
 
             Clients from loopback are always allowed; others only from an --allow network.
             Plain HTTP requests are forwarded with Connection: close (one request per connection).
+            With --fault portal or outage nothing is resolved or connected while the fault answers.
             See docs/service.md. Stops on Ctrl-C (SIGINT) or SIGTERM, or after --duration.
             """
     )
