@@ -96,13 +96,17 @@ extension ConnectionPair {
             text = (answer.head, answer.body)
         }
         let bodyless = head.method == .HEAD
-        var buffer = ByteBuffer(string: text.head)
+        // A request that asks for the connection to close (or HTTP/1.0) gets what a server gives:
+        // `Connection: close` and a FIN after the answer. (`"\r\n"` is one Character: dropLast()
+        // removes the blank line.)
+        let closing = !head.isKeepAlive
+        var buffer = ByteBuffer(string: closing ? String(text.head.dropLast()) + "Connection: close\r\n\r\n" : text.head)
         if !bodyless { buffer.writeString(text.body) }
         let status = Int(text.head.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") ?? 0
         log(.httpResponse(status: status, bytes: bodyless ? 0 : text.body.utf8.count, answeredBy: standIn.faultName))
         down.enqueue(buffer, at: now)
-        if standIn == .outage(.truncated), !bodyless {
-            down.enqueue(.closeConnection(fault: "outage"), at: now)
+        if closing || (standIn == .outage(.truncated) && !bodyless) {
+            down.enqueue(.closeConnection(fault: standIn.faultName), at: now)
         }
         deliverDue(.down)
     }

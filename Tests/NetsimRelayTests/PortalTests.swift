@@ -116,6 +116,22 @@ struct PortalTests {
         }
     }
 
+    @Test func aRequestAskingToCloseGetsConnectionCloseAndAFIN() async throws {
+        let server = try HTTPTests.httpServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, faults: [FaultRule(.portal(PortalSettings()))]) { _, endpoint in
+            let text = try await offload { () -> String in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                try socket.send("GET /a HTTP/1.1\r\nHost: example.test\r\nConnection: close\r\n\r\n")
+                return String(decoding: try socket.receiveToEnd(timeout: .seconds(5)), as: UTF8.self)
+            }
+            #expect(text.hasPrefix("HTTP/1.1 302"))
+            #expect(HTTPTests.header("Connection", in: text) == "close")
+            #expect(text.hasSuffix("</html>\n"), "the whole answer, then EOF")
+        }
+    }
+
     @Test func anAbsoluteFormRequestIsJudgedByItsURL() async throws {
         let result = try await Self.exchange(PortalSettings(), ["GET http://captive.apple.com/hotspot-detect.html HTTP/1.1\r\nHost: captive.apple.com\r\n\r\n"])
         #expect(result.answers[0].head.hasPrefix("HTTP/1.1 302"))
