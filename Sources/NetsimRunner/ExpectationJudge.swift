@@ -72,6 +72,7 @@ struct ExpectationJudge {
         case .within(let bound): ("an answer or an error within \(bound.compactDescription)", { $0.duration <= bound.nanoseconds })
         case .connection(.new): ("a connection opened since \(formatNanoseconds(began))", { ($0.connectionOpened ?? .min) >= began })
         case .connection(.reused): ("a connection already open at \(formatNanoseconds(began))", { ($0.connectionOpened ?? .max) < began })
+        case .errorMessage(let match): ("an error message that \(Self.describe(match))", { $0.response.errorMessage.map(match.matches) ?? false })
         default: ("a check that applies to requests", { _ in false })
         }
         guard !outcomes.isEmpty else {
@@ -104,6 +105,16 @@ struct ExpectationJudge {
         case .body:
             let body = outcome.response.body.map { quoted(String($0.prefix(120))) } ?? "no body"
             return "\(outcome.summary); body \(body)"
+        case .errorMessage:
+            let time = formatNanoseconds(outcome.duration)
+            let on = outcome.connection.map { " on connection \($0)" } ?? ""
+            guard let error = outcome.response.error else {
+                return "it succeeded with status \(outcome.response.status.map(String.init) ?? "none") in \(time)\(on), so there is no error message"
+            }
+            guard let message = outcome.response.errorMessage else {
+                return "it failed (\(error.rawValue) after \(time)\(on)) but the client reported no error message"
+            }
+            return "it failed (\(error.rawValue) after \(time)\(on)) with the message \(quoted(String(message.prefix(200))))"
         default:
             return outcome.summary
         }
@@ -142,6 +153,10 @@ struct ExpectationJudge {
             verdict.expected = wants.joined(separator: " and ") + " \(describe(window))"
             verdict.actual = "\(opened.count) attempts" + times(opened) + (problems.isEmpty ? "" : ":\n" + problems.prefix(6).joined(separator: "\n"))
             verdict.passed = problems.isEmpty
+        case .httpRequests(let filter, let range, let interval):
+            judgeHTTPRequests(filter, range, minimumInterval: interval, into: &verdict)
+        case .httpResponses(let filter, let range):
+            judgeHTTPResponses(filter, range, into: &verdict)
         case .bytes(let direction, let window, let range):
             var total = 0
             for event in observations.events where window.contains(event.time) {
@@ -170,7 +185,7 @@ struct ExpectationJudge {
         return " (at \(shown)\(times.count > 12 ? ", …" : ""))"
     }
 
-    private func describe(_ window: TimeWindow) -> String {
+    func describe(_ window: TimeWindow) -> String {
         switch (window.from, window.to) {
         case let (from?, to?): "from \(from.compactDescription) to \(to.compactDescription)"
         case let (from?, nil): "from \(from.compactDescription) on"
@@ -206,6 +221,20 @@ struct ExpectationJudge {
         case .newConnections(_, let range): "new connections \(range)"
         case .attempts: "connection attempts"
         case .bytes(let direction, _, let range): "bytes\(direction.map { " \($0.rawValue)" } ?? "") \(range)"
+        case .errorMessage(let match): "message \(describe(match))"
+        case .httpRequests(let filter, let range, let interval):
+            (["requests", describe(filter), range?.description].compactMap { $0 } + (interval.map { ["min interval \($0.compactDescription)"] } ?? []))
+                .filter { !$0.isEmpty }.joined(separator: " ")
+        case .httpResponses(let filter, let range):
+            ["responses", describe(filter), range.description].filter { !$0.isEmpty }.joined(separator: " ")
+        }
+    }
+
+    /// `starts with "captive portal:"`.
+    static func describe(_ match: TextMatch) -> String {
+        switch match {
+        case .startsWith(let prefix): "starts with \(quoted(prefix))"
+        case .contains(let part): "contains \(quoted(part))"
         }
     }
 }

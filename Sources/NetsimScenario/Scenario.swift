@@ -178,6 +178,9 @@ public enum Check: Equatable, Sendable {
     case connection(ConnectionUse)
     /// How many requests the subject covers.
     case requestCount(CountRange)
+    /// Every request failed with an error message that matches (a request that succeeded, or
+    /// failed without a message, does not) — e.g. `captive portal: …`.
+    case errorMessage(TextMatch)
     // Over the built-in server (subject .server):
     case serverCount(CountRange)
     // Over the relay (subject .relay):
@@ -188,6 +191,104 @@ public enum Check: Equatable, Sendable {
     case attempts(TimeWindow, minimumGrowth: Double?, maximumPerSecond: Double?)
     /// Bytes delivered in a direction (both when nil) in a window.
     case bytes(Direction?, TimeWindow, CountRange)
+    /// HTTP requests the relay saw from the client that match the filter: how many (`nil`: any
+    /// number), and, with `minimumInterval`, every gap between consecutive ones (by time) at
+    /// least that long — e.g. that a client honours `Retry-After` or backs off.
+    case httpRequests(HTTPRequestFilter, CountRange?, minimumInterval: Duration?)
+    /// HTTP responses the relay saw go to the client that match the filter: how many.
+    case httpResponses(HTTPResponseFilter, CountRange)
+}
+
+/// Which of the HTTP requests the relay observed a `requests:` check counts.
+public struct HTTPRequestFilter: Equatable, Sendable {
+    /// Any method when nil.
+    public var method: String?
+    /// Any request target when nil.
+    public var path: PathPattern?
+    public var window: TimeWindow
+    public var answeredBy: Answerer
+
+    public init(method: String? = nil, path: PathPattern? = nil, window: TimeWindow = TimeWindow(), answeredBy: Answerer = .any) {
+        self.method = method
+        self.path = path
+        self.window = window
+        self.answeredBy = answeredBy
+    }
+}
+
+/// Which of the HTTP responses the relay observed a `responses:` check counts.
+public struct HTTPResponseFilter: Equatable, Sendable {
+    /// Any status when nil.
+    public var status: Int?
+    public var window: TimeWindow
+    public var answeredBy: Answerer
+
+    public init(status: Int? = nil, window: TimeWindow = TimeWindow(), answeredBy: Answerer = .any) {
+        self.status = status
+        self.window = window
+        self.answeredBy = answeredBy
+    }
+}
+
+/// A request target as written in a check: exact, or a prefix when it ends in `*` (`/api/*`).
+public enum PathPattern: Equatable, Sendable, CustomStringConvertible {
+    case exact(String)
+    case prefix(String)
+
+    /// `/api/*` is the prefix `/api/`; anything else is matched exactly.
+    public init(_ written: String) {
+        self = written.hasSuffix("*") ? .prefix(String(written.dropLast())) : .exact(written)
+    }
+
+    public func matches(_ target: String) -> Bool {
+        switch self {
+        case .exact(let path): target == path
+        case .prefix(let prefix): target.hasPrefix(prefix)
+        }
+    }
+
+    /// As written: `/orders`, `/api/*`.
+    public var description: String {
+        switch self {
+        case .exact(let path): path
+        case .prefix(let prefix): prefix + "*"
+        }
+    }
+}
+
+/// Who answered an HTTP request the relay observed: the upstream, or a relay fault instead.
+public enum Answerer: Equatable, Sendable {
+    /// Either.
+    case any
+    /// The request went upstream; the response came from the upstream.
+    case upstream
+    /// Any fault answered it (`outage`, `portal`).
+    case relay
+    /// This fault answered it.
+    case fault(String)
+
+    /// Whether an event's `answeredBy` (nil: the upstream) is this.
+    public func matches(_ answeredBy: String?) -> Bool {
+        switch self {
+        case .any: true
+        case .upstream: answeredBy == nil
+        case .relay: answeredBy != nil
+        case .fault(let name): answeredBy == name
+        }
+    }
+}
+
+/// A condition on text (an error message).
+public enum TextMatch: Equatable, Sendable {
+    case startsWith(String)
+    case contains(String)
+
+    public func matches(_ text: String) -> Bool {
+        switch self {
+        case .startsWith(let prefix): text.hasPrefix(prefix)
+        case .contains(let part): text.contains(part)
+        }
+    }
 }
 
 public enum BodyCheck: Equatable, Sendable {

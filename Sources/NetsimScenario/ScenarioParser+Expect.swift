@@ -3,9 +3,9 @@ import NetsimCore
 
 extension Validator {
     static let subjectKeys = ["request", "after", "server", "relay"]
-    static let requestCheckKeys = ["status", "error", "within", "body", "connection", "requests"]
+    static let requestCheckKeys = ["status", "error", "within", "body", "connection", "requests", "message"]
     static let serverCheckKeys = ["count"]
-    static let relayCheckKeys = ["new_connections", "attempts", "bytes"]
+    static let relayCheckKeys = ["new_connections", "attempts", "bytes", "requests", "responses"]
     static let errorWords = ["none", "any"] + ErrorKind.allCases.map(\.rawValue)
 
     /// `requestNames` nil: the timeline could not be read, so request subjects are not checked against it.
@@ -63,7 +63,7 @@ extension Validator {
                 message = "'\(entry.key)' checks requests; it does not apply to a '\(subjectKey)' expectation"
                 hint = subjectKey == "server"
                     ? "a 'server' expectation checks 'count'; use 'request:' or 'after:' to check '\(entry.key)'"
-                    : "a 'relay' expectation puts its checks inside 'relay:': new_connections, attempts, bytes"
+                    : "a 'relay' expectation puts its checks inside 'relay:': \(Self.relayCheckKeys.joined(separator: ", "))"
             } else if Self.serverCheckKeys.contains(entry.key) {
                 message = "'count' applies to 'server' expectations, not to a '\(subjectKey)' expectation"
                 hint = subjectKey == "relay"
@@ -137,6 +137,7 @@ extension Validator {
         case "connection":
             return choice(entry, what: "connection use", options: [("new", ConnectionUse.new), ("reused", .reused)]).map { .connection($0) }
         case "requests": return countRange(entry).map { .requestCount($0) }
+        case "message": return textMatch(entry).map { .errorMessage($0) }
         case "count": return countRange(entry).map { .serverCount($0) }
         default: return nil
         }
@@ -147,21 +148,9 @@ extension Validator {
         case .scalar(let scalar) where !entry.value.isNull:
             return .equals(scalar.string)
         case .mapping:
-            guard let map = mapping(entry, place: "'body'") else { return nil }
-            let forms = ["equals", "contains", "sha256"]
-            rejectUnknownKeys(map, allowed: forms)
-            let given = map.entries.filter { forms.contains($0.key) }
-            guard let form = given.first else {
-                if map.entries.isEmpty {
-                    error(map.location, "'body' needs one of equals, contains or sha256")
-                }
-                return nil
-            }
-            for extra in given.dropFirst() {
-                error(extra.keyLocation, "'body' has both '\(form.key)' and '\(extra.key)'; give one of equals, contains or sha256",
-                      hint: "use two expectations to check both")
-            }
-            guard given.count == 1, let value = text(form) else { return nil }
+            guard let map = mapping(entry, place: "'body'"),
+                  let form = oneForm(of: map, named: "'body'", forms: ["equals", "contains", "sha256"]),
+                  let value = text(form) else { return nil }
             switch form.key {
             case "equals": return .equals(value)
             case "contains": return .contains(value)
@@ -180,8 +169,46 @@ extension Validator {
         }
     }
 
+    /// `message:` — text (contains), or `{ starts_with: … }` / `{ contains: … }`.
+    private func textMatch(_ entry: Entry) -> TextMatch? {
+        let form: Entry
+        switch entry.value {
+        case .scalar where !entry.value.isNull:
+            form = entry
+        case .mapping:
+            guard let map = mapping(entry, place: "'\(entry.key)'"),
+                  let given = oneForm(of: map, named: "'\(entry.key)'", forms: ["starts_with", "contains"],
+                                      hint: "for example: \(entry.key): { starts_with: \"captive portal:\" }") else { return nil }
+            form = given
+        default:
+            error(entry.valueLocation, "'\(entry.key)' must be text or one of { starts_with: … }, { contains: … }, found \(entry.value.foundDescription)",
+                  hint: "for example: \(entry.key): { starts_with: \"captive portal:\" }")
+            return nil
+        }
+        guard let value = text(form, allowEmpty: false) else { return nil }
+        return form.key == "starts_with" ? .startsWith(value) : .contains(value)
+    }
+
+    /// The one key of `forms` a mapping gives (`{ contains: … }`); reports none, several, or others.
+    func oneForm(of map: Mapping, named what: String, forms: [String], hint: String? = nil) -> Entry? {
+        rejectUnknownKeys(map, allowed: forms)
+        let given = map.entries.filter { forms.contains($0.key) }
+        let choices = forms.dropLast().joined(separator: ", ") + " or " + forms.last!
+        guard let form = given.first else {
+            if map.entries.isEmpty {
+                error(map.location, "\(what) needs one of \(choices)", hint: hint)
+            }
+            return nil
+        }
+        for extra in given.dropFirst() {
+            error(extra.keyLocation, "\(what) has both '\(form.key)' and '\(extra.key)'; give one of \(choices)",
+                  hint: "use two expectations to check both")
+        }
+        return given.count == 1 ? form : nil
+    }
+
     /// `N` (exactly), or `{ min: A, max: B }` with at least one of the two.
-    private func countRange(_ entry: Entry) -> CountRange? {
+    func countRange(_ entry: Entry) -> CountRange? {
         if case .mapping = entry.value {
             guard let map = mapping(entry) else { return nil }
             rejectUnknownKeys(map, allowed: ["min", "max"])
@@ -191,7 +218,7 @@ extension Validator {
     }
 
     /// `min`/`max` of a mapping as a range; at least one given, min ≤ max.
-    private func minMax(_ map: Mapping, what: String, read: (Entry) -> Int?) -> CountRange? {
+    func minMax(_ map: Mapping, what: String, read: (Entry) -> Int?) -> CountRange? {
         let minEntry = map["min"]
         let maxEntry = map["max"]
         guard minEntry != nil || maxEntry != nil else {
@@ -216,8 +243,8 @@ extension Validator {
         rejectUnknownKeys(map, allowed: Self.relayCheckKeys)
         var checks: [LocatedCheck] = []
         if !map.entries.contains(where: { Self.relayCheckKeys.contains($0.key) }) {
-            error(entry.keyLocation, "'relay' needs at least one of new_connections, attempts or bytes",
-                  hint: "for example: relay: { new_connections: { from: 5s, max: 2 } }")
+            error(entry.keyLocation, "'relay' needs at least one of new_connections, attempts, bytes, requests or responses",
+                  hint: "for example: relay: { new_connections: { from: 5s, max: 2 } } or relay: { requests: { method: POST, count: 1 } }")
             return []
         }
         for item in map.entries {
@@ -226,6 +253,8 @@ extension Validator {
             case "new_connections": check = newConnections(item)
             case "attempts": check = attempts(item)
             case "bytes": check = bytes(item)
+            case "requests": check = httpRequests(item)
+            case "responses": check = httpResponses(item)
             default: continue
             }
             if let check { checks.append(LocatedCheck(check, location: item.keyLocation)) }
@@ -233,7 +262,7 @@ extension Validator {
         return checks
     }
 
-    private func window(_ map: Mapping) -> TimeWindow? {
+    func window(_ map: Mapping) -> TimeWindow? {
         let from = map["from"]
         let to = map["to"]
         let start = from.flatMap(duration)
@@ -256,20 +285,26 @@ extension Validator {
         let errorsBefore = errorCount
         let window = self.window(map)
         var range: CountRange?
-        if let count = map["count"] {
-            if let other = map["min"] ?? map["max"] {
-                error(other.keyLocation, "'count' and '\(other.key)' exclude each other in 'new_connections'",
-                      hint: "'count: N' means exactly N; use 'min'/'max' for a range")
-            } else {
-                range = integer(count, range: 0...Int.max, expected: "a count, 0 or more").map(CountRange.exactly)
-            }
-        } else if map["min"] == nil, map["max"] == nil {
+        if map["count"] == nil, map["min"] == nil, map["max"] == nil {
             error(map.location, "'new_connections' needs 'count', 'min' or 'max'", hint: "for example: new_connections: { from: 5s, max: 2 }")
         } else {
-            range = minMax(map, what: "'new_connections'") { self.integer($0, range: 0...Int.max, expected: "a count, 0 or more") }
+            range = countOrRange(map, in: "'new_connections'")
         }
         guard let window, let range, errorCount == errorsBefore else { return nil }
         return .newConnections(window, range)
+    }
+
+    /// `count: N` (exactly) or `min`/`max` in a relay check's mapping that gives at least one of them.
+    func countOrRange(_ map: Mapping, in what: String) -> CountRange? {
+        guard let count = map["count"] else {
+            return minMax(map, what: what) { self.integer($0, range: 0...Int.max, expected: "a count, 0 or more") }
+        }
+        if let other = map["min"] ?? map["max"] {
+            error(other.keyLocation, "'count' and '\(other.key)' exclude each other in \(what)",
+                  hint: "'count: N' means exactly N; use 'min'/'max' for a range")
+            return nil
+        }
+        return integer(count, range: 0...Int.max, expected: "a count, 0 or more").map(CountRange.exactly)
     }
 
     private func attempts(_ entry: Entry) -> Check? {

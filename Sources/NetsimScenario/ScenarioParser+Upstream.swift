@@ -109,10 +109,10 @@ extension Validator {
     }
 
     /// An HTTP status code, 100…599.
-    func status(_ entry: Entry) -> Int? {
+    func status(_ entry: Entry, hint: String? = nil) -> Int? {
         guard let raw = scalar(entry, expected: "an HTTP status code") else { return nil }
         guard let value = Int(raw), (100...599).contains(value) else {
-            error(entry.valueLocation, "status \(raw) is out of range; an HTTP status code is from 100 to 599")
+            error(entry.valueLocation, "status \(raw) is out of range; an HTTP status code is from 100 to 599", hint: hint)
             return nil
         }
         return value

@@ -209,13 +209,16 @@ final class Validator {
     func probability(_ entry: Entry) -> Probability? { unit(entry, expected: "a percentage") { try Probability(parsing: $0) } }
     func endpoint(_ entry: Entry) -> Endpoint? { unit(entry, expected: "an address") { try Endpoint(parsing: $0) } }
 
-    /// One of a fixed set of words; otherwise "unknown <what> 'x'" with a suggestion or the list.
-    func choice<T>(_ entry: Entry, what: String, options: [(String, T)], normalize: (String) -> String = { $0 }) -> T? {
+    /// One of a fixed set of words; otherwise "unknown <what> 'x'" with a suggestion, or
+    /// `explanation` (default: the list of words).
+    func choice<T>(_ entry: Entry, what: String, options: [(String, T)], normalize: (String) -> String = { $0 }, explanation: String? = nil) -> T? {
         guard let raw = scalar(entry, expected: what) else { return nil }
         let wanted = normalize(raw)
         if let match = options.first(where: { $0.0 == wanted }) { return match.1 }
         let names = options.map(\.0)
-        error(entry.valueLocation, "unknown \(what) '\(raw)'", hint: suggestionHint(raw, among: names, listing: "use one of"))
+        let hint = closestMatch(to: raw, among: names).map { "did you mean '\($0)'?" }
+            ?? explanation ?? suggestionHint(raw, among: names, listing: "use one of")
+        error(entry.valueLocation, "unknown \(what) '\(raw)'", hint: hint)
         return nil
     }
 
