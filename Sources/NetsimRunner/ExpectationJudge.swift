@@ -223,10 +223,11 @@ struct ExpectationJudge {
         case .bytes(let direction, _, let range): "bytes\(direction.map { " \($0.rawValue)" } ?? "") \(range)"
         case .errorMessage(let match): "message \(describe(match))"
         case .httpRequests(let filter, let range, let interval):
-            (["requests", describe(filter), range?.description].compactMap { $0 } + (interval.map { ["min interval \($0.compactDescription)"] } ?? []))
-                .filter { !$0.isEmpty }.joined(separator: " ")
+            // `requests /feed: at most 4, each at least 1.5s after the one before`
+            ["requests", describe(filter)].filter { !$0.isEmpty }.joined(separator: " ") + ": "
+                + [range?.description, interval.map { "each at least \($0.compactDescription) after the one before" }].compactMap { $0 }.joined(separator: ", ")
         case .httpResponses(let filter, let range):
-            ["responses", describe(filter), range.description].filter { !$0.isEmpty }.joined(separator: " ")
+            ["responses", describe(filter)].filter { !$0.isEmpty }.joined(separator: " ") + ": \(range)"
         }
     }
 

@@ -83,18 +83,18 @@ struct RelayHTTPExpectationTests {
     @Test func requestsAndResponsesPassAndFail() async throws {
         let result = try await run(try scenario(Self.traffic))
         let expected: [(String, Bool)] = [
-            ("relay: requests POST /orders exactly 1", true),
-            ("relay: requests POST /orders exactly 2", false),
-            ("relay: requests /hello answered by outage exactly 1", true),  // the relay answered it
-            ("relay: requests /hello answered by upstream exactly 4", true),  // spaced ×2, burst ×2
-            ("relay: requests /hello answered by outage at least 1", false),  // the outage began at 4 s
-            ("relay: requests POST answered by the relay at most 0", true),
-            ("relay: requests /hel* min interval 800ms", true),  // ~1 s apart
-            ("relay: requests /hel* min interval 500ms", false),  // back to back
-            ("relay: responses 503 exactly 2", true),  // /busy from upstream, /hello from the outage
-            ("relay: responses 503 answered by outage exactly 1", true),
-            ("relay: responses 503 answered by upstream exactly 2", false),
-            ("relay: responses 201 at least 1", false),  // the only 201 came before 1 s
+            ("relay: requests POST /orders: exactly 1", true),
+            ("relay: requests POST /orders: exactly 2", false),
+            ("relay: requests /hello answered by outage: exactly 1", true),  // the relay answered it
+            ("relay: requests /hello answered by upstream: exactly 4", true),  // spaced ×2, burst ×2
+            ("relay: requests /hello answered by outage: at least 1", false),  // the outage began at 4 s
+            ("relay: requests POST answered by the relay: at most 0", true),
+            ("relay: requests /hel*: each at least 800ms after the one before", true),  // ~1 s apart
+            ("relay: requests /hel*: each at least 500ms after the one before", false),  // back to back
+            ("relay: responses 503: exactly 2", true),  // /busy from upstream, /hello from the outage
+            ("relay: responses 503 answered by outage: exactly 1", true),
+            ("relay: responses 503 answered by upstream: exactly 2", false),
+            ("relay: responses 201: at least 1", false),  // the only 201 came before 1 s
         ]
         for (title, passes) in expected {
             let verdict = result.verdict(title)
@@ -104,22 +104,22 @@ struct RelayHTTPExpectationTests {
         #expect(result.verdicts.count == expected.count)
 
         // The diagnostics name the requests: method, target, time, connection, who answered.
-        let twoOrders = try #require(result.verdict("relay: requests POST /orders exactly 2"))
+        let twoOrders = try #require(result.verdict("relay: requests POST /orders: exactly 2"))
         #expect(twoOrders.expected == "exactly 2 requests POST /orders during the run")
         #expect(try Regex(#"^the relay saw 1: POST /orders at \d+\.\d\d s on #\d+$"#).wholeMatch(in: twoOrders.actual) != nil, "\(twoOrders.actual)")
         #expect(twoOrders.focus != nil)
-        let early = try #require(result.verdict("relay: requests /hello answered by outage at least 1"))
+        let early = try #require(result.verdict("relay: requests /hello answered by outage: at least 1"))
         #expect(early.actual.hasPrefix("the relay saw none of those; the 7 HTTP requests it saw: POST /orders at "), "\(early.actual)")
         #expect(early.actual.hasSuffix(", … and 2 more"), "\(early.actual)")
-        let outage = try #require(result.verdict("relay: responses 503 answered by upstream exactly 2"))
+        let outage = try #require(result.verdict("relay: responses 503 answered by upstream: exactly 2"))
         #expect(outage.actual.hasPrefix("the relay saw 1: 503 at "), "\(outage.actual)")
-        let answered = try #require(result.verdict("relay: requests /hello answered by outage exactly 1"))
+        let answered = try #require(result.verdict("relay: requests /hello answered by outage: exactly 1"))
         #expect(try Regex(#"^the relay saw 1: GET /hello at \d+\.\d\d s on #\d+ \(answered by outage\)$"#).wholeMatch(in: answered.actual) != nil, "\(answered.actual)")
 
         // min_interval names the shortest gap with both requests' times and connections.
-        let spaced = try #require(result.verdict("relay: requests /hel* min interval 800ms"))
+        let spaced = try #require(result.verdict("relay: requests /hel*: each at least 800ms after the one before"))
         #expect(spaced.actual.contains("the shortest gap was "), "\(spaced.actual)")
-        let burst = try #require(result.verdict("relay: requests /hel* min interval 500ms"))
+        let burst = try #require(result.verdict("relay: requests /hel*: each at least 500ms after the one before"))
         let shortest = try #require(burst.actual.split(separator: "\n").first { $0.hasPrefix("the shortest gap was ") })
         #expect(try Regex(#"^the shortest gap was \S+: GET /hello at \d+\.\d\d\d s on #\d+, then GET /hello at \d+\.\d\d\d s on #\d+$"#).wholeMatch(in: String(shortest)) != nil, "\(shortest)")
         #expect(burst.actual.hasSuffix("1 of 1 gaps were shorter than 500ms"), "\(burst.actual)")

@@ -17,7 +17,7 @@ struct ScenarioLibraryHonestyTests {
         "lockscreen-post": "server POST /order: count at most 1",
         "loss": "request second: error none",
         "network-flap": "request refresh: error none",
-        "outage-503": "relay: requests /feed at most 4 min interval 1.5s",
+        "outage-503": "relay: requests /feed: at most 4, each at least 1.5s after the one before",
         "outage-cache-poisoning": "request recovered: body contains \"headline\"",
         "profile-3g": "request refresh: error none",
         "profile-edge": "request refresh: error none",
