@@ -9,9 +9,11 @@ extension ConnectionPair {
         // A rule acts on a connection once, whichever path delivered it.
         guard phase != .finished, appliedFaults.insert(id).inserted else { return }
         switch kind {
-        case .refuse:
+        case .refuse, .reject:
             guard atAccept else { return }
-            fired(kind, "reset at accept: a userspace relay cannot refuse one SYN and accept the next; the listener closes only at 100%")
+            fired(kind, kind == .reject
+                ? "reset at accept, as a firewall's REJECT or a load balancer with no backend does"
+                : "reset at accept: a userspace relay cannot refuse one SYN and accept the next; the listener closes only at 100%")
             if ending == nil { ending = (.relay, .rst) }
             phase = .relaying
             client.reset()

@@ -5,6 +5,10 @@ import NetsimCore
 public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// New connections are refused (the listener closes, so the kernel answers SYNs with RST).
     case refuse
+    /// Accept each new connection and reset it at once (a firewall's REJECT with tcp-reset after
+    /// the handshake, a load balancer with no healthy backend). Unlike `refuse`, the relay sees
+    /// every attempt, so a scenario can judge how a client spaces its retries.
+    case reject
     /// Accept, never answer, never close: bytes vanish both ways.
     case blackhole
     /// Graceful close (FIN) of both legs now.
@@ -35,6 +39,7 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     public var name: String {
         switch self {
         case .refuse: "refuse"
+        case .reject: "reject"
         case .blackhole: "blackhole"
         case .fin: "fin"
         case .rst: "rst"
@@ -62,10 +67,10 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Every fault name, for help texts and "did you mean".
-    public static let names = ["refuse", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect", "slow-close", "outage", "portal"]
+    public static let names = ["refuse", "reject", "blackhole", "fin", "rst", "stale", "idle-close", "limit", "slow-connect", "slow-close", "outage", "portal"]
 
     public static let allowedForms =
-        "one of refuse, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION, slow-close=DURATION, outage=503|500|error-page|truncated|no-headers, portal[=redirect|page][,tls=reset|close|hang] (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s, slow-close=1s, portal=page,tls=close)"
+        "one of refuse, reject, blackhole, fin, rst, stale[=fin|rst], idle-close=DURATION, limit=BYTES, slow-connect=DURATION, slow-close=DURATION, outage=503|500|error-page|truncated|no-headers, portal[=redirect|page][,tls=reset|close|hang] (e.g. stale=rst, idle-close=5s, limit=10KB, slow-connect=2s, slow-close=1s, portal=page,tls=close)"
 
     /// Parses `KIND[=ARG]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`.
     public init(parsing text: String) throws {
@@ -80,9 +85,9 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
             return argument
         }
         switch kind {
-        case "refuse", "blackhole", "fin", "rst":
+        case "refuse", "reject", "blackhole", "fin", "rst":
             guard argument == nil else { throw fail("a fault (\(kind) takes no value)") }
-            self = kind == "refuse" ? .refuse : kind == "blackhole" ? .blackhole : kind == "fin" ? .fin : .rst
+            self = ["refuse": .refuse, "reject": .reject, "blackhole": .blackhole, "fin": .fin][kind] ?? .rst
         case "stale":
             switch argument {
             case nil, "rst": self = .stale(.rst)
@@ -114,7 +119,7 @@ public enum FaultKind: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// Faults that act when a connection is accepted, not on connections already open.
     var actsOnlyAtAccept: Bool {
         switch self {
-        case .refuse, .slowConnect: true
+        case .refuse, .reject, .slowConnect: true
         default: false
         }
     }

@@ -30,6 +30,31 @@ struct FaultTests {
         }
     }
 
+    @Test func rejectResetsEveryAttemptAndLogsItThenAcceptsWhenLifted() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let id = try await relay.addFault(FaultRule(.reject))
+            for _ in 0..<3 {
+                let failure = try await offload { () -> SocketFailure? in
+                    do {
+                        let socket = try BlockingSocket.connect(to: endpoint)
+                        defer { socket.close() }
+                        _ = try Self.roundTrip(socket)
+                        return nil
+                    } catch let f as SocketFailure { return f }
+                }
+                #expect(failure == .reset || failure == .brokenPipe, "\(String(describing: failure))")
+            }
+            let opened = relay.eventLog.events.filter { if case .opened = $0.kind { true } else { false } }
+            #expect(opened.count == 3, "every attempt reached the relay and is in the log")
+            #expect(server.snapshot.isEmpty, "nothing went upstream")
+            await relay.removeFault(id)
+            let reply = try await offload { try Self.roundTrip(BlockingSocket.connect(to: endpoint)) }
+            #expect(reply == "ping")
+        }
+    }
+
     @Test func blackholeAcceptsButNeverAnswersThenDeliversWhenLifted() async throws {
         let server = try RecordingServer()
         defer { server.stop() }

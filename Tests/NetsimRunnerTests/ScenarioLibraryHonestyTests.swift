@@ -16,7 +16,7 @@ struct ScenarioLibraryHonestyTests {
         "lockscreen": "request after-unlock: error none",
         "lockscreen-post": "server POST /order: count at most 1",
         "loss": "request second: error none",
-        "network-flap": "request refresh: error none",
+        "network-flap": "relay: connection attempts",
         "outage-503": "relay: requests /feed: at most 4, each at least 1.5s after the one before",
         "outage-cache-poisoning": "request recovered: body contains \"headline\"",
         "profile-3g": "request refresh: error none",

@@ -108,7 +108,8 @@ public final class ResilientDriver: ClientDriver, @unchecked Sendable {
                     connection = try await ReferenceConnection.connect(host: url.host, port: url.port, connectTimeout: config.connectTimeout ?? config.timeout)
                 } catch {
                     note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
-                    if attempt < retries, error.kind == .refused {
+                    // Refused, or reset as it was made: nothing was sent, so trying again is safe.
+                    if attempt < retries, error.kind == .refused || error.kind == .reset {
                         attempt += 1
                         continue
                     }
