@@ -203,7 +203,8 @@ final class ConnectionPair: @unchecked Sendable {
     /// already on their way, and drop what was travelling towards the dead side.
     private func peerReset(_ side: Side) {
         guard phase != .finished, resetSides.insert(side).inserted else { return }
-        if ending == nil { ending = (side, .rst) }
+        // A reset after the same side's FIN is how the connection ended for the client.
+        if ending == nil || (ending?.by == side && ending?.how == .fin) { ending = (side, .rst) }
         tapEnded(side, .rst, fromPeer: true)
         let towardsDeadSide = shaped(Self.direction(from: side).reversed)
         let lost = towardsDeadSide.discardAll()
@@ -218,11 +219,16 @@ final class ConnectionPair: @unchecked Sendable {
     }
 
     func legInactive(_ side: Side) {
-        let closedByPeer = leg(side).map { !$0.closedByRelay } ?? false
-        if closedByPeer, !resetSides.contains(side), !shaped(Self.direction(from: side)).sourceFinished {
+        guard let leg = leg(side), !leg.closedByRelay, !resetSides.contains(side) else { return checkFinished() }
+        if !shaped(Self.direction(from: side)).sourceFinished {
             // A clean EOF that NIO turned straight into a full close (our half of this leg was
             // already shut, so no inputClosed event came): it is the peer's FIN.
             inputClosed(on: side)
+        } else if !leg.outputClosed {
+            // The peer had sent FIN and our half was still open, so no orderly close can end the
+            // leg: the socket was reset — typically a peer that closed its socket and answered
+            // bytes written to it afterwards with RST (the keep-alive race). Pass it on.
+            peerReset(side)
         }
         checkFinished()
     }
