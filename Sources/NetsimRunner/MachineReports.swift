@@ -37,6 +37,21 @@ public enum JSONReport {
         ]
     }
 
+    /// The matrix: drivers, scenarios, and each cell with the outcome of every run.
+    public static func object(_ measurement: MatrixMeasurement) -> [String: Any] {
+        [
+            "drivers": measurement.drivers,
+            "scenarios": measurement.scenarios,
+            "cells": Dictionary(uniqueKeysWithValues: measurement.scenarios.map { scenario in
+                (scenario, Dictionary(uniqueKeysWithValues: measurement.drivers.compactMap { driver -> (String, Any)? in
+                    let runs = measurement.runs(scenario, driver)
+                    guard !runs.isEmpty else { return nil }
+                    return (driver, ["cell": MatrixCell(runs: runs).description, "runs": runs.map(\.description)])
+                }))
+            }),
+        ]
+    }
+
     public static func write(_ object: Any, to path: String) throws {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: path))
@@ -51,11 +66,42 @@ public enum JUnitReport {
         public var seconds: Double
         /// nil when it passed.
         public var failure: String?
-        public init(name: String, file: String, seconds: Double, failure: String?) {
+        /// `<system-out>`: e.g. the report of a failure the matrix baseline expects.
+        public var output: String?
+        public init(name: String, file: String, seconds: Double, failure: String?, output: String? = nil) {
             self.name = name
             self.file = file
             self.seconds = seconds
             self.failure = failure
+            self.output = output
+        }
+    }
+
+    /// With a matrix baseline, one test case per matrix cell instead of one per run: it fails
+    /// when the cell differs from the baseline — so CI's test view agrees with the exit status —
+    /// and carries the first failed run's report (as `<failure>` or, when the baseline expects
+    /// that failure, as `<system-out>`). `cells[i]` is the (scenario row, driver column) of `runs[i]`.
+    public static func cells(_ runs: [Case], cells: [(scenario: String, driver: String)], comparison: MatrixComparison) -> [Case] {
+        var order: [String] = []
+        var grouped: [String: (scenario: String, driver: String, runs: [Case])] = [:]
+        for (run, cell) in zip(runs, cells) {
+            let name = "\(cell.scenario) [\(cell.driver)]"
+            if grouped[name] == nil {
+                order.append(name)
+                grouped[name] = (cell.scenario, cell.driver, [])
+            }
+            grouped[name]!.runs.append(run)
+        }
+        return order.map { name in
+            let group = grouped[name]!
+            let failed = group.runs.filter { $0.failure != nil }
+            let tally = "\(group.runs.count - failed.count) of \(group.runs.count) runs passed"
+            let report = failed.first.map { "first failed run, \($0.name):\n\($0.failure!)" }
+            let difference = comparison.cellDifferences[group.scenario]?[group.driver]
+            return Case(
+                name: name, file: group.runs[0].file, seconds: group.runs.reduce(0) { $0 + $1.seconds },
+                failure: difference.map { ([$0, tally] + (report.map { [$0] } ?? [])).joined(separator: "\n\n") },
+                output: difference == nil ? (["matches the matrix baseline; \(tally)"] + (report.map { [$0] } ?? [])).joined(separator: "\n\n") : nil)
         }
     }
 
@@ -71,6 +117,11 @@ public enum JUnitReport {
                 let firstLine = failure.split(separator: "\n").first.map(String.init) ?? "failed"
                 xml += open + ">\n"
                 xml += #"      <failure message="\#(escape(firstLine))">\#(escape(failure))</failure>"# + "\n"
+                if let output = item.output { xml += "      <system-out>\(escape(output))</system-out>\n" }
+                xml += "    </testcase>\n"
+            } else if let output = item.output {
+                xml += open + ">\n"
+                xml += "      <system-out>\(escape(output))</system-out>\n"
                 xml += "    </testcase>\n"
             } else {
                 xml += open + "/>\n"

@@ -76,21 +76,35 @@ struct RunCommand: AsyncParsableCommand {
 
 /// Options `run` and `test` share.
 struct RunnerOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Run with this client driver instead of the scenario's: exec (the scenario's exec client, or the reference urllib3 client), urlsession, async-http-client, naive, resilient — or all, each in turn.", valueName: "driver"))
+    @Option(help: ArgumentHelp("Run with this client driver instead of the scenario's: exec (the scenario's exec client, or the reference urllib3 client), urlsession, async-http-client, naive, resilient — several, comma-separated (naive,resilient), or all, each in turn.", valueName: "driver"))
     var client: String?
 
     @Option(help: ArgumentHelp("Seed for every random decision, instead of the scenario's. Example: --seed 7", valueName: "n"))
     var seed: UInt64?
 
     func validate() throws {
-        if let client, client != "all", !DriverFactory.available.contains(client) {
-            throw ValidationError("'\(client)' is not a driver; use one of \(DriverFactory.available.joined(separator: ", ")), or all")
+        guard let client, client != "all" else { return }
+        let names = Self.names(client)
+        if names.isEmpty { throw ValidationError("--client needs a driver") }
+        for name in names where !DriverFactory.available.contains(name) {
+            throw ValidationError("'\(name)' is not a driver; use one of \(DriverFactory.available.joined(separator: ", ")), several comma-separated, or all")
         }
     }
 
-    /// The drivers to run with; nil stands for the scenario's own.
+    /// The drivers to run with, in order; nil stands for the scenario's own.
     var drivers: [String?] {
-        client == "all" ? DriverFactory.available : [client]
+        guard let client else { return [nil] }
+        return client == "all" ? DriverFactory.available : Self.names(client)
+    }
+
+    /// `naive, resilient` → [naive, resilient], each once.
+    private static func names(_ list: String) -> [String] {
+        var names: [String] = []
+        for part in list.split(separator: ",") {
+            let name = part.trimmingCharacters(in: .whitespaces)
+            if !name.isEmpty, !names.contains(name) { names.append(name) }
+        }
+        return names
     }
 
     func runOptions(driver: String?, observer: (any RunObserver)? = nil) -> RunOptions {

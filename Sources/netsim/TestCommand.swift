@@ -14,14 +14,19 @@ struct TestCommand: AsyncParsableCommand {
             runs (exit status 2). Otherwise the exit status is 0 when all pass, 1 when any fails. \
             Each run gets its own relay and server on free loopback ports, so --jobs never clash.
 
+            With more than one driver (--client all) the output ends, just before the summary line,             with a client × scenario matrix: each cell `pass` or the first failed check. With             --matrix-baseline the exit status says whether the matrix matches the baseline instead.
+
             Example:
               netsim test Scenarios/ --junit results.xml --jobs 2
+              netsim test Scenarios/ --client all --repeat 3 --matrix-baseline docs/clients-matrix.md
             """)
 
     @Argument(help: ArgumentHelp("Scenario files or folders (searched recursively for .scn).", valueName: "path"))
     var paths: [String]
 
     @OptionGroup var options: RunnerOptions
+
+    @OptionGroup(title: "Client matrix") var matrixOptions: MatrixOptions
 
     @Option(help: ArgumentHelp("Write JUnit XML to FILE. Example: --junit results.xml", valueName: "file"))
     var junit: String?
@@ -55,14 +60,21 @@ struct TestCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("netsim test: \(invalid) of \(files.count) scenarios are invalid; nothing ran\n".utf8))
             throw ExitCode(2)
         }
-        // Every scenario with every driver asked for (`--client all`: each driver in turn).
+        let baseline = try matrixOptions.loadBaseline()
+        // Every scenario with every driver asked for (`--client all`: each driver in turn),
+        // `--repeat` times: round after round, so a cell's runs see different moments.
         let drivers = options.drivers
-        let jobs = scenarios.flatMap { scenario in drivers.map { Job(scenario: scenario, driver: $0) } }
+        let rounds = matrixOptions.rounds
+        let jobs = (1...rounds).flatMap { round in
+            scenarios.flatMap { scenario in drivers.map { Job(scenario: scenario, driver: $0, round: round, rounds: rounds) } }
+        }
         print("netsim test: \(jobs.count) run\(jobs.count == 1 ? "" : "s") of \(scenarios.count) scenario\(scenarios.count == 1 ? "" : "s"), \(min(self.jobs, jobs.count)) at a time")
-        let captures = try PcapFolder.paths(for: jobs.map(\.name), in: pcap)
+        let captures = try PcapFolder.paths(for: jobs.map(\.baseName), in: pcap)
         let results = await runAll(jobs, captures: captures)
         var cases: [JUnitReport.Case] = []
         var objects: [[String: Any]] = []
+        var measurement = MatrixMeasurement()
+        let rows = Job.rowNames(scenarios)
         for (job, outcome) in zip(jobs, results) {
             switch outcome {
             case .success(let result):
@@ -70,16 +82,33 @@ struct TestCommand: AsyncParsableCommand {
                     name: job.name, file: job.scenario.file, seconds: Double(result.duration) / 1e9,
                     failure: result.passed ? nil : TextReport.render(result)))
                 objects.append(JSONReport.object(result))
+                measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, MatrixOutcome(result))
             case .failure(let error):
                 cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: 0, failure: "netsim could not run it: \(error)"))
                 objects.append(["scenario": job.scenario.name, "file": job.scenario.file, "passed": false, "error": "\(error)"])
+                measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, .error)
             }
         }
-        if let junit { try writeOrFail(JUnitReport.render(cases), to: junit) }
-        if let json { try JSONReport.write(["runs": objects], to: json) }
+        // The matrix (and its comparison with the baseline) ends the output, before the counts.
+        let wantsMatrix = matrixOptions.wanted(drivers: drivers.count)
+        let comparison = try wantsMatrix ? matrixOptions.report(measurement, baseline: baseline, paths: paths, client: options.client) : nil
+        if let junit {
+            let reported = comparison.map { JUnitReport.cells(cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) } ?? cases
+            try writeOrFail(JUnitReport.render(reported), to: junit)
+        }
+        if let json {
+            var document: [String: Any] = ["runs": objects]
+            if wantsMatrix { document["matrix"] = JSONReport.object(measurement) }
+            try JSONReport.write(document, to: json)
+        }
         let failed = cases.filter { $0.failure != nil }.count
         print("\(cases.count - failed) passed, \(failed) failed")
-        if failed > 0 { throw ExitCode(1) }
+        // With a baseline, the matrix decides: known failures are what the baseline says.
+        if let comparison {
+            if !comparison.matches { throw ExitCode(1) }
+        } else if failed > 0 {
+            throw ExitCode(1)
+        }
     }
 
     /// Runs at most `jobs` scenarios at once; prints each one's verdict as it finishes.
@@ -87,8 +116,21 @@ struct TestCommand: AsyncParsableCommand {
     struct Job {
         var scenario: Scenario
         var driver: String?
+        var round = 1
+        var rounds = 1
         /// `lockscreen`, or `lockscreen [naive]` when a driver is chosen.
-        var name: String { driver.map { "\(scenario.name) [\($0)]" } ?? scenario.name }
+        var baseName: String { driver.map { "\(scenario.name) [\($0)]" } ?? scenario.name }
+        /// `lockscreen [naive]`, `lockscreen [naive] (run 2 of 3)` with --repeat.
+        var name: String { baseName + runSuffix }
+        var runSuffix: String { rounds > 1 ? " (run \(round) of \(rounds))" : "" }
+        /// The matrix column: the driver, or `client` for the scenario's own.
+        var column: String { driver ?? "client" }
+
+        /// The matrix row of each scenario file: its name, or its file when two share a name.
+        static func rowNames(_ scenarios: [Scenario]) -> [String: String] {
+            let counts = Dictionary(scenarios.map { ($0.name, 1) }, uniquingKeysWith: +)
+            return Dictionary(scenarios.map { ($0.file, counts[$0.name]! > 1 ? $0.file : $0.name) }, uniquingKeysWith: { a, _ in a })
+        }
     }
 
     private func runAll(_ jobs: [Job], captures: [String?]) async -> [Result<RunResult, RunnerError>] {
@@ -118,12 +160,12 @@ struct TestCommand: AsyncParsableCommand {
                 printer.withLock {
                     switch result {
                     case .success(let run) where run.passed:
-                        print("PASS \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))")
+                        print("PASS \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))\(jobs[index].runSuffix)")
                     case .success(let run):
                         print(TextReport.render(run).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-                        print("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName))")
+                        print("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName))\(jobs[index].runSuffix)")
                     case .failure(let error):
-                        print("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? ""): netsim could not run it: \(error)")
+                        print("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? "")\(jobs[index].runSuffix): netsim could not run it: \(error)")
                     }
                 }
                 if next < jobs.count { launch() }

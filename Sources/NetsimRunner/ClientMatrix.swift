@@ -1,0 +1,415 @@
+import Foundation
+import NetsimScenario
+
+/// The client × scenario matrix of `netsim test --client all` (docs/clients.md): one row per
+/// scenario, one column per driver, each cell what the runs of that scenario with that driver
+/// showed. Pure: built from outcomes, rendered as aligned text or as a Markdown table, parsed
+/// back from Markdown (a committed baseline) and compared with one.
+public struct ClientMatrix: Equatable, Sendable {
+    /// Column names (driver names), in order.
+    public var drivers: [String]
+    /// Row names (scenario names), in order.
+    public var scenarios: [String]
+    /// scenario → driver → cell. A missing cell was not measured (or not in the file).
+    public var cells: [String: [String: MatrixCell]]
+
+    public init(drivers: [String], scenarios: [String], cells: [String: [String: MatrixCell]] = [:]) {
+        self.drivers = drivers
+        self.scenarios = scenarios
+        self.cells = cells
+    }
+
+    public subscript(scenario: String, driver: String) -> MatrixCell? {
+        get { cells[scenario]?[driver] }
+        set { cells[scenario, default: [:]][driver] = newValue }
+    }
+}
+
+/// What one run of one scenario with one driver showed.
+public enum MatrixOutcome: Hashable, Sendable, Comparable, CustomStringConvertible {
+    case pass
+    /// The short name of the first check that failed (`error`, `connection new`).
+    case fail(String)
+    /// netsim could not run it.
+    case error
+
+    /// `pass`, or the short name of the run's first failed check.
+    public init(_ result: RunResult) {
+        if let first = result.failures.first {
+            self = .fail(Self.shortName(first.check.check))
+        } else {
+            self = .pass
+        }
+    }
+
+    /// `pass`, `FAIL error`, `ERROR`.
+    public var description: String {
+        switch self {
+        case .pass: "pass"
+        case .fail(let check): "FAIL \(check)"
+        case .error: "ERROR"
+        }
+    }
+
+    /// Reads `pass`, `FAIL <check>`, `ERROR`.
+    public init?(text: String) {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        if text == "pass" {
+            self = .pass
+        } else if text == "ERROR" {
+            self = .error
+        } else if text.hasPrefix("FAIL "), !text.dropFirst(5).trimmingCharacters(in: .whitespaces).isEmpty {
+            self = .fail(text.dropFirst(5).trimmingCharacters(in: .whitespaces))
+        } else {
+            return nil
+        }
+    }
+
+    /// pass first, then failures by check name, ERROR last.
+    public static func < (a: Self, b: Self) -> Bool {
+        switch (a, b) {
+        case (.pass, .pass), (.error, _): false
+        case (.pass, _): true
+        case (.fail, .pass): false
+        case (.fail(let x), .fail(let y)): x < y
+        case (.fail, .error): true
+        }
+    }
+
+    /// A check's short name: its kind as written in a scenario, plus `new`/`reused` for
+    /// connection checks (the full title, with the expectation's subject, is in the run's
+    /// failure report). Read from the case name, so a check kind added later gets a name too
+    /// (`someNewCheck` → `some new check`) without this file knowing it.
+    static func shortName(_ check: Check) -> String {
+        let child = Mirror(reflecting: check).children.first
+        guard let label = child?.label else { return "\(check)" }
+        switch label {
+        case "connection": return "connection \(child.map { "\($0.value)" } ?? "")"
+        case "requestCount": return "requests"
+        case "serverCount": return "server count"
+        case "errorMessage": return "message"
+        case "httpRequests": return "relay requests"
+        case "httpResponses": return "relay responses"
+        default: return words(label)
+        }
+    }
+
+    /// `newConnections` → `new connections`.
+    static func words(_ camelCase: String) -> String {
+        camelCase.reduce(into: "") { text, character in
+            if character.isUppercase, !text.isEmpty { text += " " }
+            text += character.lowercased()
+        }
+    }
+}
+
+/// One cell: an outcome every run agreed on, or `flaky` — the runs disagreed (measured), or
+/// either of the listed outcomes is accepted (a baseline). An empty list accepts any outcome.
+public enum MatrixCell: Hashable, Sendable, CustomStringConvertible {
+    case stable(MatrixOutcome)
+    case flaky([MatrixOutcome])
+
+    /// The cell for the outcomes of several runs: stable when they all agree.
+    public init(runs: [MatrixOutcome]) {
+        let distinct = Set(runs).sorted()
+        self = distinct.count == 1 ? .stable(distinct[0]) : .flaky(distinct)
+    }
+
+    /// `pass`, `FAIL error`, `ERROR`, `flaky: pass, FAIL error`, `flaky`.
+    public var description: String {
+        switch self {
+        case .stable(let outcome): outcome.description
+        case .flaky(let outcomes) where outcomes.isEmpty: "flaky"
+        case .flaky(let outcomes): "flaky: " + outcomes.map(\.description).joined(separator: ", ")
+        }
+    }
+
+    /// Reads what `description` writes.
+    public init?(text: String) {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        if let outcome = MatrixOutcome(text: text) {
+            self = .stable(outcome)
+            return
+        }
+        guard text.hasPrefix("flaky") else { return nil }
+        var rest = text.dropFirst(5).trimmingCharacters(in: .whitespaces)
+        if rest.isEmpty {
+            self = .flaky([])
+            return
+        }
+        guard rest.hasPrefix(":") else { return nil }
+        rest = rest.dropFirst().trimmingCharacters(in: .whitespaces)
+        var outcomes: [MatrixOutcome] = []
+        for part in rest.split(separator: ",") {
+            guard let outcome = MatrixOutcome(text: String(part)) else { return nil }
+            outcomes.append(outcome)
+        }
+        self = .flaky(Array(Set(outcomes)).sorted())
+    }
+
+    /// Whether a measurement (the outcomes of its runs) is what this baseline cell expects.
+    public func accepts(_ runs: [MatrixOutcome]) -> Bool {
+        switch self {
+        case .stable(let outcome): !runs.isEmpty && runs.allSatisfy { $0 == outcome }
+        case .flaky(let accepted): accepted.isEmpty || runs.allSatisfy(accepted.contains)
+        }
+    }
+}
+
+/// The outcomes of every run, per cell, in the order they were added (`--repeat N`: N per cell).
+public struct MatrixMeasurement: Sendable {
+    public private(set) var drivers: [String] = []
+    public private(set) var scenarios: [String] = []
+    public private(set) var runs: [String: [String: [MatrixOutcome]]] = [:]
+
+    public init() {}
+
+    public mutating func add(scenario: String, driver: String, _ outcome: MatrixOutcome) {
+        if !scenarios.contains(scenario) { scenarios.append(scenario) }
+        if !drivers.contains(driver) { drivers.append(driver) }
+        runs[scenario, default: [:]][driver, default: []].append(outcome)
+    }
+
+    public func runs(_ scenario: String, _ driver: String) -> [MatrixOutcome] {
+        runs[scenario]?[driver] ?? []
+    }
+
+    /// The matrix: each cell stable when its runs agreed, `flaky: …` (what they showed) otherwise.
+    public var matrix: ClientMatrix {
+        var matrix = ClientMatrix(drivers: drivers, scenarios: scenarios)
+        for scenario in scenarios {
+            for driver in drivers where !runs(scenario, driver).isEmpty {
+                matrix[scenario, driver] = MatrixCell(runs: runs(scenario, driver))
+            }
+        }
+        return matrix
+    }
+
+    /// Cells whose runs disagreed: `lockscreen × urlsession: pass in 2 of 3 runs, FAIL error in 1`.
+    public var unstable: [String] {
+        scenarios.flatMap { scenario in
+            drivers.compactMap { driver -> String? in
+                let outcomes = runs(scenario, driver)
+                guard Set(outcomes).count > 1 else { return nil }
+                return "\(scenario) × \(driver): " + Self.tally(outcomes)
+            }
+        }
+    }
+
+    /// `pass in 2 of 3 runs, FAIL error in 1` (most frequent first); `FAIL error in 3 of 3 runs`.
+    static func tally(_ outcomes: [MatrixOutcome]) -> String {
+        let counts = Dictionary(outcomes.map { ($0, 1) }, uniquingKeysWith: +)
+        let ordered = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        return ordered.enumerated().map { index, pair in
+            index == 0 ? "\(pair.key) in \(pair.value) of \(outcomes.count) runs" : "\(pair.key) in \(pair.value)"
+        }.joined(separator: ", ")
+    }
+
+    /// The matrix to write back as a new baseline: measured cells, except that a cell the old
+    /// baseline marked `flaky` stays flaky (accepting what it accepted and what was measured
+    /// now) as long as this measurement is consistent with it. A flaky mark is dropped by hand.
+    public func matrix(keepingFlakyFrom baseline: ClientMatrix?) -> ClientMatrix {
+        var result = matrix
+        guard let baseline else { return result }
+        for scenario in scenarios {
+            for driver in drivers {
+                guard case .flaky(let accepted)? = baseline[scenario, driver] else { continue }
+                let measured = runs(scenario, driver)
+                guard !measured.isEmpty, MatrixCell.flaky(accepted).accepts(measured) else { continue }
+                result[scenario, driver] = .flaky(accepted.isEmpty ? [] : Array(Set(accepted + measured)).sorted())
+            }
+        }
+        return result
+    }
+}
+
+// MARK: Rendering
+
+extension ClientMatrix {
+    static let scenarioHeader = "scenario"
+
+    /// Header row then one row per scenario; a cell not measured is `-`.
+    var grid: [[String]] {
+        [[Self.scenarioHeader] + drivers] + scenarios.map { scenario in
+            [scenario] + drivers.map { self[scenario, $0]?.description ?? "-" }
+        }
+    }
+
+    /// Aligned columns for a terminal.
+    public func renderText() -> String {
+        let grid = grid
+        let widths = grid[0].indices.map { column in grid.map { $0[column].count }.max() ?? 0 }
+        return grid.map { row in
+            row.enumerated().map { column, text in
+                column == row.count - 1 ? text : text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    /// A Markdown table, its columns padded so that it also reads as plain text.
+    public func renderMarkdownTable() -> String {
+        let grid = grid
+        let widths = grid[0].indices.map { column in max(3, grid.map { $0[column].count }.max() ?? 0) }
+        func line(_ cells: [String]) -> String {
+            "| " + cells.enumerated().map { column, text in
+                text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: " | ") + " |"
+        }
+        var lines = [line(grid[0])]
+        lines.append("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
+        lines += grid.dropFirst().map(line)
+        return lines.joined(separator: "\n")
+    }
+
+    /// What `--matrix FILE` writes: a short preamble (how it was made, what the cells mean, how
+    /// to regenerate it) and the table. `parse` reads it back.
+    public func renderMarkdownFile(command: String, runsPerCell: Int) -> String {
+        """
+        # netsim client matrix
+
+        Written by `\(command)` (\(runsPerCell) run\(runsPerCell == 1 ? "" : "s") per cell). CI compares \
+        the measured matrix with this file (`--matrix-baseline`); regenerate it with `ci/update-matrix` \
+        and read docs/clients.md before committing a change. A cell is `pass`, `FAIL <check>` (the \
+        first check that failed), `ERROR` (netsim could not run it), or `flaky: A, B` (runs \
+        disagreed; each listed outcome is accepted). `exec` is the scenario's exec client, or the \
+        reference urllib3 client (Fixtures/clients/urllib3_client.py).
+
+        \(renderMarkdownTable())
+
+        """
+    }
+}
+
+// MARK: Parsing
+
+public struct MatrixParseError: Error, CustomStringConvertible, Equatable {
+    public var line: Int
+    public var message: String
+    public var description: String { "line \(line): \(message)" }
+}
+
+extension ClientMatrix {
+    /// Reads the first table whose header starts with `| scenario |`; other lines are ignored.
+    public static func parse(markdown: String) throws(MatrixParseError) -> ClientMatrix {
+        let lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        func cells(_ line: String) -> [String]? {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("|") else { return nil }
+            var parts = trimmed.dropFirst().split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            if trimmed.hasSuffix("|"), trimmed.count > 1 { parts.removeLast() }
+            return parts
+        }
+        guard let headerIndex = lines.firstIndex(where: { cells($0)?.first == scenarioHeader }) else {
+            throw MatrixParseError(line: 1, message: "no table with a `| \(scenarioHeader) | …` header")
+        }
+        let header = cells(lines[headerIndex])!
+        let drivers = Array(header.dropFirst())
+        guard !drivers.isEmpty, Set(drivers).count == drivers.count, !drivers.contains("") else {
+            throw MatrixParseError(line: headerIndex + 1, message: "the header must name each driver once")
+        }
+        guard headerIndex + 1 < lines.count, let rule = cells(lines[headerIndex + 1]),
+              rule.count == header.count, rule.allSatisfy({ !$0.isEmpty && $0.allSatisfy { "-:".contains($0) } })
+        else {
+            throw MatrixParseError(line: headerIndex + 2, message: "expected the table's `|---|` line under its header")
+        }
+        var matrix = ClientMatrix(drivers: drivers, scenarios: [])
+        var index = headerIndex + 2
+        while index < lines.count, let row = cells(lines[index]) {
+            guard row.count == header.count else {
+                throw MatrixParseError(line: index + 1, message: "\(row.count) cells, the header has \(header.count)")
+            }
+            let scenario = row[0]
+            guard !scenario.isEmpty, !matrix.scenarios.contains(scenario) else {
+                throw MatrixParseError(line: index + 1, message: scenario.isEmpty ? "no scenario name" : "scenario \(scenario) appears twice")
+            }
+            matrix.scenarios.append(scenario)
+            for (driver, text) in zip(drivers, row.dropFirst()) where text != "-" {
+                guard let cell = MatrixCell(text: text) else {
+                    throw MatrixParseError(
+                        line: index + 1,
+                        message: "\(scenario) × \(driver): '\(text)' is not a cell (pass, FAIL <check>, ERROR, flaky, flaky: A, B)")
+                }
+                matrix[scenario, driver] = cell
+            }
+            index += 1
+        }
+        return matrix
+    }
+}
+
+// MARK: Comparing with a baseline
+
+/// A measurement against a baseline matrix.
+public struct MatrixComparison: Sendable {
+    /// `lockscreen × urlsession: expected pass, got FAIL error`: each makes the comparison fail.
+    public var differences: [String] = []
+    /// Baseline cells marked flaky, with what this measurement showed (reported, not hidden).
+    public var acceptedFlaky: [String] = []
+    /// Baseline rows and columns this measurement did not cover (not compared).
+    public var notMeasured: [String] = []
+    /// scenario → driver → the difference, for per-cell reports (JUnit).
+    public var cellDifferences: [String: [String: String]] = [:]
+
+    public var matches: Bool { differences.isEmpty }
+
+    public init(measured: MatrixMeasurement, baseline: ClientMatrix) {
+        for scenario in measured.scenarios {
+            for driver in measured.drivers {
+                let runs = measured.runs(scenario, driver)
+                guard !runs.isEmpty else { continue }
+                let got = Self.describe(runs)
+                let name = "\(scenario) × \(driver)"
+                guard let expected = baseline[scenario, driver] else {
+                    let why = !baseline.scenarios.contains(scenario) ? "scenario not in the baseline"
+                        : !baseline.drivers.contains(driver) ? "driver not in the baseline" : "cell empty in the baseline"
+                    note(scenario, driver, "\(name): \(why), got \(got)")
+                    continue
+                }
+                if !expected.accepts(runs) {
+                    note(scenario, driver, "\(name): expected \(expected), got \(got)")
+                } else if case .flaky = expected {
+                    acceptedFlaky.append("\(name): \(expected) — this time \(MatrixMeasurement.tally(runs))")
+                }
+            }
+        }
+        let missingRows = baseline.scenarios.filter { !measured.scenarios.contains($0) }
+        let missingColumns = baseline.drivers.filter { !measured.drivers.contains($0) }
+        if !missingRows.isEmpty { notMeasured.append("scenarios \(missingRows.joined(separator: ", "))") }
+        if !missingColumns.isEmpty { notMeasured.append("drivers \(missingColumns.joined(separator: ", "))") }
+    }
+
+    private mutating func note(_ scenario: String, _ driver: String, _ text: String) {
+        differences.append(text)
+        cellDifferences[scenario, default: [:]][driver] = text
+    }
+
+    /// `FAIL error` when every run agreed, else `pass in 2 of 3 runs, FAIL error in 1 (unstable)`.
+    static func describe(_ runs: [MatrixOutcome]) -> String {
+        Set(runs).count == 1 ? runs[0].description : MatrixMeasurement.tally(runs) + " (unstable)"
+    }
+
+    /// The report printed before the matrix: differences (with how to update the baseline),
+    /// accepted flaky cells, what was not compared.
+    public func render(baselinePath: String, updateCommand: String) -> String {
+        var lines: [String] = []
+        if matches {
+            lines.append("matrix: every cell matches \(baselinePath)")
+        } else {
+            lines.append("matrix: \(differences.count) cell\(differences.count == 1 ? "" : "s") differ\(differences.count == 1 ? "s" : "") from \(baselinePath):")
+            lines += differences.map { "  " + $0 }
+            lines.append("  If the change is intended (a client, a driver or a scenario changed), regenerate the baseline and commit it")
+            lines.append("  with a word on why in docs/clients.md:  \(updateCommand)")
+            lines.append("  A cell that flips between runs is timing-sensitive: investigate it; mark it `flaky` only if it must be (docs/clients.md).")
+        }
+        if !acceptedFlaky.isEmpty {
+            lines.append("matrix: flaky in the baseline (either outcome accepted):")
+            lines += acceptedFlaky.map { "  " + $0 }
+        }
+        if !notMeasured.isEmpty {
+            lines.append("matrix: in the baseline but not run (not compared): " + notMeasured.joined(separator: "; "))
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import NetsimRunner
+
+/// `netsim test`'s matrix options: `--repeat`, `--matrix FILE`, `--matrix-baseline FILE`
+/// (docs/running.md, docs/clients.md). The matrix itself is `ClientMatrix` (NetsimRunner).
+struct MatrixOptions: ParsableArguments {
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("Run every scenario with every driver N times; a matrix cell whose runs disagree shows as `flaky: A, B`. Default: 1", valueName: "n"))
+    var rounds: Int = 1
+
+    @Option(help: ArgumentHelp("Write the client × scenario matrix to FILE as a Markdown table. Example: --matrix docs/clients-matrix.md", valueName: "file"))
+    var matrix: String?
+
+    @Option(help: ArgumentHelp("Compare the matrix with FILE (a table --matrix wrote): exit status 0 when every cell matches, 1 when one differs — whatever the runs' verdicts. Example: --matrix-baseline docs/clients-matrix.md", valueName: "file"))
+    var matrixBaseline: String?
+
+    func validate() throws {
+        guard rounds >= 1 else { throw ValidationError("--repeat must be at least 1") }
+    }
+
+    /// The committed matrix named by `--matrix-baseline`, read before anything runs (exit 2 when
+    /// it is missing or not a matrix).
+    func loadBaseline() throws -> ClientMatrix? {
+        guard let path = matrixBaseline else { return nil }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            FileHandle.standardError.write(Data("netsim test: cannot read the matrix baseline \(path): \(error.localizedDescription)\n".utf8))
+            throw ExitCode(2)
+        }
+        do {
+            return try ClientMatrix.parse(markdown: text)
+        } catch {
+            FileHandle.standardError.write(Data("netsim test: \(path): \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    /// Whether this test run ends with a matrix: more than one driver, or a matrix file asked for.
+    func wanted(drivers: Int) -> Bool { drivers > 1 || matrix != nil || matrixBaseline != nil }
+
+    /// Prints the unstable cells, the comparison with the baseline and the matrix (in that order,
+    /// so the matrix comes just before the summary line), writes `--matrix`; returns the comparison.
+    func report(_ measurement: MatrixMeasurement, baseline: ClientMatrix?, paths: [String], client: String?) throws -> MatrixComparison? {
+        let unstable = measurement.unstable
+        if !unstable.isEmpty {
+            print("matrix: \(unstable.count) cell\(unstable.count == 1 ? "" : "s") disagreed between runs (timing-sensitive):")
+            print(unstable.map { "  " + $0 }.joined(separator: "\n"))
+        }
+        let comparison = baseline.map { MatrixComparison(measured: measurement, baseline: $0) }
+        if let comparison, let path = matrixBaseline {
+            print(comparison.render(baselinePath: path, updateCommand: updateCommand(paths: paths, client: client)))
+        }
+        print("")
+        print(measurement.matrix.renderText())
+        print("")
+        if let matrix {
+            let command = (["netsim"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+            let table = measurement.matrix(keepingFlakyFrom: baseline)
+            try writeOrFail(table.renderMarkdownFile(command: command, runsPerCell: rounds), to: matrix)
+        }
+        return comparison
+    }
+
+    /// How to regenerate the baseline: `ci/update-matrix` for the committed one, otherwise the
+    /// netsim command that does the same.
+    func updateCommand(paths: [String], client: String?) -> String {
+        guard let baseline = matrixBaseline else { return "" }
+        if (baseline as NSString).standardizingPath == "docs/clients-matrix.md", paths.map({ ($0 as NSString).standardizingPath }) == ["Scenarios"] {
+            return "ci/update-matrix"
+        }
+        let parts = ["netsim test"] + paths + (client.map { ["--client", $0] } ?? [])
+            + ["--repeat", "\(max(3, rounds))", "--matrix", baseline, "--matrix-baseline", baseline]
+        return parts.joined(separator: " ")
+    }
+}
