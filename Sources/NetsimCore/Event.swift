@@ -79,7 +79,9 @@ public enum EventKind: Sendable, Equatable {
     /// The relay saw a request head from the client on this connection (HTTP observation).
     /// `reused` is true when it is not the connection's first request. `answeredBy` is nil when
     /// the request went upstream, or the fault that answered it instead (`outage`, `portal`).
-    case httpRequest(method: String, path: String, reused: Bool, answeredBy: String? = nil)
+    /// `tag` is the request's `X-Netsim-Request` header: scenario runs tag each request, so the
+    /// connection that carried it is known even when the client cannot tell its local port.
+    case httpRequest(method: String, path: String, reused: Bool, answeredBy: String? = nil, tag: String? = nil)
     /// A response ended towards the client: its status and body bytes (after de-chunking);
     /// `answeredBy` as for ``httpRequest(method:path:reused:answeredBy:)``.
     case httpResponse(status: Int, bytes: Int, answeredBy: String? = nil)

@@ -61,7 +61,7 @@ extension ConnectionPair {
             return
         }
         for head in complete {
-            log(.httpRequest(method: head.method.rawValue, path: head.uri, reused: noteAnsweredRequest(), answeredBy: standIn.faultName))
+            log(.httpRequest(method: head.method.rawValue, path: head.uri, reused: noteAnsweredRequest(), answeredBy: standIn.faultName, tag: head.netsimTag))
             let due = up.markerReleaseTime(arrivedAt: now)
             schedule(after: due - now) { pair in pair.answer(head) }
         }

@@ -99,7 +99,7 @@ final class HTTPObserver {
 
     private func handleRequest(_ part: HTTPServerRequestPart) {
         guard case .head(let head) = part else { return }
-        log(.httpRequest(method: head.method.rawValue, path: head.uri, reused: requestCount > 0))
+        log(.httpRequest(method: head.method.rawValue, path: head.uri, reused: requestCount > 0, tag: head.netsimTag))
         requestCount += 1
         responses?.requestSent(head)
     }
@@ -128,4 +128,12 @@ final class HTTPObserver {
         responses = nil
         log(.httpUnobserved(reason: reason))
     }
+}
+
+extension HTTPRequestHead {
+    /// The header scenario runs add to every request (`warm#2`), so the relay's log says which
+    /// connection carried which request.
+    static let netsimTagHeader = "X-Netsim-Request"
+
+    var netsimTag: String? { headers.first(name: HTTPRequestHead.netsimTagHeader) }
 }

@@ -89,8 +89,8 @@ enum TimelineText {
         case .requestFinished(let name, let index, let status, let error, let port):
             "← \(name) #\(index + 1) " + (error ?? status.map { String($0) } ?? "?") + (port.map { " (client port \($0))" } ?? "")
         case .step(let description): "step: \(description)"
-        case .httpRequest(let method, let path, let reused, let answeredBy):
-            "HTTP \(method) \(path)" + (reused ? " (reused connection)" : " (new connection)") + (answeredBy.map { ", answered by the \($0) fault" } ?? "")
+        case .httpRequest(let method, let path, let reused, let answeredBy, let tag):
+            "HTTP \(method) \(path)" + (tag.map { " [\($0)]" } ?? "") + (reused ? " (reused connection)" : " (new connection)") + (answeredBy.map { ", answered by the \($0) fault" } ?? "")
         case .httpResponse(let status, let bytes, let answeredBy):
             "HTTP \(status) (\(bytes) body bytes)" + (answeredBy.map { ", from the \($0) fault" } ?? "")
         case .httpUnobserved(let reason): "HTTP observation stopped: \(reason)"

@@ -109,7 +109,8 @@ final class TimelinePlayer: @unchecked Sendable {
         let started = now
         let response: DriverResponse
         do {
-            response = try await driver.perform(DriverRequest(id: id, method: request.method, url: url, headers: request.headers, body: request.body))
+            let tag = HTTPHeader(RequestTag.header, RequestTag.value(name: request.name, index: index))
+            response = try await driver.perform(DriverRequest(id: id, method: request.method, url: url, headers: request.headers + [tag], body: request.body))
         } catch {
             response = DriverResponse(error: .other, errorMessage: "driver failure: \(error)")
         }
@@ -127,12 +128,24 @@ final class TimelinePlayer: @unchecked Sendable {
 /// logged each accepted client's address.
 struct ConnectionMap {
     private var opened: [Int: [(time: Int64, id: ConnectionID)]] = [:]
+    private var openedAt: [ConnectionID: Int64] = [:]
+    /// Each request tag's appearances on the relay, in time order.
+    private var tagged: [String: [(time: Int64, id: ConnectionID)]] = [:]
 
     init(events: [Event]) {
         for event in events {
-            guard case .opened(let client) = event.kind, let id = event.connection,
-                  let port = client.split(separator: ":").last.flatMap({ Int($0) }) else { continue }
-            opened[port, default: []].append((event.time, id))
+            guard let id = event.connection else { continue }
+            switch event.kind {
+            case .opened(let client):
+                openedAt[id] = event.time
+                if let port = client.split(separator: ":").last.flatMap({ Int($0) }) {
+                    opened[port, default: []].append((event.time, id))
+                }
+            case .httpRequest(_, _, _, _, let tag?):
+                tagged[tag, default: []].append((event.time, id))
+            default:
+                break
+            }
         }
     }
 
@@ -141,12 +154,19 @@ struct ConnectionMap {
         opened[port]?.last { $0.time <= time }
     }
 
-    /// Fills in each outcome's connection and whether an earlier request used it.
+    /// Fills in each outcome's connection and whether an earlier request used it: from the
+    /// client's local port, or — for a client that cannot tell it (URLSession) — from the
+    /// relay's record of the request's tag (its last attempt before it finished).
     func attach(to outcomes: [RequestOutcome]) -> [RequestOutcome] {
         var seen: Set<ConnectionID> = []
         return outcomes.sorted { $0.started < $1.started }.map { outcome in
             var outcome = outcome
-            if let port = outcome.response.localPort, let (opened, id) = connection(port: port, before: outcome.finished) {
+            let tag = RequestTag.value(name: outcome.name, index: outcome.index)
+            let found = outcome.response.localPort.flatMap { connection(port: $0, before: outcome.finished) }
+                ?? tagged[tag]?.last(where: { $0.time <= outcome.finished }).flatMap { carried in
+                    openedAt[carried.id].map { (time: $0, id: carried.id) }
+                }
+            if let (opened, id) = found {
                 outcome.connection = id
                 outcome.connectionOpened = opened
                 outcome.reusedConnection = !seen.insert(id).inserted
@@ -154,4 +174,12 @@ struct ConnectionMap {
             return outcome
         }
     }
+}
+
+/// The `X-Netsim-Request` header a scenario run adds to every request (`warm#2`): the relay
+/// logs it, so the connection that carried a request is known for every client.
+enum RequestTag {
+    static let header = "X-Netsim-Request"
+
+    static func value(name: String, index: Int) -> String { "\(name)#\(index + 1)" }
 }

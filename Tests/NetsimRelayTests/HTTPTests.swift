@@ -127,6 +127,20 @@ struct HTTPTests {
         }
     }
 
+    @Test func theRequestTagHeaderIsLogged() async throws {
+        let server = try Self.httpServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, observeHTTP: true) { relay, endpoint in
+            _ = try await offload { () -> String in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                try socket.send("GET /a HTTP/1.1\r\nHost: example.test\r\nX-Netsim-Request: warm#2\r\n\r\n")
+                return try Self.readResponse(socket, bodyLength: 5)
+            }
+            #expect(Self.httpEvents(relay).first == .httpRequest(method: "GET", path: "/a", reused: false, tag: "warm#2"))
+        }
+    }
+
     @Test func observationIsOffByDefault() async throws {
         let server = try Self.httpServer()
         defer { server.stop() }
