@@ -106,7 +106,8 @@ extension ConnectionPair {
         log(.httpResponse(status: status, bytes: bodyless ? 0 : text.body.utf8.count, answeredBy: standIn.faultName))
         down.enqueue(buffer, at: now)
         if closing || (standIn == .outage(.truncated) && !bodyless) {
-            down.enqueue(.closeConnection(fault: standIn.faultName), at: now)
+            let detail = closing ? "closed after the answer, as the request asked (Connection: close)" : "closed short of the declared Content-Length"
+            down.enqueue(.closeConnection(fault: standIn.faultName, detail: detail), at: now)
         }
         deliverDue(.down)
     }

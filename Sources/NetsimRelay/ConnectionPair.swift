@@ -128,7 +128,7 @@ final class ConnectionPair: @unchecked Sendable {
             downLimitRemaining = remaining - buffer.readableBytes
             forward(buffer, direction, now: now)
             if downLimitRemaining == 0 {
-                shaped(.down).enqueue(.closeConnection(fault: "limit"), at: now)
+                shaped(.down).enqueue(.closeConnection(fault: "limit", detail: "closed after the bytes the fault allowed"), at: now)
                 deliverDue(.down)
             }
             return
@@ -184,7 +184,7 @@ final class ConnectionPair: @unchecked Sendable {
         if side == .client, upstream == nil, standInRequests != nil, !connectInFlight {
             // No upstream while the relay stands in (outage, portal): it is the server, and
             // closes too.
-            down.enqueue(.closeConnection(fault: activeStandIn?.faultName ?? "outage"), at: now)
+            down.enqueue(.closeConnection(fault: activeStandIn?.faultName ?? "outage", detail: "the client closed its side; the relay, standing in for the server, closes too"), at: now)
             deliverDue(.down)
             return
         }
@@ -272,8 +272,8 @@ final class ConnectionPair: @unchecked Sendable {
             destination.shutdownOutput()
         case .rst:
             destination.reset()
-        case .closeConnection(let fault):
-            closeGracefully(fault: fault, detail: "closed after the bytes the fault allowed")
+        case .closeConnection(let fault, let detail):
+            closeGracefully(fault: fault, detail: detail)
         }
     }
 

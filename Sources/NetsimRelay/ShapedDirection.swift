@@ -14,7 +14,7 @@ final class ShapedDirection {
         /// Forward a reset.
         case rst
         /// A fault closes the whole connection once the bytes ahead have gone (limit).
-        case closeConnection(fault: String)
+        case closeConnection(fault: String, detail: String)
     }
 
     enum Entry {
