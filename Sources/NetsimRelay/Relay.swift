@@ -149,6 +149,9 @@ public final class Relay: @unchecked Sendable {
             }
             return (linkChooser?(pair.id) ?? currentLink, immediate, delayed)
         }
+        // The link chosen as the pair joined `pairs`: a `setLink`/`setLinkChooser` between the
+        // accept (when the pair was built) and now did not see the pair, so apply it here.
+        pair.update(link: link)
         for (id, kind) in acceptFaults { pair.apply(kind, id: id, atAccept: true) }
         for (id, delay) in delayedFaults { scheduleDelayedFault(id, on: pair, at: pair.openedAt + delay) }
         pair.beginConnect(link: link)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NetsimLoopback
 import Testing
 @testable import netsim
 
@@ -58,27 +59,29 @@ struct CheckCommandTests {
 
     // MARK: The process
 
-    static func run(_ arguments: [String]) throws -> NetsimProcess.Result {
-        try NetsimProcess.run(["check"] + arguments)
+    /// On a thread of its own: a test waiting for a process must not hold one of Swift
+    /// concurrency's few threads, or other tests' timers stall behind it.
+    static func run(_ arguments: [String]) async throws -> NetsimProcess.Result {
+        try await offload { try NetsimProcess.run(["check"] + arguments) }
     }
 
     @Test
-    func exitsZeroWhenEveryFileIsValid() throws {
+    func exitsZeroWhenEveryFileIsValid() async throws {
         let path = try Self.writeValid()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try Self.run([path])
+        let result = try await Self.run([path])
         #expect(result.status == 0)
         #expect(result.stdout == "\(path): ok\n")
         #expect(result.stderr == "")
     }
 
     @Test
-    func exitsTwoAndPrintsTheRenderedErrors() throws {
+    func exitsTwoAndPrintsTheRenderedErrors() async throws {
         let path = try Self.writeValid()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fixture = "\(Self.invalid)/multiple-errors"
         let expected = try String(contentsOf: Self.root.appendingPathComponent("\(fixture).expected"), encoding: .utf8)
-        let result = try Self.run([path, "\(fixture).scn"])
+        let result = try await Self.run([path, "\(fixture).scn"])
         #expect(result.status == 2)
         #expect(result.stdout == "\(path): ok\n")
         #expect(result.stderr == expected)

@@ -90,7 +90,7 @@ struct CommandTests {
         let capture = try Capture.load(path: path)
         #expect(capture.flows.count == 2)
         #expect(capture.flows.allSatisfy { String(decoding: $0.request.bytes, as: UTF8.self) == "through the relay" })
-        #expect(try Tshark.conversations(path).count == 2)
+        #expect(try await Tshark.conversations(path).count == 2)
     }
 
     @Test func aScenarioReplaysACaptureAndRunAndTestRecordIt() async throws {
@@ -107,10 +107,10 @@ struct CommandTests {
         #expect(status == 0, "netsim run: \(stdout)\n\(stderr)")
         let capture = try Capture.load(path: recording)
         #expect(capture.flows.count >= 2 && capture.flows.count % 2 == 0, "two legs per relayed connection")
-        #expect(try Tshark.conversations(recording).count == capture.flows.count)
+        #expect(try await Tshark.conversations(recording).count == capture.flows.count)
         let requests = capture.flows.flatMap { flow in (try? ReplayPlan(capture: Capture(path: "", linkTypeName: "", snapshotLength: 0, packetCount: 0, flows: [flow], skipped: [:], truncatedSegments: 0)).exchanges) ?? [] }
         #expect(requests.filter { $0.target == "/script/urchin.js" }.count == 2, "each request shows on both legs")
-        #expect(try Tshark.run(["-r", recording, "-Y", "tcp.analysis.flags and not tcp.analysis.window_update"]).isEmpty)
+        #expect(try await Tshark.run(["-r", recording, "-Y", "tcp.analysis.flags and not tcp.analysis.window_update"]).isEmpty)
 
         let captures = folder + "/captures"
         let (testStatus, testOut, _) = try await runNetsim(["test", file, "--pcap", captures])

@@ -58,10 +58,10 @@ struct ReaderTests {
         }
     }
 
-    @Test func pcapngReadsTheSameAsPcap() throws {
+    @Test func pcapngReadsTheSameAsPcap() async throws {
         let ng = temporaryPath("fixture.pcapng")
         defer { try? FileManager.default.removeItem(atPath: ng) }
-        _ = try Tshark.run(["-r", fixture("zeek-http-pipelined-requests.pcap"), "-F", "pcapng", "-w", ng])
+        _ = try await Tshark.run(["-r", fixture("zeek-http-pipelined-requests.pcap"), "-F", "pcapng", "-w", ng])
         let original = try Capture.load(path: fixture("zeek-http-pipelined-requests.pcap"))
         let converted = try Capture.load(path: ng)
         #expect(converted.packetCount == original.packetCount)
@@ -126,13 +126,13 @@ struct ReaderTests {
         #expect(Array(flow.request.bytes[100..<200]) == body)
     }
 
-    @Test func theAnalysisMatchesTsharkOnRetransmissionsOutOfOrderAndDuplicateAcks() throws {
+    @Test func theAnalysisMatchesTsharkOnRetransmissionsOutOfOrderAndDuplicateAcks() async throws {
         let path = fixture("zeek-http-206_example_c.pcap")
         let capture = try Capture.load(path: path)
         for (flag, field) in [(PacketFlags.retransmission, "tcp.analysis.retransmission"), (.fastRetransmission, "tcp.analysis.fast_retransmission"),
                               (.outOfOrder, "tcp.analysis.out_of_order"), (.duplicateAck, "tcp.analysis.duplicate_ack"),
                               (.spuriousRetransmission, "tcp.analysis.spurious_retransmission"), (.previousNotCaptured, "tcp.analysis.lost_segment")] {
-            let tshark = try Tshark.fields(path, filter: field, ["tcp.stream"])
+            let tshark = try await Tshark.fields(path, filter: field, ["tcp.stream"])
             for (stream, flow) in capture.flows.enumerated() {
                 let theirs = tshark.filter { $0.first == "\(stream)" }.count
                 #expect(SequenceAnalysis(flow).count(flag, in: flow) == theirs, "\(field) in stream \(stream)")

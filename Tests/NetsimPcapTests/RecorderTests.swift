@@ -66,19 +66,19 @@ struct RecorderTests {
         #expect(relayPort != UInt16(server.endpoint.port), "the client leg ends at the relay's port")
 
         // tshark: two conversations, the exact bytes each way, no analysis flags, valid checksums.
-        #expect(try Tshark.conversations(path).count == 2)
+        #expect(try await Tshark.conversations(path).count == 2)
         for stream in 0..<2 {
-            let (first, second) = try Tshark.follow(path, stream: stream)
+            let (first, second) = try await Tshark.follow(path, stream: stream)
             #expect(first == request)
             #expect(second == request)
         }
-        #expect(try Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
-        let badChecksums = try Tshark.run([
+        #expect(try await Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
+        let badChecksums = try await Tshark.run([
             "-r", path, "-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
             "-Y", "ip.checksum.status != 1 or tcp.checksum.status != 1",
         ])
         #expect(badChecksums.isEmpty, "every IPv4 and TCP checksum verifies: \(badChecksums)")
-        let handshakes = try Tshark.fields(path, filter: "tcp.flags.syn == 1 and tcp.flags.ack == 0", ["tcp.stream"])
+        let handshakes = try await Tshark.fields(path, filter: "tcp.flags.syn == 1 and tcp.flags.ack == 0", ["tcp.stream"])
         #expect(handshakes.count == 2)
     }
 
@@ -103,9 +103,9 @@ struct RecorderTests {
             #expect(flow.response.bytes == payload)
             #expect(flow.packets.allSatisfy { $0.payloadLength <= SyntheticPacket.maximumPayload })
         }
-        let (first, second) = try Tshark.follow(path, stream: 1)
+        let (first, second) = try await Tshark.follow(path, stream: 1)
         #expect(first == payload && second == payload)
-        #expect(try Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
+        #expect(try await Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
     }
 
     @Test func aClientResetShowsAsRSTFromTheClientAndThenFromTheRelayUpstream() async throws {
@@ -126,7 +126,7 @@ struct RecorderTests {
         // The relay forwards the reset: the upstream leg's RST comes from the relay (its client end).
         #expect(FlowProfile(upstreamLeg).close.first?.kind == .rst)
         #expect(FlowProfile(upstreamLeg).close.first?.fromClient == true)
-        let resets = try Tshark.fields(path, filter: "tcp.flags.reset == 1", ["tcp.srcport"])
+        let resets = try await Tshark.fields(path, filter: "tcp.flags.reset == 1", ["tcp.srcport"])
         #expect(resets.count == 2)
     }
 
@@ -182,11 +182,11 @@ struct RecorderTests {
         let capture = try Capture.load(path: path)
         #expect(capture.flows.count == 12)
         #expect(Set(capture.flows.map { String(decoding: $0.request.bytes, as: UTF8.self) }).count == 6)
-        #expect(try Tshark.conversations(path).count == 12)
-        #expect(try Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
+        #expect(try await Tshark.conversations(path).count == 12)
+        #expect(try await Tshark.run(["-r", path, "-Y", "tcp.analysis.flags"]).isEmpty)
     }
 
-    @Test func ipv6LegsAreWrittenAsIPv6WithValidChecksums() throws {
+    @Test func ipv6LegsAreWrittenAsIPv6WithValidChecksums() async throws {
         let path = temporaryPath("v6.pcap")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let recorder = try PcapRecorder(path: path)
@@ -205,8 +205,8 @@ struct RecorderTests {
         #expect(capture.flows.count == 1)
         #expect(capture.flows[0].client.isIPv6 && capture.flows[0].client.description == "2001:db8::1:50000")
         #expect(capture.flows[0].request.bytes == [UInt8](text: "hello"))
-        #expect(try Tshark.fields(path, filter: "ipv6 and tcp", ["tcp.stream"]).count == capture.flows[0].packets.count)
-        let bad = try Tshark.run(["-r", path, "-o", "tcp.check_checksum:TRUE", "-Y", "tcp.checksum.status != 1 or tcp.analysis.flags"])
+        #expect(try await Tshark.fields(path, filter: "ipv6 and tcp", ["tcp.stream"]).count == capture.flows[0].packets.count)
+        let bad = try await Tshark.run(["-r", path, "-o", "tcp.check_checksum:TRUE", "-Y", "tcp.checksum.status != 1 or tcp.analysis.flags"])
         #expect(bad.isEmpty)
     }
 }

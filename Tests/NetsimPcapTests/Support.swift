@@ -40,8 +40,14 @@ enum Tshark {
         return nil
     }()
 
-    /// Runs tshark and returns its standard output.
-    static func run(_ arguments: [String]) throws -> String {
+    /// Runs tshark and returns its standard output. On a thread of its own: a test waiting for
+    /// tshark must not hold one of Swift concurrency's few threads (2 on a 2-core machine), or
+    /// every other test's timers stall behind it.
+    static func run(_ arguments: [String]) async throws -> String {
+        try await offload { try runBlocking(arguments) }
+    }
+
+    private static func runBlocking(_ arguments: [String]) throws -> String {
         guard let executable else {
             throw ToolMissing(description: "tshark is not installed; run ci/setup (it installs the tshark package) — these tests compare netsim with tshark")
         }
@@ -58,21 +64,21 @@ enum Tshark {
     }
 
     /// `-T fields` output: one array of fields per packet.
-    static func fields(_ file: String, filter: String, _ names: [String]) throws -> [[String]] {
-        try run(["-r", file, "-Y", filter, "-T", "fields"] + names.flatMap { ["-e", $0] })
+    static func fields(_ file: String, filter: String, _ names: [String]) async throws -> [[String]] {
+        try await run(["-r", file, "-Y", filter, "-T", "fields"] + names.flatMap { ["-e", $0] })
             .split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
     }
 
     /// `-q -z conv,tcp`: the conversations' address pairs ("a:p <-> b:q").
-    static func conversations(_ file: String) throws -> [String] {
-        try run(["-r", file, "-q", "-z", "conv,tcp"]).split(separator: "\n").filter { $0.contains("<->") }.map { line in
+    static func conversations(_ file: String) async throws -> [String] {
+        try await run(["-r", file, "-q", "-z", "conv,tcp"]).split(separator: "\n").filter { $0.contains("<->") }.map { line in
             line.split(separator: " ", omittingEmptySubsequences: true).prefix(3).joined(separator: " ")
         }
     }
 
     /// `-q -z follow,tcp,raw,N`: the bytes each side sent in stream N (node 0 first).
-    static func follow(_ file: String, stream: Int) throws -> (first: [UInt8], second: [UInt8]) {
-        let text = try run(["-r", file, "-q", "-z", "follow,tcp,raw,\(stream)"])
+    static func follow(_ file: String, stream: Int) async throws -> (first: [UInt8], second: [UInt8]) {
+        let text = try await run(["-r", file, "-q", "-z", "follow,tcp,raw,\(stream)"])
         var first: [UInt8] = []
         var second: [UInt8] = []
         var inData = false

@@ -347,7 +347,14 @@ struct LinkChooserTests {
         let server = try LoopbackServer.echo()
         defer { server.stop() }
         try await withRelay(upstream: server.endpoint) { relay, endpoint in
-            let open = try await offload { try BlockingSocket.connect(to: endpoint) }  // connection #1
+            // Connection ids follow the relay's accepts, which run on several event loops: connect
+            // the next socket only once the relay has taken the previous one.
+            func connect(_ number: Int) async throws -> BlockingSocket {
+                let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+                _ = await relay.eventLog.waitFor(timeout: .seconds(5)) { $0.connection == ConnectionID(UInt64(number)) }
+                return socket
+            }
+            let open = try await connect(1)
             // Odd connections get 150 ms each way; even ones none.
             await relay.setLinkChooser { id in
                 var link = LinkConfiguration.unimpaired
@@ -365,8 +372,8 @@ struct LinkChooserTests {
                     return elapsed(since: start)
                 }
             }
-            let second = try await offload { try BlockingSocket.connect(to: endpoint) }  // #2
-            let third = try await offload { try BlockingSocket.connect(to: endpoint) }  // #3
+            let second = try await connect(2)
+            let third = try await connect(3)
             #expect(try await rtt(open) >= 0.299, "an open connection gets its chosen link")
             #expect(try await rtt(second) < 0.15)
             #expect(try await rtt(third) >= 0.299)

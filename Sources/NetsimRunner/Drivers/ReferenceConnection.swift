@@ -54,14 +54,21 @@ final class ReferenceConnection: @unchecked Sendable {
                     try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
                 }
             }
+        let channel: any Channel
         do {
-            let channel = try await bootstrap.connect(host: host, port: port).get()
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true)
+        }
+        do {
             let handler = try await channel.eventLoop.submit {
                 try channel.pipeline.syncOperations.handler(type: ExchangeHandler.self)
             }.get()
             return ReferenceConnection(channel: channel, exchange: handler)
         } catch {
-            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true)
+            // Connected, and already torn down (its handlers are gone): reset as it was made.
+            channel.close(promise: nil)
+            throw ExchangeFailure(kind: .reset, message: "the connection was reset as soon as it was made (\(error))", beforeResponse: true)
         }
     }
 
