@@ -79,32 +79,27 @@ extension ConnectionPair {
     private func answer(_ head: HTTPRequestHead) {
         guard phase != .finished, !discarding, let standIn = activeStandIn else { return }
         let request = "\(head.method.rawValue) \(head.uri)"
-        let text: (head: String, body: String)
+        let response: StandInResponse
         switch standIn {
         case .outage(.noHeaders):
             log(.faultFired(fault: "outage", detail: "accepted \(request); the response headers never come"))
             return
         case .outage(let kind):
-            let answer = OutageAnswer(kind, now: Date())
-            log(.faultFired(fault: "outage", detail: "answered \(request) with \(answer.summary)"))
-            text = (answer.head, answer.sentBody)
+            response = OutageAnswer.response(kind, now: Date())
+            log(.faultFired(fault: "outage", detail: "answered \(request) with \(response.summary)"))
         case .portal(let settings):
             let answer = PortalAnswer(head, settings: settings, now: Date())
             let target = PortalAnswer.target(of: head)
             let what = answer.probe.map { "\($0): \(request) to \(target.host)" } ?? "\(request) to \(target.host.isEmpty ? "no Host" : target.host)"
-            log(.faultFired(fault: "portal", detail: "answered \(what) with \(answer.summary)"))
-            text = (answer.head, answer.body)
+            log(.faultFired(fault: "portal", detail: "answered \(what) with \(answer.response.summary)"))
+            response = answer.response
         }
         let bodyless = head.method == .HEAD
         // A request that asks for the connection to close (or HTTP/1.0) gets what a server gives:
-        // `Connection: close` and a FIN after the answer. (`"\r\n"` is one Character: dropLast()
-        // removes the blank line.)
+        // `Connection: close` and a FIN after the answer.
         let closing = !head.isKeepAlive
-        var buffer = ByteBuffer(string: closing ? String(text.head.dropLast()) + "Connection: close\r\n\r\n" : text.head)
-        if !bodyless { buffer.writeString(text.body) }
-        let status = Int(text.head.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") ?? 0
-        log(.httpResponse(status: status, bytes: bodyless ? 0 : text.body.utf8.count, answeredBy: standIn.faultName))
-        down.enqueue(buffer, at: now)
+        log(.httpResponse(status: response.status, bytes: bodyless ? 0 : response.body.utf8.count, answeredBy: standIn.faultName))
+        down.enqueue(response.bytes(bodyless: bodyless, closing: closing), at: now)
         if closing || (standIn == .outage(.truncated) && !bodyless) {
             let detail = closing ? "closed after the answer, as the request asked (Connection: close)" : "closed short of the declared Content-Length"
             down.enqueue(.closeConnection(fault: standIn.faultName, detail: detail), at: now)

@@ -1,26 +1,21 @@
 import Foundation
 
-/// A response the relay sends during an outage.
-struct OutageAnswer {
-    /// Status line and headers, with the blank line.
-    var head: String
-    /// The body bytes actually sent (shorter than `Content-Length` when truncated).
-    var sentBody: String
-    var summary: String
-
-    init(_ kind: OutageKind, now: Date) {
+/// What the relay answers during an outage.
+enum OutageAnswer {
+    static func response(_ kind: OutageKind, now: Date) -> StandInResponse {
         let date = httpDate(now)
-        var status = "200 OK"
+        var status = (200, "OK")
         var headers: [(String, String)] = [("Date", date), ("Server", "netsim-outage")]
+        let summary: String
         var body = "Service unavailable\n"
         var declared: Int?
         switch kind {
         case .serviceUnavailable:
-            status = "503 Service Unavailable"
+            status = (503, "Service Unavailable")
             headers += [("Retry-After", "2"), ("Content-Type", "text/plain")]
             summary = "503 (Retry-After: 2)"
         case .internalError:
-            status = "500 Internal Server Error"
+            status = (500, "Internal Server Error")
             body = "Internal server error\n"
             headers.append(("Content-Type", "text/plain"))
             summary = "500"
@@ -35,9 +30,7 @@ struct OutageAnswer {
             headers.append(("Content-Type", "application/octet-stream"))
             summary = "200 whose body stops at \(body.utf8.count) of \(declared!) bytes, then FIN"
         }
-        headers.append(("Content-Length", String(declared ?? body.utf8.count)))
-        head = "HTTP/1.1 \(status)\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
-        sentBody = body
+        return StandInResponse(status: status.0, reason: status.1, headers: headers, body: body, declaredLength: declared, summary: summary)
     }
 }
 

@@ -7,19 +7,18 @@ import NIOHTTP1
 /// probes are recognised only to say so in the event log — a real portal answers them like
 /// anything else, and that is exactly how operating systems detect it.
 struct PortalAnswer {
-    /// Status line and headers, with the blank line.
-    var head: String
-    var body: String
-    /// For the event log: `302 → http://portal.netsim.test/login?…`.
-    var summary: String
+    /// Its summary reads e.g. `302 → http://portal.netsim.test/login?…`.
+    var response: StandInResponse
     /// `Apple's captive-portal probe`, when the request is one.
     var probe: String?
 
     init(_ request: HTTPRequestHead, settings: PortalSettings, now: Date) {
         let target = PortalAnswer.target(of: request)
         probe = PortalAnswer.probe(host: target.host, path: target.path)
-        var status = "200 OK"
+        var status = (200, "OK")
         var extra: [(String, String)] = []
+        let body: String
+        let summary: String
         if target.host == PortalSettings.loginHost {
             body = request.method == .POST ? PortalPages.loginAccepted : PortalPages.login
             summary = "200 and the portal's \(request.method == .POST ? "form-accepted" : "login") page"
@@ -29,14 +28,13 @@ struct PortalAnswer {
         } else {
             let original = "http://\(target.host.isEmpty ? "unknown" : target.host)\(target.path)"
             let location = "http://\(PortalSettings.loginHost)/login?continue=\(PortalAnswer.percentEncoded(original))"
-            status = "302 Found"
+            status = (302, "Found")
             extra = [("Location", location)]
             body = "<html><body><a href=\"\(location)\">Sign in to Guest Wi-Fi</a></body></html>\n"
             summary = "302 → \(location)"
         }
-        let headers = [("Date", httpDate(now)), ("Server", "netsim-portal")] + extra
-            + [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", String(body.utf8.count))]
-        head = "HTTP/1.1 \(status)\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
+        let headers = [("Date", httpDate(now)), ("Server", "netsim-portal")] + extra + [("Content-Type", "text/html; charset=utf-8")]
+        response = StandInResponse(status: status.0, reason: status.1, headers: headers, body: body, summary: summary)
     }
 
     /// The host (lower case, no port) and path the request is for: from an absolute-form target

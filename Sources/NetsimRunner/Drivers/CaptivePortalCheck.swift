@@ -15,14 +15,6 @@ enum CaptivePortalCheck {
     static let probeHost = "connectivitycheck.gstatic.com"
     static let probeTarget = "/generate_204"
 
-    /// Connectivity probes and what a network without a portal answers.
-    static let probes: [String: (status: Int, body: String?)] = [
-        "/hotspot-detect.html": (200, "Success"),
-        "/generate_204": (204, nil),
-        "/connecttest.txt": (200, "Microsoft Connect Test"),
-        "/success.txt": (200, "success"),
-    ]
-
     /// Why the answer looks like a portal's, before probing; nil when it looks like a real answer.
     static func suspicion(_ response: RawResponse, url: PlainURL, requestHeaders: [HTTPHeader]) -> String? {
         if (300..<400).contains(response.status), let location = response.header("Location"),
@@ -39,12 +31,14 @@ enum CaptivePortalCheck {
         return nil
     }
 
-    /// The request is itself a probe and its answer is not an open network's.
+    /// The request is itself a connectivity probe and its answer is not the open network's
+    /// (``ConnectivityProbes``, which netsim's built-in server also answers).
     static func failedProbe(_ response: RawResponse, url: PlainURL) -> String? {
         let path = String(url.target.split(separator: "?", maxSplits: 1).first ?? "")
-        guard let expected = probes[path] else { return nil }
+        guard let expected = ConnectivityProbes.routes.first(where: { $0.path == path }) else { return nil }
+        let openBody: String = if case .text(let text) = expected.body { text } else { "" }
         let body = String(decoding: response.body, as: UTF8.self)
-        if response.status != expected.status || !(expected.body.map { body.contains($0) } ?? response.body.isEmpty) {
+        if response.status != expected.status || body.trimmingCharacters(in: .whitespacesAndNewlines) != openBody.trimmingCharacters(in: .whitespacesAndNewlines) {
             return "captive portal: probe \(path) answered \(response.status) with unexpected content"
         }
         return nil
