@@ -130,10 +130,16 @@ final class HTTPObserver {
     }
 }
 
-extension HTTPRequestHead {
-    /// The header scenario runs add to every request (`warm#2`), so the relay's log says which
-    /// connection carried which request.
-    static let netsimTagHeader = "X-Netsim-Request"
+/// The `X-Netsim-Request` header a scenario run adds to every request (`warm#2`): the relay logs
+/// it with the connection that carried the request, so that connection is known for every
+/// client, also one that cannot tell its local port.
+public enum RequestTag {
+    public static let header = "X-Netsim-Request"
 
-    var netsimTag: String? { headers.first(name: HTTPRequestHead.netsimTagHeader) }
+    /// `warm#2` for the second request of step `warm` (`index` counts from 0).
+    public static func value(name: String, index: Int) -> String { "\(name)#\(index + 1)" }
+}
+
+extension HTTPRequestHead {
+    var netsimTag: String? { headers.first(name: RequestTag.header) }
 }

@@ -175,11 +175,3 @@ struct ConnectionMap {
         }
     }
 }
-
-/// The `X-Netsim-Request` header a scenario run adds to every request (`warm#2`): the relay
-/// logs it, so the connection that carried a request is known for every client.
-enum RequestTag {
-    static let header = "X-Netsim-Request"
-
-    static func value(name: String, index: Int) -> String { "\(name)#\(index + 1)" }
-}
