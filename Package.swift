@@ -9,7 +9,9 @@ let package = Package(
         .executable(name: "netsim", targets: ["netsim"]),
         .library(name: "NetsimCore", targets: ["NetsimCore"]),
         .library(name: "NetsimLink", targets: ["NetsimLink"]),
+        .library(name: "NetsimFaults", targets: ["NetsimFaults"]),
         .library(name: "NetsimRelay", targets: ["NetsimRelay"]),
+        .library(name: "NetsimRoutes", targets: ["NetsimRoutes"]),
         .library(name: "NetsimHTTP", targets: ["NetsimHTTP"]),
         .library(name: "NetsimScenario", targets: ["NetsimScenario"]),
         .library(name: "NetsimRunner", targets: ["NetsimRunner"]),
@@ -18,6 +20,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
@@ -30,11 +33,17 @@ let package = Package(
         .target(name: "NetsimCore"),
         // Pure impairment models: no I/O, clock and RNG injected.
         .target(name: "NetsimLink", dependencies: ["NetsimCore"]),
-        // The SwiftNIO relay: connection pairs, link shaping per direction, connection faults.
+        // The fault catalog (one file per fault) and the connection state machine the faults act
+        // on: no I/O, no NIO, so scenarios validate and faults test without an event loop.
+        .target(
+            name: "NetsimFaults",
+            dependencies: ["NetsimCore", "NetsimLink", .product(name: "DequeModule", package: "swift-collections")]
+        ),
+        // The SwiftNIO relay: channel handlers that carry out what each connection's machine decides.
         .target(
             name: "NetsimRelay",
             dependencies: [
-                "NetsimCore", "NetsimLink",
+                "NetsimCore", "NetsimLink", "NetsimFaults",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -42,11 +51,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the built-in upstream answers: routes, generated bodies, connectivity probes (no I/O).
+        .target(name: "NetsimRoutes", dependencies: ["NetsimCore"]),
         // The built-in HTTP/1.1 upstream (routes from the scenario), recording what it receives.
         .target(
             name: "NetsimHTTP",
             dependencies: [
-                "NetsimCore",
+                "NetsimCore", "NetsimRoutes",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -55,7 +66,7 @@ let package = Package(
         // Scenario files: model, Yams parser keeping positions, validator, diagnostics.
         .target(
             name: "NetsimScenario",
-            dependencies: ["NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", .product(name: "Yams", package: "Yams")]
+            dependencies: ["NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", .product(name: "Yams", package: "Yams")]
         ),
         // Runs scenarios: timeline, client drivers, expectations, reports.
         .target(

@@ -61,18 +61,20 @@ final class HTTPStreamDecoder<Part> {
 final class HTTPObserver {
     private var requests: HTTPStreamDecoder<HTTPServerRequestPart>? = .requests()
     private var responses: HTTPStreamDecoder<HTTPClientResponsePart>? = .responses()
-    /// Requests seen on the connection, including those a fault answered (``noteAnsweredRequest()``).
+    /// Requests this observer saw go upstream (the machine numbers them with those a stand-in answered).
     private(set) var requestCount = 0
     private var responseStatus = 0
     private var responseBytes = 0
+    private let request: (HTTPRequestHead) -> Void
     private let log: (EventKind) -> Void
 
-    init(log: @escaping (EventKind) -> Void) { self.log = log }
+    /// `request` hears of each request head going upstream; `log` records everything else.
+    init(request: @escaping (HTTPRequestHead) -> Void, log: @escaping (EventKind) -> Void) {
+        self.request = request
+        self.log = log
+    }
 
     var isObserving: Bool { requests != nil }
-
-    /// A request the relay answered itself (outage, portal): the next one is not the first.
-    func noteAnsweredRequest() { requestCount += 1 }
 
     /// Bytes forwarded in `direction` (up: towards the server).
     func observe(_ buffer: ByteBuffer, _ direction: Direction) {
@@ -99,7 +101,7 @@ final class HTTPObserver {
 
     private func handleRequest(_ part: HTTPServerRequestPart) {
         guard case .head(let head) = part else { return }
-        log(.httpRequest(method: head.method.rawValue, path: head.uri, reused: requestCount > 0, tag: head.netsimTag))
+        request(head)
         requestCount += 1
         responses?.requestSent(head)
     }
@@ -128,18 +130,4 @@ final class HTTPObserver {
         responses = nil
         log(.httpUnobserved(reason: reason))
     }
-}
-
-/// The `X-Netsim-Request` header a scenario run adds to every request (`warm#2`): the relay logs
-/// it with the connection that carried the request, so that connection is known for every
-/// client, also one that cannot tell its local port.
-public enum RequestTag {
-    public static let header = "X-Netsim-Request"
-
-    /// `warm#2` for the second request of step `warm` (`index` counts from 0).
-    public static func value(name: String, index: Int) -> String { "\(name)#\(index + 1)" }
-}
-
-extension HTTPRequestHead {
-    var netsimTag: String? { headers.first(name: RequestTag.header) }
 }

@@ -1,19 +1,22 @@
 import NIOCore
 import NIOPosix
 import NetsimCore
+import NetsimFaults
 
 /// The handler on each of a connection's two channels (the client leg and the upstream leg).
 ///
 /// It owns no policy: it reports what its socket does to the ``ConnectionPair`` and carries out
-/// what the pair asks (write, half-close, reset). It also gates reading: the channel keeps
+/// what the pair's machine decides (write, half-close, reset). It also gates reading: the channel keeps
 /// `autoRead` on, and this handler holds back the `read` calls while the pair says the far side
 /// cannot take more (backpressure) — the GlueHandler pattern from SwiftNIO's examples.
+/// `@unchecked Sendable`: confined to its channel's event loop; the upstream connect's
+/// initializer closure carries it to that loop.
 final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    let side: Side
+    let leg: Leg
     /// Set by the pair; cleared when the pair finishes so the cycle breaks.
     var pair: ConnectionPair?
     private var context: ChannelHandlerContext?
@@ -24,13 +27,15 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// The relay closed or reset this leg itself (as opposed to the peer closing it).
     private(set) var closedByRelay = false
 
-    init(side: Side) { self.side = side }
+    init(leg: Leg) { self.leg = leg }
 
     // MARK: Inbound events → pair
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         isActive = context.channel.isActive
+        // An adopted channel (accepted elsewhere) is already active: no channelActive will come.
+        if isActive { pair?.legActive(leg) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -39,37 +44,37 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     func channelActive(context: ChannelHandlerContext) {
         isActive = true
-        pair?.legActive(side)
+        pair?.legActive(leg)
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        pair?.received(unwrapInboundIn(data), from: side)
+        pair?.received(unwrapInboundIn(data), from: leg)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        pair?.readComplete(from: side)
+        pair?.readComplete(from: leg)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        pair?.writabilityChanged(of: side)
+        pair?.writabilityChanged(of: leg, writable: context.channel.isWritable)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event {
-            pair?.inputClosed(on: side)
+            pair?.inputClosed(on: leg)
         } else {
             context.fireUserInboundEventTriggered(event)
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        pair?.failed(side, error: error)
+        pair?.failed(leg, error: error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         isActive = false
-        pair?.legInactive(side)
+        pair?.legInactive(leg)
     }
 
     // MARK: Read gating
@@ -125,7 +130,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
         promise.futureResult.whenComplete { [weak self] _ in
             guard let self, let context = self.context else { return }
-            self.pair?.tapEnded(self.side, .fin, fromPeer: false)
+            self.pair?.tapEnded(self.leg, .fin)
             context.close(mode: .output, promise: nil)
         }
     }
@@ -134,7 +139,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// anything unsent.
     func reset() {
         guard let context else { return }
-        if !outputClosed { pair?.tapEnded(side, .rst, fromPeer: false) }
+        if !outputClosed { pair?.tapEnded(leg, .rst) }
         outputClosed = true
         closedByRelay = true
         let channel = context.channel
@@ -147,7 +152,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     /// Closes both directions now (FIN if nothing is unread, as close(2) does).
     func close() {
-        if !outputClosed, context != nil { pair?.tapEnded(side, .fin, fromPeer: false) }
+        if !outputClosed, context != nil { pair?.tapEnded(leg, .fin) }
         outputClosed = true
         closedByRelay = true
         context?.close(promise: nil)

@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NetsimCore
+import NetsimFaults
 import NetsimLink
 
 /// A userspace TCP relay that applies a link model to each direction of every connection and
@@ -16,6 +17,11 @@ import NetsimLink
 /// await relay.stop()
 /// ```
 /// Every connection, byte batch, fault and close is recorded in ``eventLog``.
+///
+/// Connections come from the relay's own listener or are handed over already accepted
+/// (``adopt(_:)``: the forward proxy, the service); upstream is reached through an
+/// ``UpstreamConnector``. `@unchecked Sendable`: mutable state is behind `lock`; each connection's
+/// state lives on its own event loop.
 public final class Relay: @unchecked Sendable {
     public let configuration: RelayConfiguration
     public let eventLog: EventLog
@@ -37,7 +43,11 @@ public final class Relay: @unchecked Sendable {
     private var linkChooser: (@Sendable (ConnectionID) -> LinkConfiguration)?
     private var startedAt: Int64 = 0
     private var refusingRules: Set<FaultID> = []
-    private(set) var upstreamAddress: SocketAddress!
+    /// How each connection reaches upstream; set by `init` or, from the configuration, by `start`.
+    private var upstreamConnector: (any UpstreamConnector)?
+    var connector: any UpstreamConnector { lock.withLock { upstreamConnector! } }
+    /// Resumed when the last connection finishes during ``stop()``.
+    private var drained: EventLoopPromise<Void>?
 
     struct RuleState {
         var rule: FaultRule
@@ -61,8 +71,12 @@ public final class Relay: @unchecked Sendable {
     ///   - group: event loops to run on; by default the relay makes one thread per core and
     ///     shuts it down in ``stop()``.
     ///   - tap: sees every byte, FIN and RST crossing the relay's sockets (pcap recording).
-    public init(configuration: RelayConfiguration, eventLog: EventLog = EventLog(), group: (any EventLoopGroup)? = nil, tap: (any RelayTap)? = nil) {
+    ///   - connector: how connections reach upstream; by default `configuration.upstream`,
+    ///     resolved when the relay starts.
+    public init(configuration: RelayConfiguration, eventLog: EventLog = EventLog(), group: (any EventLoopGroup)? = nil,
+                tap: (any RelayTap)? = nil, connector: (any UpstreamConnector)? = nil) {
         self.configuration = configuration
+        self.upstreamConnector = connector
         self.eventLog = eventLog
         self.tap = tap
         self.currentLink = configuration.link
@@ -79,12 +93,39 @@ public final class Relay: @unchecked Sendable {
     /// (with the real port when the configuration asked for port 0).
     @discardableResult
     public func start() async throws -> Endpoint {
-        for rule in configuration.faults { try rule.validate() }
-        upstreamAddress = try SocketAddress.makeAddressResolvingHost(configuration.upstream.host, port: configuration.upstream.port)
-        startedAt = clock.now()
+        try prepare()
         let endpoint = try await bind(configuration.listen)
         for rule in configuration.faults { _ = try await addFault(rule) }
         return endpoint
+    }
+
+    /// Starts the relay without a listener of its own: connections come through ``adopt(_:)``.
+    public func startWithoutListener() async throws {
+        try prepare()
+        for rule in configuration.faults { _ = try await addFault(rule) }
+    }
+
+    private func prepare() throws {
+        for rule in configuration.faults { try rule.validate() }
+        if lock.withLock({ upstreamConnector == nil }) {
+            let connector = try AddressConnector(resolving: configuration.upstream)
+            lock.withLock { upstreamConnector = connector }
+        }
+        startedAt = clock.now()
+    }
+
+    /// Takes over a connection accepted elsewhere (on its own event loop): from here on it is a
+    /// relay connection like those from the listener, with the link, faults and log. The channel
+    /// should allow remote half-closure, as the relay's own accepted channels do.
+    public func adopt(_ channel: any Channel) -> EventLoopFuture<Void> {
+        channel.eventLoop.submit { [self] in
+            try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop).client)
+        }
+    }
+
+    private func makePair(on eventLoop: any EventLoop) -> ConnectionPair {
+        let id = allocateConnectionID()
+        return ConnectionPair(id: id, relay: self, eventLoop: eventLoop, link: link(for: id))
     }
 
     /// The address clients connect to, once started.
@@ -100,9 +141,7 @@ public final class Relay: @unchecked Sendable {
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let id = allocateConnectionID()
-                    let pair = ConnectionPair(id: id, relay: self, clientChannel: channel, link: link(for: id), now: clock.now())
-                    try channel.pipeline.syncOperations.addHandler(pair.client)
+                    try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop).client)
                 }
             }
             .bind(host: endpoint.host, port: endpoint.port)
@@ -129,11 +168,8 @@ public final class Relay: @unchecked Sendable {
     /// Called on the pair's event loop when its client leg becomes active: registers it, applies
     /// the faults that act on new connections, and starts the upstream connect.
     func start(_ pair: ConnectionPair) {
-        pair.log(.opened(client: pair.client.remoteDescription))
-        if configuration.observeHTTP {
-            let id = pair.id, log = eventLog
-            pair.http = HTTPObserver { log.record($0, connection: id) }
-        }
+        eventLog.record(.opened(client: pair.client.remoteDescription), connection: pair.id, at: pair.now)
+        if configuration.observeHTTP { pair.startObserving() }
         pair.tapOpened(.client)
         let (link, acceptFaults, delayedFaults) = lock.withLock { () -> (LinkConfiguration, [(FaultID, FaultKind)], [(FaultID, Int64)]) in
             pairs[pair.id] = pair
@@ -151,14 +187,22 @@ public final class Relay: @unchecked Sendable {
         }
         // The link chosen as the pair joined `pairs`: a `setLink`/`setLinkChooser` between the
         // accept (when the pair was built) and now did not see the pair, so apply it here.
-        pair.update(link: link)
-        for (id, kind) in acceptFaults { pair.apply(kind, id: id, atAccept: true) }
-        for (id, delay) in delayedFaults { scheduleDelayedFault(id, on: pair, at: pair.openedAt + delay) }
-        pair.beginConnect(link: link)
+        let now = pair.now
+        pair.run {
+            $0.update(link: link)
+            $0.start(faults: acceptFaults, now: now)
+        }
+        for (id, delay) in delayedFaults { scheduleDelayedFault(id, on: pair, at: pair.machine.openedAt + delay) }
     }
 
     func finished(_ pair: ConnectionPair) {
-        lock.withLock { _ = pairs.removeValue(forKey: pair.id) }
+        let drained = lock.withLock { () -> EventLoopPromise<Void>? in
+            pairs.removeValue(forKey: pair.id)
+            guard pairs.isEmpty else { return nil }
+            defer { self.drained = nil }
+            return self.drained
+        }
+        drained?.succeed(())
     }
 
     /// The same connection and rule always make the same decision for a given seed.
@@ -169,7 +213,7 @@ public final class Relay: @unchecked Sendable {
     }
 
     private func scheduleDelayedFault(_ id: FaultID, on pair: ConnectionPair, at deadline: Int64) {
-        pair.schedule(after: deadline - clock.now()) { [self] pair in
+        pair.schedule(at: deadline) { [self] pair in
             guard let kind = lock.withLock({ rules[id]?.rule.kind }) else { return }
             pair.apply(kind, id: id, atAccept: false)
         }
@@ -212,7 +256,7 @@ public final class Relay: @unchecked Sendable {
             let existing = rule.target == .new ? [] : openWhenAdded
             for pair in existing where affects(id, pair.id, rule.probability) {
                 try? await pair.eventLoop.submit { [self] in
-                    scheduleDelayedFault(id, on: pair, at: max(pair.openedAt, now) + delay.nanoseconds)
+                    scheduleDelayedFault(id, on: pair, at: pair.now + delay.nanoseconds)
                 }.get()
             }
             scheduleLift(id, after: rule.lasts)
@@ -228,7 +272,7 @@ public final class Relay: @unchecked Sendable {
             let rule = rules[id]!.rule
             return (rule, rule.target == .new ? [] : Array(pairs.values))
         }) else { return }
-        if rule.kind == .refuse, rule.probability.fraction >= 1 {
+        if rule.kind.fault is Refuse, rule.probability.fraction >= 1 {
             await startRefusing(id)
         }
         for pair in existing where affects(id, pair.id, rule.probability) {
@@ -363,11 +407,23 @@ public final class Relay: @unchecked Sendable {
         }
         for task in scheduled { task.cancel() }
         try? await channel?.close()
-        for pair in open { try? await pair.eventLoop.submit { pair.closeNow() }.get() }
-        let deadline = clock.now() + 2_000_000_000
-        while openConnectionCount > 0, clock.now() < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+        // Wait (at most 2 s) for every connection to finish: the last one completes `drained`.
+        let loop = group.next()
+        let drained = loop.makePromise(of: Void.self)
+        let empty = lock.withLock {
+            self.drained = pairs.isEmpty ? nil : drained
+            return pairs.isEmpty
         }
+        if empty { drained.succeed(()) }
+        let giveUp = loop.scheduleTask(in: .seconds(2)) { [self] in
+            lock.withLock { () -> EventLoopPromise<Void>? in
+                defer { self.drained = nil }
+                return self.drained
+            }?.succeed(())
+        }
+        for pair in open { try? await pair.eventLoop.submit { pair.closeNow() }.get() }
+        try? await drained.futureResult.get()
+        giveUp.cancel()
         eventLog.record(.listenerClosed(reason: "relay stopped"))
         if ownsGroup { try? await group.shutdownGracefully() }
     }

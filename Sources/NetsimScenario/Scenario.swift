@@ -1,7 +1,7 @@
 import NetsimCore
-import NetsimHTTP
+import NetsimRoutes
 import NetsimLink
-import NetsimRelay
+import NetsimFaults
 
 /// A parsed, validated scenario: a link, a timeline of requests and faults, and the recovery
 /// the client must show. Produced by ``ScenarioParser``; run by NetsimRunner.

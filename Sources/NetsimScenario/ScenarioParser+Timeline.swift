@@ -1,7 +1,7 @@
 import Yams
 import NetsimCore
 import NetsimLink
-import NetsimRelay
+import NetsimFaults
 
 extension Validator {
     static let stepActions = ["request", "fault", "clear", "link", "wait", "login"]
@@ -175,12 +175,12 @@ extension Validator {
             } catch let failure as UnitParseError {
                 let word = String(raw.split(separator: "=", maxSplits: 1).first ?? "")
                 let hint: String
-                if !FaultKind.names.contains(word), let near = closestMatch(to: word, among: FaultKind.names) {
+                if !FaultCatalog.names.contains(word), let near = closestMatch(to: word, among: FaultCatalog.names) {
                     hint = "did you mean '\(near)'? Write it as \(failure.allowedForms)"
                 } else {
                     hint = "write it as \(failure.allowedForms)"
                 }
-                let what = FaultKind.names.contains(word) ? failure.expected : "a known fault"
+                let what = FaultCatalog.names.contains(word) ? failure.expected : "a known fault"
                 error(action.valueLocation, "fault: '\(raw)' is not \(what)", hint: hint)
             } catch {
                 self.error(action.valueLocation, "fault: \(error)")

@@ -1,6 +1,6 @@
 import Yams
 import NetsimCore
-import NetsimHTTP
+import NetsimRoutes
 
 extension Validator {
     static let upstreamKinds = ["routes", "address", "replay"]

@@ -1,8 +1,8 @@
 import Foundation
 import NetsimCore
-import NetsimHTTP
+import NetsimRoutes
 import NetsimLink
-import NetsimRelay
+import NetsimFaults
 import Yams
 
 /// Reads scenario files (docs/scenario-format.md): YAML in, a validated ``Scenario`` out, or

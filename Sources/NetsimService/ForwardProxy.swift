@@ -53,12 +53,7 @@ public final class ForwardProxy: @unchecked Sendable {
     /// True when a fault may answer in the destination's place (`outage`, `portal`): then a
     /// destination is resolved and connected only when its relay connects upstream.
     var mayStandIn: Bool {
-        configuration.faults.contains {
-            switch $0.kind {
-            case .outage, .portal: true
-            default: false
-            }
-        }
+        configuration.faults.contains { $0.kind.scope == .request }
     }
 
     public init(configuration: Configuration, eventLog: EventLog = EventLog(), threads: Int = System.coreCount) {

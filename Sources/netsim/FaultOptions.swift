@@ -6,7 +6,7 @@ import NetsimRelay
 /// `--fault` given.
 struct FaultOptions: ParsableArguments {
     @Option(name: .customLong("fault"), help: ArgumentHelp(
-        "Inject a connection fault (repeatable): \(FaultKind.allowedForms). outage and portal answer plain HTTP in the server's place. Example: --fault portal",
+        "Inject a connection fault (repeatable): \(FaultCatalog.allowedForms). outage and portal answer plain HTTP in the server's place. Example: --fault portal",
         valueName: "kind[=arg]"), transform: parseFault)
     var faults: [FaultKind] = []
 

@@ -4,11 +4,13 @@
 ///
 /// Pure and immutable, so the handler that records a request and the one that answers it can each
 /// consult it and always agree on the status.
-struct RouteTable: Sendable {
-    let routes: [HTTPRoute]
+public struct RouteTable: Sendable {
+    public let routes: [HTTPRoute]
+
+    public init(routes: [HTTPRoute]) { self.routes = routes }
 
     /// The route for a request, or a 404 route naming what was asked for.
-    func route(method: String, target: String) -> HTTPRoute {
+    public func route(method: String, target: String) -> HTTPRoute {
         let path = RouteTable.path(of: target)
         let method = method.uppercased()
         if let match = routes.first(where: { $0.path == path && ($0.method == nil || $0.method!.uppercased() == method) }) {
@@ -22,7 +24,7 @@ struct RouteTable: Sendable {
 
     /// The path of a request target: origin-form (`/feed?x=1`) or absolute-form
     /// (`http://host/feed?x=1`, as sent to proxies), without query string or fragment.
-    static func path(of target: String) -> String {
+    public static func path(of target: String) -> String {
         var rest = Substring(target)
         if let schemeEnd = rest.range(of: "://"), rest[..<schemeEnd.lowerBound].allSatisfy({ $0.isLetter }) {
             rest = rest[schemeEnd.upperBound...]

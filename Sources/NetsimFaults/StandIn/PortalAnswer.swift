@@ -1,5 +1,4 @@
 import Foundation
-import NIOHTTP1
 
 /// What a captive portal answers to one plain-HTTP request (``FaultKind/portal(_:)``).
 ///
@@ -12,7 +11,7 @@ struct PortalAnswer {
     /// `Apple's captive-portal probe`, when the request is one.
     var probe: String?
 
-    init(_ request: HTTPRequestHead, settings: PortalSettings, now: Date) {
+    init(_ request: HTTPRequestSummary, settings: PortalSettings, now: Date) {
         let target = PortalAnswer.target(of: request)
         probe = PortalAnswer.probe(host: target.host, path: target.path)
         var status = (200, "OK")
@@ -20,8 +19,8 @@ struct PortalAnswer {
         let body: String
         let summary: String
         if target.host == PortalSettings.loginHost {
-            body = request.method == .POST ? PortalPages.loginAccepted : PortalPages.login
-            summary = "200 and the portal's \(request.method == .POST ? "form-accepted" : "login") page"
+            body = request.method == "POST" ? PortalPages.loginAccepted : PortalPages.login
+            summary = "200 and the portal's \(request.method == "POST" ? "form-accepted" : "login") page"
         } else if settings.answer == .page {
             body = PortalPages.login
             summary = "200 and the login page"
@@ -39,9 +38,9 @@ struct PortalAnswer {
 
     /// The host (lower case, no port) and path the request is for: from an absolute-form target
     /// (a forward proxy's request) or the Host header.
-    static func target(of request: HTTPRequestHead) -> (host: String, path: String) {
+    static func target(of request: HTTPRequestSummary) -> (host: String, path: String) {
         var uri = Substring(request.uri)
-        var host = request.headers.first(name: "Host") ?? ""
+        var host = request.header("Host") ?? ""
         if let scheme = uri.range(of: "://") {
             let rest = uri[scheme.upperBound...]
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex

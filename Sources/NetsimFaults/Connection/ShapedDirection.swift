@@ -1,24 +1,25 @@
-import NIOCore
+import DequeModule
 import NetsimCore
 import NetsimLink
 
 /// One direction of a connection: the link model's state and the bytes it is holding back.
 ///
 /// Bytes enter with ``enqueue(_:at:)`` and wait until the model's release time; FIN/RST markers
-/// wait behind the bytes ahead of them. The pair writes what is due and schedules a timer for the
-/// next release. Confined to the connection's event loop.
-final class ShapedDirection {
+/// wait behind the bytes ahead of them. The connection writes what is due and arms a timer for
+/// the next release. A value inside ``ConnectionMachine``: no I/O, no clock of its own.
+struct ShapedDirection<Chunk: ByteChunk> {
     enum Marker: Equatable {
         /// Forward a half-close.
         case fin
         /// Forward a reset.
         case rst
-        /// A fault closes the whole connection once the bytes ahead have gone (limit).
-        case closeConnection(fault: String, detail: String)
+        /// A fault ends the whole connection once the bytes ahead have gone (limit, cut):
+        /// both legs with FIN, or the client's with RST.
+        case endConnection(fault: String, how: CloseKind, detail: String)
     }
 
     enum Entry {
-        case data(ByteBuffer, at: Int64)
+        case data(Chunk, at: Int64)
         case marker(Marker, at: Int64)
 
         var releaseTime: Int64 {
@@ -31,7 +32,7 @@ final class ShapedDirection {
     let direction: Direction
     private(set) var shaper: DirectionShaper
     private(set) var isImpaired: Bool
-    private var queue = CircularBuffer<Entry>(initialCapacity: 16)
+    private var queue = Deque<Entry>()
     private var releases: [Release] = []
     /// Bytes held in the queue.
     private(set) var queuedBytes = 0
@@ -39,8 +40,7 @@ final class ShapedDirection {
     private(set) var peakQueuedBytes = 0
     /// Bytes written to the far side.
     var deliveredBytes = 0
-    /// The timer for the queue's head, and the deadline it was set for.
-    var timer: Scheduled<Void>?
+    /// The deadline the release timer is armed for (`.max`: none).
     var timerDeadline: Int64 = .max
     /// A marker has been queued: no more data will come from the source.
     private(set) var sourceFinished = false
@@ -55,21 +55,23 @@ final class ShapedDirection {
     var canBypass: Bool { !isImpaired && queue.isEmpty }
 
     /// Runs the model on bytes that arrived at `now` and queues the pieces.
-    func enqueue(_ buffer: ByteBuffer, at now: Int64) {
-        var buffer = buffer
+    mutating func enqueue(_ chunk: Chunk, at now: Int64) {
         releases.removeAll(keepingCapacity: true)
-        shaper.schedule(bytes: buffer.readableBytes, arrivedAt: now, into: &releases)
+        shaper.schedule(bytes: chunk.count, arrivedAt: now, into: &releases)
+        var offset = 0
         for release in releases where release.bytes > 0 {
-            guard let piece = buffer.readSlice(length: release.bytes) else { break }
-            queue.append(.data(piece, at: release.at))
+            let end = min(chunk.count, offset + release.bytes)
+            guard end > offset else { break }
+            queue.append(.data(offset == 0 && end == chunk.count ? chunk : chunk.slice(offset..<end), at: release.at))
+            queuedBytes += end - offset
+            offset = end
         }
-        queuedBytes += releases.reduce(0) { $0 + $1.bytes }
         peakQueuedBytes = max(peakQueuedBytes, queuedBytes)
     }
 
     /// Queues a marker behind the bytes already queued, delayed like a byte arriving now and
     /// then held `holdFor` longer (slow-close).
-    func enqueue(_ marker: Marker, at now: Int64, holdFor hold: Int64 = 0) {
+    mutating func enqueue(_ marker: Marker, at now: Int64, holdFor hold: Int64 = 0) {
         sourceFinished = true
         let at = isImpaired ? shaper.releaseTimeForMarker(arrivedAt: now) : now
         queue.append(.marker(marker, at: max(at, queue.last?.releaseTime ?? at) + hold))
@@ -77,7 +79,7 @@ final class ShapedDirection {
 
     /// When a byte arriving now would be released (now, on an unimpaired link). The outage fault
     /// answers a request when it would have reached the server.
-    func markerReleaseTime(arrivedAt now: Int64) -> Int64 {
+    mutating func markerReleaseTime(arrivedAt now: Int64) -> Int64 {
         isImpaired ? shaper.releaseTimeForMarker(arrivedAt: now) : now
     }
 
@@ -85,27 +87,24 @@ final class ShapedDirection {
     var nextReleaseTime: Int64? { queue.first?.releaseTime }
 
     /// Removes and returns the head if it is due at `now`.
-    func popDue(now: Int64) -> Entry? {
+    mutating func popDue(now: Int64) -> Entry? {
         guard let head = queue.first, head.releaseTime <= now else { return nil }
         let entry = queue.removeFirst()
-        if case .data(let buffer, _) = entry { queuedBytes -= buffer.readableBytes }
+        if case .data(let chunk, _) = entry { queuedBytes -= chunk.count }
         return entry
     }
 
     /// Throws away everything queued and returns how many data bytes were discarded.
     @discardableResult
-    func discardAll() -> Int {
+    mutating func discardAll() -> Int {
         let discarded = queuedBytes
         queue.removeAll()
         queuedBytes = 0
-        timer?.cancel()
-        timer = nil
-        timerDeadline = .max
         return discarded
     }
 
     /// Applies a new link model from now on; bytes already queued keep their times.
-    func update(link: DirectionLink, roundTripNanoseconds: Int64) {
+    mutating func update(link: DirectionLink, roundTripNanoseconds: Int64) {
         shaper.update(link: link, roundTripNanoseconds: roundTripNanoseconds)
         isImpaired = link.isImpaired
     }

@@ -1,0 +1,34 @@
+import NetsimCore
+
+/// `blackhole`: nothing moves either way and nothing closes; a new connection is accepted but
+/// never connected upstream. What is in flight is held, not lost, and delivered when the fault
+/// lifts (as TCP's retransmissions would deliver it).
+public struct Blackhole: Fault {
+    public static let name = "blackhole"
+    public static let scope = FaultScope.connection
+    public static let summary = "connects, then silence both ways until the client times out"
+    /// Toxiproxy's `timeout`: no data passes, and the connection closes after `timeout` ms (never if 0).
+    public static let toxic: ToxicMapping? = ToxicMapping("timeout", origin: .toxiproxy, attributes: [.init("timeout", .milliseconds)]) {
+        arguments throws(ToxicMapping.Invalid) in
+        let timeout = arguments.milliseconds("timeout")
+        return [.now(.blackhole)] + (timeout == .zero ? [] : [.after(.fin, timeout)])
+    }
+
+    public init() {}
+    public init(argument: String?) throws(FaultArgumentError) { try FaultArgumentError.none(argument, for: Self.name) }
+
+    public func makeEffect() -> any FaultEffect { Effect() }
+
+    struct Effect: FaultEffect {
+        mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
+            connection.fire("nothing is forwarded either way until the fault lifts")
+            return .stays
+        }
+        func holds(_ direction: Direction) -> Bool { true }
+        var holdsConnect: Bool { true }
+    }
+}
+
+extension FaultKind {
+    public static var blackhole: FaultKind { FaultKind(Blackhole()) }
+}

@@ -1,0 +1,151 @@
+import NetsimCore
+import NetsimLink
+
+extension ConnectionMachine {
+    // MARK: Delivery
+
+    /// Writes every queued piece of `direction` that is due, then arms the timer for the next.
+    mutating func deliverDue(_ direction: Direction, now: Int64) {
+        let destination = Leg.destination(direction)
+        guard !holds(direction), hasLeg(destination), phase != .finished else { return }
+        var written = 0
+        while let entry = withLane(direction, { $0.popDue(now: now) }) {
+            switch entry {
+            case .data(let chunk, _):
+                actions.append(.write(destination, chunk))
+                written += chunk.count
+            case .marker(let marker, _):
+                flushDelivered(written, direction)
+                written = 0
+                perform(marker, direction: direction, now: now)
+                if phase == .finished { return }
+            }
+        }
+        flushDelivered(written, direction)
+        armReleaseTimer(direction)
+        updateReadGates()
+    }
+
+    private mutating func flushDelivered(_ count: Int, _ direction: Direction) {
+        guard count > 0 else { return }
+        actions.append(.flush(.destination(direction)))
+        withLane(direction) { $0.deliveredBytes += count }
+        log(.bytes(direction, count: count))
+    }
+
+    private mutating func perform(_ marker: ShapedDirection<Chunk>.Marker, direction: Direction, now: Int64) {
+        let destination = Leg.destination(direction)
+        switch marker {
+        case .fin:
+            log(.halfClosed(by: direction == .up ? .client : .upstream))
+            shutdownOutput(destination)
+        case .rst:
+            resetLeg(destination)
+        case .endConnection(let fault, let how, let detail):
+            actingFault = fault
+            if how == .fin {
+                closeGracefully(detail: detail)
+            } else {
+                resetBoth(detail: detail)
+            }
+        }
+    }
+
+    private mutating func armReleaseTimer(_ direction: Direction) {
+        let lane = self.lane(direction)
+        guard let next = lane.nextReleaseTime, next != Release.neverNanoseconds else { return }
+        if lane.timerDeadline <= next { return }
+        withLane(direction) { $0.timerDeadline = next }
+        actions.append(.arm(.release(direction), at: next))
+    }
+
+    mutating func cancelReleaseTimer(_ direction: Direction) {
+        guard lane(direction).timerDeadline != .max else { return }
+        withLane(direction) { $0.timerDeadline = .max }
+        actions.append(.cancel(.release(direction)))
+    }
+
+    /// Whether bytes travelling `direction` are held back by a fault.
+    func holds(_ direction: Direction) -> Bool { direction == .up ? holding.up : holding.down }
+
+    // MARK: Backpressure
+
+    /// A source is read only while its direction holds less than the buffer limit (with
+    /// hysteresis down to half) and its destination's socket is taking bytes.
+    mutating func updateReadGates() {
+        setReads(.client, readAllowed(from: .client))
+        if upstream == .connected { setReads(.upstream, readAllowed(from: .upstream)) }
+    }
+
+    private mutating func setReads(_ leg: Leg, _ allowed: Bool) {
+        guard self.leg(leg).readsAllowed != allowed else { return }
+        withLeg(leg) { $0.readsAllowed = allowed }
+        actions.append(.setReads(leg, allowed))
+    }
+
+    /// While the upstream connect is pending the client is read too: its bytes wait in the
+    /// (bounded) up queue, and a reset from it is noticed at once.
+    private mutating func readAllowed(from leg: Leg) -> Bool {
+        if discarding || stale != nil { return true }
+        let direction = leg.outgoing
+        if leg == .client, standIn != nil { return !holding.up }
+        guard !holds(direction), phase == .relaying || (phase == .connecting && leg == .client) else { return false }
+        let queued = lane(direction).queuedBytes
+        let limit = bufferLimit
+        if queued >= limit {
+            withLeg(leg) { $0.paused = true }
+        } else if queued <= limit / 2 {
+            withLeg(leg) { $0.paused = false }
+        }
+        let destination = Leg.destination(direction)
+        let writable = hasLeg(destination) ? self.leg(destination).writable : phase == .connecting
+        return !self.leg(leg).paused && writable
+    }
+
+    // MARK: Closing legs
+
+    mutating func shutdownOutput(_ leg: Leg) {
+        guard hasLeg(leg), !self.leg(leg).outputClosed else { return }
+        withLeg(leg) { $0.outputClosed = true }
+        actions.append(.shutdownOutput(leg))
+    }
+
+    mutating func resetLeg(_ leg: Leg) {
+        guard hasLeg(leg), !self.leg(leg).closedByRelay else { return }
+        withLeg(leg) {
+            $0.outputClosed = true
+            $0.closedByRelay = true
+        }
+        actions.append(.reset(leg))
+    }
+
+    mutating func closeLeg(_ leg: Leg) {
+        guard hasLeg(leg), !self.leg(leg).closedByRelay else { return }
+        withLeg(leg) {
+            $0.outputClosed = true
+            $0.closedByRelay = true
+        }
+        actions.append(.close(leg))
+    }
+
+    // MARK: End of life
+
+    mutating func checkFinished() {
+        guard phase != .finished, !client.active else { return }
+        if upstream == .inFlight { return }  // its completion closes the new leg and finishes us
+        if upstream == .connected, server.active { return }
+        finish()
+    }
+
+    private mutating func finish() {
+        phase = .finished
+        recomputePlain()
+        for direction in Direction.allCases {
+            _ = withLane(direction) { $0.discardAll() }
+            cancelReleaseTimer(direction)
+        }
+        let (by, how) = ending ?? (.client, .fin)
+        log(.closed(by: by, how: how, upBytes: up.deliveredBytes, downBytes: down.deliveredBytes))
+        actions.append(.finished)
+    }
+}

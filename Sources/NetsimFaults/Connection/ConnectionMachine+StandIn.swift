@@ -1,0 +1,105 @@
+import Foundation
+import NetsimCore
+
+/// While a stand-in (`outage`, `portal`) acts, the relay is the server: the client's bytes go to
+/// the request parser, never upstream, and each request is answered when it would have reached
+/// the server (after the up direction's delay).
+extension ConnectionMachine {
+    mutating func standInReceived(_ chunk: Chunk, now: Int64) {
+        guard let standIn else { return }
+        if standInBytesParsed == 0, let refusal = standIn.refuses(firstBytes: chunk.bytes) {
+            actingFault = standIn.faultName
+            return refuse(refusal, swallowed: chunk.count)
+        }
+        standInBytesParsed += chunk.count
+        actions.append(.parseRequests(chunk))
+    }
+
+    /// The parser found a complete request in the client's bytes.
+    public mutating func requestReceived(_ request: HTTPRequestSummary, now: Int64) {
+        self.now = now
+        guard let standIn, phase != .finished else { return }
+        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), answeredBy: standIn.faultName, tag: request.tag))
+        let due = withLane(.up) { $0.markerReleaseTime(arrivedAt: now) }
+        nextAnswer += 1
+        pendingAnswers[nextAnswer] = request
+        if due <= now {
+            timerFired(.answer(nextAnswer), now: now)
+        } else {
+            actions.append(.arm(.answer(nextAnswer), at: due))
+        }
+    }
+
+    /// The client's bytes (`count` of them) do not parse as HTTP.
+    public mutating func requestUnparseable(count: Int, now: Int64) {
+        self.now = now
+        guard let standIn, phase != .finished else { return }
+        actingFault = standIn.faultName
+        if let refusal = standIn.refusesUnparseable() {
+            return refuse(refusal, swallowed: count)
+        }
+        log(.dropped(.up, count: count, fault: standIn.faultName))
+        closeGracefully(detail: "the client's bytes are not an HTTP request; closing as a server would")
+    }
+
+    /// The HTTP observer saw a request go upstream. Logged here, so requests answered by a
+    /// stand-in and forwarded ones are numbered on one count (`reused`).
+    public mutating func requestForwarded(_ request: HTTPRequestSummary) {
+        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), tag: request.tag))
+    }
+
+    /// Counts a request on this connection; true when it is not the first.
+    private mutating func countRequest() -> Bool {
+        defer { answeredRequests += 1 }
+        return answeredRequests > 0
+    }
+
+    mutating func answer(_ request: HTTPRequestSummary, now: Int64) {
+        guard phase != .finished, !discarding, let standIn else { return }
+        actingFault = standIn.faultName
+        switch standIn.reply(to: request, now: Date()) {
+        case .silent(let detail):
+            fire(detail)
+        case .respond(let response, let detail, let truncated):
+            fire(detail)
+            let bodyless = request.method == "HEAD"
+            // A request that asks for the connection to close (or HTTP/1.0) gets what a server
+            // gives: `Connection: close` and a FIN after the answer.
+            let closing = !request.isKeepAlive
+            log(.httpResponse(status: response.status, bytes: bodyless ? 0 : response.body.utf8.count, answeredBy: standIn.faultName))
+            withLane(.down) { $0.enqueue(Chunk(bytes: response.bytes(bodyless: bodyless, closing: closing)), at: now) }
+            if closing || (truncated && !bodyless) {
+                let detail = closing ? "closed after the answer, as the request asked (Connection: close)" : "closed short of the declared Content-Length"
+                endAfterQueued(.down, .init(.fin, detail), now: now)
+            } else {
+                deliverDue(.down, now: now)
+            }
+        }
+    }
+
+    /// A stand-in meets bytes it will not answer (TLS above all): close, reset or swallow them.
+    private mutating func refuse(_ refusal: StandInRefusal, swallowed: Int) {
+        log(.dropped(.up, count: swallowed, fault: actingFault))
+        switch refusal.how {
+        case .close(let how):
+            endClientLeg(how, detail: "broke \(refusal.what): \(how.rawValue.uppercased()) to the client, as a portal that cannot answer it does")
+        case .hang:
+            fire("swallowed \(refusal.what); nothing will answer it (a firewall's DROP)")
+            discarding = true
+            recomputePlain()
+            updateReadGates()
+        }
+    }
+
+    /// The last stand-in lifted: requests go upstream again. A connection that never connected
+    /// upstream connects now.
+    mutating func endStandIn(now: Int64) {
+        standInBytesParsed = 0
+        actions.append(.stopParsingRequests)
+        if upstream == .none, phase == .relaying, !discarding, stale == nil, client.active {
+            phase = .accepted
+            beginConnect(now: now)
+        }
+        updateReadGates()
+    }
+}

@@ -1,0 +1,384 @@
+import NetsimCore
+import NetsimLink
+
+/// Everything one relayed connection decides, without I/O: its phase, who closed what and how,
+/// the bytes each shaped direction holds back, the faults acting on it.
+///
+/// Events come in as method calls (bytes read from a leg, a FIN, a reset, a timer, a fault
+/// applied or lifted), each with the event loop's time; decisions go out as
+/// ``ConnectionAction``s in ``actions``, which the executor (the relay's channel handlers) carries
+/// out in order. The pattern is SwiftNIO's own state machines: the same events always give the
+/// same actions, so tests drive a machine directly, with `[UInt8]` chunks and a time they choose.
+///
+/// The unimpaired, fault-free path is one check (``isPlain``) per read.
+public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
+    public enum Phase: Sendable, Equatable {
+        /// Accepted; the upstream connect has not been decided yet.
+        case accepted
+        /// Waiting for the upstream connect (scheduled, held by a fault, or in flight).
+        case connecting
+        /// Both legs up (or the relay answers in the server's place, or gave up on upstream).
+        case relaying
+        /// Both legs closed; nothing more happens.
+        case finished
+    }
+
+    /// Where the upstream leg is.
+    public enum Upstream: Sendable, Equatable {
+        /// Not asked for (yet), or a stand-in answers instead.
+        case none
+        /// The connect waits for a timer (slow-connect, SYN loss).
+        case waiting
+        /// The connect waits until a fault lifts (blackhole).
+        case held
+        case inFlight
+        case connected
+        /// Refused, unreachable or timed out; the client was shown the same.
+        case failed
+    }
+
+    /// What the machine knows of one leg's socket.
+    struct LegState: Sendable {
+        var active = false
+        /// We sent FIN or RST, or closed it.
+        var outputClosed = false
+        /// We closed or reset it ourselves.
+        var closedByRelay = false
+        /// Its peer reset it (seen and forwarded).
+        var resetSeen = false
+        var writable = true
+        var readsAllowed = false
+        /// Backpressure hysteresis of the direction read from this leg.
+        var paused = false
+        /// Bytes written on the fast path and not yet flushed.
+        var unflushed = 0
+    }
+
+    /// A fault acting on this connection.
+    struct ActiveFault: Sendable {
+        var id: FaultID
+        var name: String
+        var effect: any FaultEffect
+    }
+
+    public let id: ConnectionID
+    public let openedAt: Int64
+    let bufferLimit: Int
+    let observesHTTP: Bool
+    var random: SeededRandom
+
+    public internal(set) var phase = Phase.accepted
+    public internal(set) var upstream = Upstream.none
+    var client = LegState()
+    var server = LegState()
+    var up: ShapedDirection<Chunk>
+    var down: ShapedDirection<Chunk>
+    /// Who ended the connection first and how (the `closed` event).
+    var ending: (by: Side, how: CloseKind)?
+    /// After the relay closed the connection, or gave up on upstream: read and discard until the
+    /// peers close, so close(2) never finds unread bytes and turns a FIN into a reset.
+    var discarding = false
+    /// A stale connection: dead, though it looks alive; its client's next bytes end it.
+    var stale: CloseKind?
+    /// Extra delay before the upstream connect (slow-connect).
+    var connectDelay: Int64 = 0
+    var lastActivity: Int64
+    var link: LinkConfiguration
+
+    var faults: [ActiveFault] = []
+    /// Rules that have acted on this connection (each acts once, whichever path delivered it).
+    var appliedFaults: Set<FaultID> = []
+    /// The fault whose hook is running, for its log lines and timers.
+    var actingFault = ""
+    var actingFaultID: FaultID?
+    /// The time of the event being handled (the event loop's clock).
+    public internal(set) var now: Int64
+    /// Derived from ``faults``, recomputed when they change.
+    var holding: (up: Bool, down: Bool) = (false, false)
+    var holdsConnect = false
+    var finDelay: Int64 = 0
+    var inspectingBytes = false
+    var standIn: (any StandIn)?
+    /// No fault, not stale, not closing: bytes take the fast path when the link allows.
+    var isPlain = true
+
+    /// Stand-in bookkeeping: client bytes parsed so far, requests answered, answers waiting.
+    var standInBytesParsed = 0
+    var answeredRequests = 0
+    var observedRequests = 0
+    var pendingAnswers: [Int: HTTPRequestSummary] = [:]
+    var nextAnswer = 0
+
+    /// The decisions made so far, for the executor to carry out and clear.
+    public var actions: [ConnectionAction<Chunk>] = []
+
+    public init(id: ConnectionID, openedAt: Int64, link: LinkConfiguration, seed: UInt64,
+                bufferLimit: Int, observesHTTP: Bool) {
+        self.id = id
+        self.openedAt = openedAt
+        self.lastActivity = openedAt
+        self.now = openedAt
+        self.bufferLimit = bufferLimit
+        self.observesHTTP = observesHTTP
+        self.link = link
+        self.random = SeededRandom(seed: seed).derived(id.raw)
+        let rtt = link.roundTripNanoseconds
+        up = ShapedDirection(direction: .up, shaper: DirectionShaper(link: link.up, roundTripNanoseconds: rtt, random: random.derived(1)))
+        down = ShapedDirection(direction: .down, shaper: DirectionShaper(link: link.down, roundTripNanoseconds: rtt, random: random.derived(2)))
+        client.active = true
+    }
+
+    // MARK: Helpers
+
+    func leg(_ leg: Leg) -> LegState { leg == .client ? client : server }
+
+    mutating func withLeg<R>(_ leg: Leg, _ body: (inout LegState) -> R) -> R {
+        leg == .client ? body(&client) : body(&server)
+    }
+
+    func lane(_ direction: Direction) -> ShapedDirection<Chunk> { direction == .up ? up : down }
+
+    mutating func withLane<R>(_ direction: Direction, _ body: (inout ShapedDirection<Chunk>) -> R) -> R {
+        direction == .up ? body(&up) : body(&down)
+    }
+
+    mutating func log(_ kind: EventKind) { actions.append(.log(kind)) }
+
+    /// Whether a leg exists to write to (the upstream leg only once connected).
+    func hasLeg(_ leg: Leg) -> Bool { leg == .client || upstream == .connected }
+
+    mutating func recomputePlain() {
+        isPlain = faults.isEmpty && stale == nil && !discarding && phase == .relaying && !observesHTTP
+    }
+
+    // MARK: Events
+
+    /// The connection is registered: applies the faults that act on new connections, then
+    /// decides the upstream connect. `faults` are the rules that target it, in the order added.
+    public mutating func start(faults acceptFaults: [(FaultID, FaultKind)], now: Int64) {
+        self.now = now
+        for (id, kind) in acceptFaults { apply(kind, id: id, atAccept: true, now: now) }
+        beginConnect(now: now)
+    }
+
+    /// Bytes read from `leg`.
+    public mutating func received(_ chunk: Chunk, from leg: Leg, now: Int64) {
+        self.now = now
+        lastActivity = now
+        let direction = leg.outgoing
+        if isPlain, lane(direction).canBypass, hasLeg(.destination(direction)) {
+            // The fast path: no fault, no model, nothing queued.
+            let destination = Leg.destination(direction)
+            actions.append(.write(destination, chunk))
+            withLeg(leg) { $0.unflushed += chunk.count }
+            withLane(direction) { $0.deliveredBytes += chunk.count }
+            updateReadGates()
+            return
+        }
+        receivedSlowly(chunk, direction: direction, now: now)
+    }
+
+    private mutating func receivedSlowly(_ chunk: Chunk, direction: Direction, now: Int64) {
+        if discarding || phase == .finished {
+            log(.dropped(direction, count: chunk.count, fault: "closing"))
+            return
+        }
+        if let mode = stale {
+            log(.dropped(direction, count: chunk.count, fault: "stale"))
+            if direction == .up {
+                actingFault = "stale"
+                endClientLeg(mode, detail: "swallowed \(chunk.count) bytes from the client; closing it with \(mode.rawValue.uppercased())")
+            }
+            return
+        }
+        if direction == .up, standIn != nil {
+            standInReceived(chunk, now: now)
+            return
+        }
+        if inspectingBytes {
+            for index in faults.indices where faults[index].effect.inspectsBytes {
+                let verdict = withFault(at: index) { effect, machine in effect.bytes(chunk, direction, on: &machine) }
+                if verdict != .pass {
+                    return apply(verdict, to: chunk, direction: direction, now: now)
+                }
+            }
+        }
+        forward(chunk, direction, now: now)
+    }
+
+    /// Queues (or writes) bytes towards their destination.
+    mutating func forward(_ chunk: Chunk, _ direction: Direction, now: Int64) {
+        if observesHTTP { actions.append(.observe(direction, chunk)) }
+        let destination = Leg.destination(direction)
+        if lane(direction).canBypass, !holds(direction), hasLeg(destination) {
+            actions.append(.write(destination, chunk))
+            withLeg(direction == .up ? .client : .upstream) { $0.unflushed += chunk.count }
+            withLane(direction) { $0.deliveredBytes += chunk.count }
+        } else {
+            withLane(direction) { $0.enqueue(chunk, at: now) }
+            deliverDue(direction, now: now)
+        }
+        updateReadGates()
+    }
+
+    private mutating func apply(_ verdict: ByteVerdict, to chunk: Chunk, direction: Direction, now: Int64) {
+        switch verdict {
+        case .pass:
+            forward(chunk, direction, now: now)
+        case .swallow:
+            log(.dropped(direction, count: chunk.count, fault: actingFault))
+        case .cut(let keep, let ending):
+            let kept = max(0, min(keep, chunk.count))
+            if chunk.count > kept { log(.dropped(direction, count: chunk.count - kept, fault: actingFault)) }
+            if kept > 0 { forward(kept == chunk.count ? chunk : chunk.slice(0..<kept), direction, now: now) }
+            endAfterQueued(direction, ending, now: now)
+        case .replace(let bytes, let ending):
+            log(.dropped(direction, count: chunk.count, fault: actingFault))
+            if !bytes.isEmpty { forward(Chunk(bytes: bytes), direction, now: now) }
+            endAfterQueued(direction, ending, now: now)
+        }
+    }
+
+    /// Ends the connection once the bytes already travelling `direction` have been delivered.
+    mutating func endAfterQueued(_ direction: Direction, _ ending: ByteVerdict.Ending, now: Int64) {
+        let fault = actingFault
+        withLane(direction) { $0.enqueue(.endConnection(fault: fault, how: ending.how, detail: ending.detail), at: now) }
+        deliverDue(direction, now: now)
+    }
+
+    /// A read cycle on `leg` ended: flush what the fast path wrote.
+    public mutating func readComplete(from leg: Leg) {
+        let count = self.leg(leg).unflushed
+        guard count > 0 else { return }
+        withLeg(leg) { $0.unflushed = 0 }
+        let destination = leg.other
+        if hasLeg(destination) { actions.append(.flush(destination)) }
+        log(.bytes(leg.outgoing, count: count))
+    }
+
+    public mutating func writabilityChanged(of leg: Leg, writable: Bool) {
+        withLeg(leg) { $0.writable = writable }
+        updateReadGates()
+    }
+
+    /// The peer on `leg` sent FIN.
+    public mutating func inputClosed(on leg: Leg, now: Int64) {
+        self.now = now
+        lastActivity = now
+        if phase == .finished { return }
+        if discarding {
+            closeLeg(leg)
+            return
+        }
+        if stale != nil {
+            // The path is dead: nothing reaches the other side. Tidy up this leg only.
+            closeLeg(leg)
+            if leg == .client, upstream == .connected { shutdownOutput(.upstream) }
+            return
+        }
+        if ending == nil { ending = (leg.side, .fin) }
+        actions.append(.peerEnded(leg, .fin))
+        let direction = leg.outgoing
+        if observesHTTP { actions.append(.observeEnded(direction)) }
+        if leg == .client, upstream == .none, let standIn {
+            // No upstream while the relay stands in (outage, portal): it is the server, and
+            // closes too.
+            actingFault = standIn.faultName
+            endAfterQueued(.down, .init(.fin, "the client closed its side; the relay, standing in for the server, closes too"), now: now)
+            return
+        }
+        let hold = finDelay
+        withLane(direction) { $0.enqueue(.fin, at: now, holdFor: hold) }
+        deliverDue(direction, now: now)
+    }
+
+    /// The peer on `leg` reset the connection (or its socket failed): forward a reset after the
+    /// bytes already on their way, and drop what was travelling towards the dead side.
+    public mutating func peerReset(_ leg: Leg, now: Int64) {
+        self.now = now
+        guard phase != .finished, !self.leg(leg).resetSeen else { return }
+        withLeg(leg) { $0.resetSeen = true }
+        // A reset after the same side's FIN is how the connection ended for the client.
+        if ending == nil || (ending?.by == leg.side && ending?.how == .fin) { ending = (leg.side, .rst) }
+        actions.append(.peerEnded(leg, .rst))
+        let towardsDeadSide = leg.outgoing.reversed
+        let lost = withLane(towardsDeadSide) { $0.discardAll() }
+        cancelReleaseTimer(towardsDeadSide)
+        if lost > 0 { log(.dropped(towardsDeadSide, count: lost, fault: "peer reset")) }
+        if stale != nil || discarding {
+            if hasLeg(leg.other) { closeLeg(leg.other) }
+            return
+        }
+        let direction = leg.outgoing
+        withLane(direction) { $0.enqueue(.rst, at: now) }
+        deliverDue(direction, now: now)
+    }
+
+    /// The socket of `leg` is closed.
+    public mutating func legInactive(_ leg: Leg, now: Int64) {
+        self.now = now
+        let state = self.leg(leg)
+        withLeg(leg) { $0.active = false }
+        if !state.closedByRelay, !state.resetSeen, phase != .finished {
+            if !lane(leg.outgoing).sourceFinished {
+                // A clean EOF that NIO turned straight into a full close (our half of this leg was
+                // already shut, so no inputClosed event came): it is the peer's FIN.
+                inputClosed(on: leg, now: now)
+            } else if !state.outputClosed {
+                // The peer had sent FIN and our half was still open, so no orderly close can end
+                // the leg: the socket was reset — typically a peer that closed its socket and
+                // answered bytes written to it afterwards with RST (the keep-alive race).
+                peerReset(leg, now: now)
+            }
+        }
+        checkFinished()
+    }
+
+    /// A timer the machine armed fired.
+    public mutating func timerFired(_ timer: ConnectionTimer, now: Int64) {
+        self.now = now
+        guard phase != .finished else { return }
+        switch timer {
+        case .release(let direction):
+            withLane(direction) { $0.timerDeadline = .max }
+            deliverDue(direction, now: now)
+        case .connect:
+            connectUpstream()
+        case .connectTimeout:
+            upstreamFailed(.timeout, detail: "no SYN got through (loss)")
+        case .closeGrace:
+            closeLeg(.client)
+            if hasLeg(.upstream) { closeLeg(.upstream) }
+        case .fault(let id):
+            guard let index = faults.firstIndex(where: { $0.id == id }) else { return }
+            withFault(at: index) { effect, machine in effect.timerFired(on: &machine) }
+        case .answer(let number):
+            guard let request = pendingAnswers.removeValue(forKey: number) else { return }
+            answer(request, now: now)
+        }
+    }
+
+    /// Applies a new link model to bytes arriving from now on.
+    public mutating func update(link: LinkConfiguration) {
+        self.link = link
+        up.update(link: link.up, roundTripNanoseconds: link.roundTripNanoseconds)
+        down.update(link: link.down, roundTripNanoseconds: link.roundTripNanoseconds)
+    }
+
+    /// Closes both legs at once (relay shutdown).
+    public mutating func closeNow() {
+        closeLeg(.client)
+        if hasLeg(.upstream) { closeLeg(.upstream) }
+        checkFinished()
+    }
+
+    // MARK: Observation
+
+    /// Bytes delivered and queued each way.
+    public var counters: (deliveredUp: Int, deliveredDown: Int, queuedUp: Int, queuedDown: Int, peakQueued: Int) {
+        (up.deliveredBytes, down.deliveredBytes, up.queuedBytes, down.queuedBytes, max(up.peakQueuedBytes, down.peakQueuedBytes))
+    }
+
+    /// The HTTP observer counted a request going upstream (the stand-in numbers its own after it).
+    public mutating func noteObservedRequest() { observedRequests += 1 }
+}

@@ -1,0 +1,51 @@
+import NetsimCore
+
+/// Every fault netsim knows, in the order help texts list them. Adding a fault is adding its file
+/// to `Catalog/` and its type here; every list, parser and table below derives from this one.
+public enum FaultCatalog {
+    public static let all: [any Fault.Type] = [
+        Refuse.self, Reject.self, SlowConnect.self,
+        Blackhole.self, Stall.self, Fin.self, Rst.self, Stale.self, IdleClose.self, SlowClose.self,
+        Limit.self, Cut.self, Empty.self, Garbage.self,
+        Outage.self, Portal.self,
+    ]
+
+    /// Every fault name, for "did you mean".
+    public static var names: [String] { all.map { $0.name } }
+
+    /// The fault called `name`.
+    public static func named(_ name: String) -> (any Fault.Type)? { all.first { $0.name == name } }
+
+    /// Every form a fault can be written in, with examples: the text of errors and help.
+    public static let allowedForms: String = {
+        let forms = all.map { $0.name + $0.syntax }.joined(separator: ", ")
+        let examples = all.filter { !$0.syntax.isEmpty }.map { $0.example }.joined(separator: ", ")
+        return "one of \(forms) (e.g. \(examples))"
+    }()
+
+    /// Parses `NAME[=ARGUMENT]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`.
+    public static func parse(_ text: String) throws(UnitParseError) -> FaultKind {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        let name = parts.first ?? ""
+        guard let type = named(name) else {
+            throw UnitParseError(input: text, expected: "a fault", allowedForms: allowedForms)
+        }
+        do {
+            return try make(type, argument: parts.count > 1 ? parts[1] : nil)
+        } catch {
+            throw UnitParseError(input: text, expected: error.expected, allowedForms: allowedForms)
+        }
+    }
+
+    private static func make<F: Fault>(_ type: F.Type, argument: String?) throws(FaultArgumentError) -> FaultKind {
+        FaultKind(try F(argument: argument))
+    }
+
+    /// The fault whose Toxiproxy toxic is `type`.
+    public static func toxic(_ type: String) -> ToxicMapping? {
+        all.lazy.compactMap { $0.toxic }.first { $0.type == type }
+    }
+
+    /// Every toxic type a fault maps to.
+    public static var toxicTypes: [ToxicMapping] { all.compactMap { $0.toxic } }
+}

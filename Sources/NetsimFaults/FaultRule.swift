@@ -1,0 +1,85 @@
+import NetsimCore
+
+/// Which connections a fault applies to, relative to the moment it activates.
+public enum FaultTarget: String, Sendable, CaseIterable {
+    /// Connections open when it activates and those opened afterwards.
+    case all
+    /// Only connections opened after it activates.
+    case new
+    /// Only connections open when it activates.
+    case existing
+}
+
+/// When a fault acts.
+public enum FaultTrigger: Equatable, Sendable {
+    /// As soon as it is added.
+    case immediately
+    /// This long after the relay started.
+    case at(Duration)
+    /// This long after each connection opened (for a connection already open when the rule is
+    /// added: this long after it was added).
+    case after(Duration)
+}
+
+/// A fault with its timing, targets and probability.
+public struct FaultRule: Equatable, Sendable, CustomStringConvertible {
+    public var kind: FaultKind
+    public var trigger: FaultTrigger
+    public var target: FaultTarget
+    /// Each targeted connection is affected with this probability (decided from the relay's seed).
+    public var probability: Probability
+    /// Lift the fault this long after it activates (nil: it stays until removed).
+    public var lasts: Duration?
+
+    public init(
+        _ kind: FaultKind, trigger: FaultTrigger = .immediately, target: FaultTarget = .all,
+        probability: Probability = .certain, lasts: Duration? = nil
+    ) {
+        self.kind = kind
+        self.trigger = trigger
+        self.target = target
+        self.probability = probability
+        self.lasts = lasts
+    }
+
+    /// Checks combinations that cannot mean anything; the message says what to write instead.
+    public func validate() throws {
+        if kind.actsOnlyAtAccept {
+            if target == .existing {
+                throw FaultRuleError("\(kind.name) acts on new connections only; use --fault-target all or new")
+            }
+            if case .after = trigger {
+                throw FaultRuleError("\(kind.name) acts when a connection is accepted; use --fault-at instead of --fault-after")
+            }
+        }
+        if case .after = trigger, target == .new {
+            // Meaningful: only connections opened after the rule was added.
+        }
+    }
+
+    public var description: String {
+        var text = kind.description
+        switch trigger {
+        case .immediately: break
+        case .at(let d): text += " at \(d.compactDescription)"
+        case .after(let d): text += " after \(d.compactDescription) per connection"
+        }
+        if target != .all { text += " on \(target.rawValue) connections" }
+        if probability.fraction < 1 { text += " with probability \(probability)" }
+        if let lasts { text += " for \(lasts.compactDescription)" }
+        return text
+    }
+}
+
+/// A fault rule that cannot be applied as written.
+public struct FaultRuleError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Identifies a fault added to a running relay, to remove it later.
+public struct FaultID: Hashable, Sendable, CustomStringConvertible {
+    public var raw: UInt64
+    public init(raw: UInt64) { self.raw = raw }
+    public var description: String { "fault#\(raw)" }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import NetsimCore
+
+/// A fault that answers HTTP requests in the server's place (`outage`, `portal`): the relay
+/// parses the client's requests, never forwards them, and answers each with what this says.
+public protocol StandIn: Sendable {
+    /// The fault's name, for `answered_by` and the log.
+    var faultName: String { get }
+    /// The client's first bytes, before any is parsed: a stand-in may refuse to treat them as
+    /// HTTP (a portal meeting a TLS ClientHello). nil: parse them.
+    func refuses(firstBytes: [UInt8]) -> StandInRefusal?
+    /// Bytes that do not parse as an HTTP request. nil: close gracefully, as a server would.
+    func refusesUnparseable() -> StandInRefusal?
+    /// The answer to one request.
+    func reply(to request: HTTPRequestSummary, now: Date) -> StandInReply
+}
+
+/// What a stand-in does with bytes it will not answer.
+public struct StandInRefusal: Sendable, Equatable {
+    public enum How: Sendable, Equatable {
+        /// End the client's leg with FIN or RST.
+        case close(CloseKind)
+        /// Swallow them and never answer (a firewall's DROP).
+        case hang
+    }
+    public var how: How
+    /// What was refused, for the log ("a TLS ClientHello for example.com").
+    public var what: String
+    public init(_ how: How, what: String) {
+        self.how = how
+        self.what = what
+    }
+}
+
+/// A stand-in's answer to one request.
+public enum StandInReply: Sendable {
+    /// Answer with this response; `truncated` ends the connection after it.
+    case respond(StandInResponse, detail: String, truncated: Bool = false)
+    /// Take the request and never answer it.
+    case silent(detail: String)
+}
+
+/// An HTTP/1.1 request head as the relay's parser saw it: what stand-ins and the log need.
+public struct HTTPRequestSummary: Sendable, Equatable {
+    public var method: String
+    public var uri: String
+    public var headers: [Header]
+    /// False when the request asked to close the connection (or is HTTP/1.0 without keep-alive).
+    public var isKeepAlive: Bool
+
+    public struct Header: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public init(method: String, uri: String, headers: [Header] = [], isKeepAlive: Bool = true) {
+        self.method = method
+        self.uri = uri
+        self.headers = headers
+        self.isKeepAlive = isKeepAlive
+    }
+
+    /// The first value of a header, by case-insensitive name.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// The scenario's request tag (`X-Netsim-Request`), if the request carries one.
+    public var tag: String? { header(RequestTag.header) }
+}
+
+/// Every scenario request carries `X-Netsim-Request: NAME#N`; the relay logs it, so the
+/// connection that carried a request is known even when the client cannot report its port.
+public enum RequestTag {
+    public static let header = "X-Netsim-Request"
+
+    /// The tag of request `index` (from 0) of the scenario request called `name`.
+    public static func value(name: String, index: Int) -> String { "\(name)#\(index + 1)" }
+}

@@ -1,0 +1,51 @@
+import NIOCore
+import NIOHTTP1
+import NetsimCore
+import NetsimFaults
+
+/// The HTTP layer of a connection: the request parser a stand-in answers from, and the observer
+/// that logs requests and responses passing through. Both report to the machine.
+extension ConnectionPair {
+    /// Starts observing HTTP (the relay's `observeHTTP`): requests are numbered by the machine,
+    /// together with those a stand-in answers.
+    func startObserving() {
+        let id = self.id, log = relay.eventLog
+        http = HTTPObserver(
+            request: { [unowned self] head in run { $0.requestForwarded(head.summary) } },
+            log: { [unowned self] kind in log.record(kind, connection: id, at: now) })
+    }
+
+    /// Client bytes while a stand-in acts: parsed, never forwarded.
+    func parseRequests(_ buffer: ByteBuffer) {
+        let parser = requestsParser()
+        var complete: [HTTPRequestHead] = []
+        do {
+            try parser.feed(buffer) { part in
+                switch part {
+                case .head(let head): requestHead = head
+                case .body: break
+                case .end:
+                    if let head = requestHead { complete.append(head) }
+                    requestHead = nil
+                }
+            }
+        } catch {
+            let now = self.now
+            run { $0.requestUnparseable(count: buffer.readableBytes, now: now) }
+            return
+        }
+        for head in complete {
+            let now = self.now
+            run { $0.requestReceived(head.summary, now: now) }
+        }
+    }
+}
+
+extension HTTPRequestHead {
+    /// What stand-ins and the log need of a request head.
+    var summary: HTTPRequestSummary {
+        HTTPRequestSummary(method: method.rawValue, uri: uri,
+                           headers: headers.map { HTTPRequestSummary.Header($0.name, $0.value) },
+                           isKeepAlive: isKeepAlive)
+    }
+}

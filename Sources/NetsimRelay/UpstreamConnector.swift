@@ -1,0 +1,51 @@
+import NIOCore
+import NIOPosix
+import NetsimCore
+
+/// How a relay reaches upstream for one connection: a fixed address, a destination resolved per
+/// connection (the forward proxy), a replay server, later a TLS client. The relay asks once per
+/// connection, on the connection's event loop, when its machine decides to connect.
+public protocol UpstreamConnector: Sendable {
+    /// Connects a channel on `eventLoop` whose pipeline `initializer` sets up, or fails (refused,
+    /// unreachable, timed out after `timeout`).
+    func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
+                 initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel>
+    /// What the event log names as the upstream.
+    var name: String { get }
+}
+
+/// Connects to one address, with the socket options a relay leg needs.
+public struct AddressConnector: UpstreamConnector {
+    public let address: SocketAddress
+    public let name: String
+
+    public init(address: SocketAddress, name: String) {
+        self.address = address
+        self.name = name
+    }
+
+    /// Resolves `endpoint` now (a blocking lookup: fine for loopback and numeric addresses).
+    public init(resolving endpoint: Endpoint) throws {
+        self.init(address: try SocketAddress.makeAddressResolvingHost(endpoint.host, port: endpoint.port), name: endpoint.description)
+    }
+
+    public func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
+                        initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+        Relay.legOptions(ClientBootstrap(group: eventLoop))
+            .connectTimeout(.nanoseconds(timeout.nanoseconds))
+            .channelInitializer(initializer)
+            .connect(to: address)
+    }
+}
+
+extension Relay {
+    /// The options every relay leg gets: half-closure kept (a FIN is forwarded, not a close),
+    /// no Nagle delay, large adaptive reads, a few reads per readiness event.
+    static func legOptions(_ bootstrap: ClientBootstrap) -> ClientBootstrap {
+        bootstrap
+            .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.recvAllocator, value: Relay.receiveAllocator)
+            .channelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
+    }
+}
