@@ -45,6 +45,7 @@ let package = Package(
             dependencies: [
                 "NetsimCore", "NetsimLink", "NetsimFaults",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -109,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "netsim",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -118,8 +119,10 @@ let package = Package(
         ),
         .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
         .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink"]),
+        // The catalog and the connection machine, driven without sockets or event loops.
+        .testTarget(name: "NetsimFaultsTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimFaults"]),
         .testTarget(name: "NetsimHTTPTests", dependencies: ["NetsimCore", "NetsimHTTP", "NetsimLoopback"]),
-        .testTarget(name: "NetsimScenarioTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario"]),
+        .testTarget(name: "NetsimScenarioTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimScenario"]),
         .testTarget(
             name: "NetsimRunnerTests",
             dependencies: [
@@ -144,7 +147,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback"]),
+        .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback"]),
         .testTarget(
             name: "NetsimRelayTests",
             dependencies: [

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NetsimFaults
 import NetsimLoopback
 import Testing
 @testable import netsim
@@ -80,7 +81,7 @@ struct CheckCommandTests {
         let path = try Self.writeValid()
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fixture = "\(Self.invalid)/multiple-errors"
-        let expected = try String(contentsOf: Self.root.appendingPathComponent("\(fixture).expected"), encoding: .utf8)
+        let expected = FaultCatalog.expandingPlaceholder(in: try String(contentsOf: Self.root.appendingPathComponent("\(fixture).expected"), encoding: .utf8))
         let result = try await Self.run([path, "\(fixture).scn"])
         #expect(result.status == 2)
         #expect(result.stdout == "\(path): ok\n")

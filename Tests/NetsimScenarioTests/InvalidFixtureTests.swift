@@ -1,4 +1,5 @@
 import Foundation
+import NetsimFaults
 import Testing
 @testable import NetsimScenario
 
@@ -39,7 +40,7 @@ struct InvalidFixtureTests {
     @Test(arguments: fixtureNames)
     func fixtureFailsWithTheExpectedText(_ name: String) throws {
         let expectedURL = Self.root.appendingPathComponent("\(Self.directory)/\(name).expected")
-        let expected = try String(contentsOf: expectedURL, encoding: .utf8)
+        let expected = FaultCatalog.expandingPlaceholder(in: try String(contentsOf: expectedURL, encoding: .utf8))
         let rendered = try #require(Self.rendered(name), "\(name).scn parsed without errors")
         #expect(rendered == expected)
     }

@@ -1,4 +1,4 @@
-import NetsimRelay
+import NetsimFaults
 import NetsimScenario
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
 import NetsimCore
-import NetsimHTTP
+import NetsimFaults
+import NetsimRoutes
 import NetsimLink
-import NetsimRelay
 import Testing
 @testable import NetsimScenario
 

@@ -1,0 +1,55 @@
+import Foundation
+import NetsimCore
+import NetsimFaults
+import Testing
+
+@Suite("The fault catalog")
+struct CatalogTests {
+    @Test("every fault parses its own example, and its description parses back to it")
+    func examplesRoundTrip() throws {
+        for fault in FaultCatalog.all {
+            let kind = try FaultKind(parsing: fault.example)
+            #expect(kind.name == fault.name)
+            #expect(try FaultKind(parsing: kind.description) == kind, "\(kind)")
+        }
+    }
+
+    @Test("names and toxic types are unique; the allowed forms list every fault")
+    func unique() {
+        #expect(Set(FaultCatalog.names).count == FaultCatalog.all.count)
+        let toxics = FaultCatalog.toxicTypes.map(\.type)
+        #expect(Set(toxics).count == toxics.count)
+        for fault in FaultCatalog.all { #expect(FaultCatalog.allowedForms.contains(fault.name + fault.syntax)) }
+    }
+
+    @Test("a bad fault names what was expected and lists every form", arguments: [
+        ("stale=maybe", "a stale close"), ("limit", "needs a value"), ("fin=now", "takes no value"),
+        ("cut=lots", "a byte count"), ("garbage=0", "a positive byte count"), ("stall=sideways", "a stalled direction"),
+        ("nosuchfault", "a fault"),
+    ])
+    func badFaults(text: String, expected: String) {
+        do {
+            _ = try FaultKind(parsing: text)
+            Issue.record("\(text) parsed")
+        } catch {
+            #expect(error.expected.contains(expected), "\(error.expected)")
+            #expect(error.allowedForms == FaultCatalog.allowedForms)
+        }
+    }
+
+    @Test("one file per fault, named after its type, in Catalog/")
+    func filePerFault() {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/NetsimFaults/Catalog").standardized
+        let files = Set((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+        let types = Set(FaultCatalog.all.map { "\($0).swift" })
+        #expect(files == types)
+    }
+
+    @Test("docs/faults.md holds the catalog's table as netsim faults --markdown prints it")
+    func docsTable() throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/faults.md").standardized
+        let text = try String(contentsOf: page, encoding: .utf8)
+        #expect(text.contains(FaultCatalog.markdownTable), "regenerate with: swift run netsim faults --markdown")
+    }
+}

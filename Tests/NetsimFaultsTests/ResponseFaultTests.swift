@@ -1,0 +1,81 @@
+import NetsimCore
+import NetsimFaults
+import Testing
+
+/// The faults that act on an answer (garbage, empty, cut), driven through the machine.
+@Suite("Faults on the answer")
+struct ResponseFaultTests {
+    static let request = "GET /feed HTTP/1.1\r\nHost: x\r\n\r\n"
+    static let head = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
+    static let body = String(repeating: "0123456789", count: 10)
+
+    @Test("garbage: the request reaches upstream; the client gets N seeded random bytes, then FIN both ways")
+    func garbage() {
+        var h = MachineHarness(faults: [.garbage(bytes: 64)])
+        h.receive(Self.request, from: .client)
+        #expect(h.text(.upstream) == Self.request)
+        h.receive(Self.head + Self.body, from: .upstream)
+        #expect(h.sent[.client]?.count == 64)
+        #expect(h.text(.client) != String((Self.head + Self.body).prefix(64)))
+        #expect(h.endings(of: .client) == [.fin])
+        #expect(h.endings(of: .upstream) == [.fin])
+        // Later bytes from upstream are swallowed.
+        h.receive("more", from: .upstream)
+        #expect(h.sent[.client]?.count == 64)
+
+        var same = MachineHarness(faults: [.garbage(bytes: 64)])
+        same.receive(Self.request, from: .client)
+        same.receive(Self.head, from: .upstream)
+        #expect(same.sent[.client] == h.sent[.client], "the same seed sends the same bytes")
+        var other = MachineHarness(faults: [.garbage(bytes: 64)], seed: 8)
+        other.receive(Self.request, from: .client)
+        other.receive(Self.head, from: .upstream)
+        #expect(other.sent[.client] != h.sent[.client], "another seed, other bytes")
+    }
+
+    @Test("empty: the request reaches upstream; the client gets a clean close and no byte")
+    func empty() {
+        var h = MachineHarness(faults: [.empty])
+        h.receive(Self.request, from: .client)
+        #expect(h.text(.upstream) == Self.request)
+        #expect(h.ended.isEmpty, "nothing happens before the server answers")
+        h.receive(Self.head + Self.body, from: .upstream)
+        #expect(h.sent[.client] == [])
+        #expect(h.endings(of: .client) == [.fin])
+        #expect(h.events.contains { if case .dropped(.down, let n, "empty") = $0 { n == (Self.head + Self.body).utf8.count } else { false } })
+    }
+
+    @Test("cut: the answer stops after N bytes of its body, the head split across reads", arguments: [CloseKind.fin, .rst])
+    func cut(how: CloseKind) {
+        var h = MachineHarness(faults: [.cut(bytes: 25, how)])
+        h.receive(Self.request, from: .client)
+        let answer = Array((Self.head + Self.body).utf8)
+        // The head's "\r\n\r\n" is split over two reads, the body over three.
+        for piece in [answer[0..<30], answer[30..<40], answer[40..<60], answer[60...]] {
+            h.receive(Array(piece), from: .upstream)
+        }
+        #expect(h.text(.client) == Self.head + String(Self.body.prefix(25)))
+        #expect(h.endings(of: .client) == [how])
+    }
+
+    @Test("cut at 0 delivers the head and nothing of the body")
+    func cutAtZero() {
+        var h = MachineHarness(faults: [.cut(bytes: 0)])
+        h.receive(Self.request, from: .client)
+        h.receive(Self.head, from: .upstream)
+        #expect(h.text(.client) == Self.head)
+        #expect(h.ended.isEmpty)
+        h.receive(Self.body, from: .upstream)
+        #expect(h.text(.client) == Self.head)
+        #expect(h.endings(of: .client) == [.fin])
+    }
+
+    @Test("limit at 0 closes on the first byte from upstream (it used to swallow without closing)")
+    func limitZero() {
+        var h = MachineHarness(faults: [.limit(bytes: 0)])
+        h.receive(Self.request, from: .client)
+        h.receive(Self.head, from: .upstream)
+        #expect(h.sent[.client] == [])
+        #expect(h.endings(of: .client) == [.fin])
+    }
+}
