@@ -1,4 +1,3 @@
-import Foundation
 import NetsimRelay
 
 /// The toxics whose relay answers HTTP itself instead of the upstream: `outage` (a server
@@ -34,16 +33,10 @@ extension Toxic {
         (standInChoices[key] ?? []).map { "\"\($0)\"" }.joined(separator: ", ")
     }
 
-    /// The 400 for an attribute that is not a JSON string (a number, `true`, `null`, an array…).
-    static func standInTypeError(type: String, key: String, value: Any) -> APIError {
-        let shown: String
-        switch value {
-        case is NSNullLike: shown = "null"
-        case is [Any]: shown = "an array"
-        case is [String: Any]: shown = "an object"
-        default: shown = number(value).map { "the number \(AttributeValue.number($0).json)" } ?? "\(value)"
-        }
-        return APIError.badRequest("attribute \(key) of a \(type) toxic must be a JSON string, one of \(choices(key)) (got \(shown))")
+    /// The 400 for an attribute that is not a string; `got` says what it was instead ("the
+    /// number 5", "null", "an array"…).
+    static func standInTypeError(type: String, key: String, got: String) -> APIError {
+        APIError.badRequest("attribute \(key) of a \(type) toxic must be a JSON string, one of \(choices(key)) (got \(got))")
     }
 
     private func standInValue(_ key: String) throws -> String {

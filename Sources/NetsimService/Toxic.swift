@@ -1,20 +1,6 @@
-import Foundation
 import NetsimCore
 import NetsimLink
 import NetsimRelay
-
-/// A request the API refuses, with the status and message Toxiproxy would send.
-public struct APIError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var status: Int
-    public var message: String
-    public init(_ status: Int, _ message: String) {
-        self.status = status
-        self.message = message
-    }
-    public var description: String { "\(status): \(message)" }
-
-    static func badRequest(_ message: String) -> APIError { APIError(400, message) }
-}
 
 /// Toxiproxy's `stream`: `downstream` is server → client (netsim `down`), `upstream` is
 /// client → server (netsim `up`).
@@ -24,25 +10,24 @@ public enum ToxicStream: String, Sendable, CaseIterable {
     public var direction: Direction { self == .upstream ? .up : .down }
 }
 
-/// One toxic as the API shows it, with its attributes checked and normalised (defaults filled in).
+/// One toxic on a proxy, with its attributes checked and normalised (defaults filled in).
+///
+/// This is the toxic itself, apart from how it travels: ``ToxicRequest`` and ``ToxicJSON`` are
+/// its JSON forms. What a toxic does lives in one place, ``effect()``, which reads only the
+/// type, the stream and these typed attributes.
 public struct Toxic: Sendable, Equatable {
     public var name: String
     public var type: String
     public var stream: ToxicStream
     public var toxicity: Double
-    /// Attribute values: numbers as `Double`, strings as `String`.
+    /// Attribute values, each a number or a string.
     public var attributes: [String: AttributeValue]
 
+    /// A toxic attribute's value: Toxiproxy's attributes are numbers; netsim's stand-in toxics
+    /// (`outage`, `portal`) and a few others take strings.
     public enum AttributeValue: Sendable, Equatable {
         case number(Double)
         case string(String)
-
-        var json: Any {
-            switch self {
-            case .number(let n): n == n.rounded() && abs(n) < 1e15 ? Int(n) as Any : n as Any
-            case .string(let s): s
-            }
-        }
     }
 
     /// What the toxic does to a relay: changes the link model, or adds fault rules.
@@ -86,67 +71,47 @@ public struct Toxic: Sendable, Equatable {
         "portal": ["answer", "tls"],
     ]
 
-    /// Builds a toxic from a request body; every problem is a 400 with a message saying what to send.
-    init(json: [String: Any]) throws {
-        guard let type = json["type"] as? String else { throw APIError.badRequest("missing required field: type") }
-        guard Toxic.types[type] != nil else {
-            throw APIError.badRequest("invalid toxic type: \(type) (known: \(Toxic.types.keys.sorted().joined(separator: ", ")))")
-        }
-        let stream: ToxicStream
-        switch json["stream"] {
-        case nil, is NSNullLike: stream = .downstream
-        case let text as String:
-            if text.isEmpty {
-                stream = .downstream
-            } else {
-                guard let s = ToxicStream(rawValue: text) else {
-                    throw APIError.badRequest("toxic stream must be upstream or downstream, not \(text)")
-                }
-                stream = s
-            }
-        default: throw APIError.badRequest("toxic stream must be the string upstream or downstream")
-        }
-        var name = "\(type)_\(stream.rawValue)"
-        if let given = json["name"] {
-            guard let text = given as? String else { throw APIError.badRequest("toxic name must be a string") }
-            if !text.isEmpty { name = text }
-        }
-        self.name = name
+    /// A new toxic of a known type (toxicity 1, no attributes yet: ``update(toxicity:attributes:)``
+    /// fills them in). The name defaults to `TYPE_STREAM`, as in Toxiproxy.
+    init(name: String?, type: String, stream: ToxicStream) throws {
+        try Toxic.checkKnown(type: type)
+        self.name = name ?? "\(type)_\(stream.rawValue)"
         self.type = type
         self.stream = stream
         self.toxicity = 1
         self.attributes = [:]
-        try update(json: json)
     }
 
-    /// Applies an update body (`toxicity` and/or `attributes`, merged into the current ones).
-    mutating func update(json: [String: Any]) throws {
-        if let value = json["toxicity"], !(value is NSNullLike) {
-            guard let t = number(value), t >= 0, t <= 1 else { throw APIError.badRequest("toxicity must be a number from 0 to 1") }
-            toxicity = t
-        }
-        var merged = attributes
-        if let given = json["attributes"], !(given is NSNullLike) {
-            guard let dict = given as? [String: Any] else { throw APIError.badRequest("attributes must be a JSON object") }
-            let allowed = Toxic.types[type] ?? []
-            for (key, value) in dict {
-                guard allowed.contains(key) else {
-                    throw APIError.badRequest("unknown attribute \(key) for a \(type) toxic (allowed: \(allowed.joined(separator: ", ")))")
-                }
-                if Toxic.isStandIn(type), !(value is String) {
-                    throw Toxic.standInTypeError(type: type, key: key, value: value)
-                }
-                if let n = number(value) {
-                    merged[key] = .number(n)
-                } else if let s = value as? String {
-                    merged[key] = .string(s)
-                } else {
-                    throw APIError.badRequest("attribute \(key) must be a number or a string")
-                }
-            }
-        }
+    /// Throws the 400 for a type that is not in ``types``.
+    static func checkKnown(type: String) throws {
+        guard types[type] == nil else { return }
+        throw APIError.badRequest("invalid toxic type: \(type) (known: \(types.keys.sorted().joined(separator: ", ")))")
+    }
+
+    /// The 400 for a toxicity that is not a number from 0 to 1 (it is a probability).
+    static let toxicityError = APIError.badRequest("toxicity must be a number from 0 to 1")
+
+    static func checkedToxicity(_ toxicity: Double) throws -> Double {
+        guard toxicity >= 0, toxicity <= 1 else { throw toxicityError }
+        return toxicity
+    }
+
+    /// The 400 for an attribute this type does not have, or nil when it has it.
+    static func unknownAttribute(_ key: String, type: String) -> APIError? {
+        let allowed = types[type] ?? []
+        guard !allowed.contains(key) else { return nil }
+        return APIError.badRequest("unknown attribute \(key) for a \(type) toxic (allowed: \(allowed.joined(separator: ", ")))")
+    }
+
+    /// Applies a change: a new toxicity (0 to 1) and/or attributes merged into the current ones.
+    /// Nothing changes unless the result is a toxic that works (its ``effect()`` is valid).
+    mutating func update(toxicity: Double?, attributes changes: [String: AttributeValue]) throws {
         var candidate = self
-        candidate.attributes = merged
+        if let toxicity { candidate.toxicity = try Toxic.checkedToxicity(toxicity) }
+        for (key, value) in changes {
+            if let unknown = Toxic.unknownAttribute(key, type: type) { throw unknown }
+            candidate.attributes[key] = value
+        }
         try candidate.fillDefaults()
         _ = try candidate.effect()
         self = candidate
@@ -162,19 +127,4 @@ public struct Toxic: Sendable, Equatable {
             }
         }
     }
-
-    /// The JSON object Toxiproxy shows for a toxic.
-    var json: [String: Any] {
-        ["name": name, "type": type, "stream": stream.rawValue, "toxicity": toxicity,
-         "attributes": attributes.mapValues(\.json)]
-    }
-}
-
-/// JSON `null` as Foundation decodes it.
-typealias NSNullLike = NSNull
-
-/// A JSON number as a Double.
-func number(_ value: Any) -> Double? {
-    if let n = value as? NSNumber { return n.doubleValue }
-    return value as? Double
 }

@@ -73,8 +73,7 @@ extension ToxiproxyAPI {
 
     // MARK: Toxics
 
-    func addToxic(_ entry: ProxyEntry, _ json: [String: Any]) async throws -> Toxic {
-        let toxic = try Toxic(json: json)
+    func addToxic(_ entry: ProxyEntry, _ toxic: Toxic) async throws -> Toxic {
         guard !entry.toxics.contains(where: { $0.name == toxic.name }) else { throw APIError(409, "toxic already exists") }
         entry.toxics.append(toxic)
         await applyLink(entry)

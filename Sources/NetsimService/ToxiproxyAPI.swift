@@ -5,52 +5,6 @@ import NetsimCore
 import NetsimLink
 import NetsimRelay
 
-/// One HTTP request to the control API, transport-independent (tests call ``ToxiproxyAPI/handle(_:)`` directly).
-public struct APIRequest: Sendable {
-    public var method: String
-    /// The request target; a query string is ignored.
-    public var uri: String
-    /// Header names in any case.
-    public var headers: [(String, String)]
-    public var body: [UInt8]
-
-    public init(method: String, uri: String, headers: [(String, String)] = [], body: [UInt8] = []) {
-        self.method = method
-        self.uri = uri
-        self.headers = headers
-        self.body = body
-    }
-
-    public init(method: String, uri: String, headers: [(String, String)] = [], json: String) {
-        self.init(method: method, uri: uri, headers: headers + [("Content-Type", "application/json")], body: Array(json.utf8))
-    }
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
-    }
-}
-
-public struct APIResponse: Sendable {
-    public var status: Int
-    public var contentType: String
-    public var body: [UInt8]
-
-    public var text: String { String(decoding: body, as: UTF8.self) }
-    /// The body parsed as JSON (nil when empty or not JSON).
-    public var json: Any? { body.isEmpty ? nil : try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) }
-
-    static func json(_ status: Int, _ object: Any) -> APIResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return APIResponse(status: status, contentType: "application/json", body: Array(data) + [0x0A])
-    }
-
-    static func error(_ error: APIError) -> APIResponse {
-        json(error.status, ["error": error.message, "status": error.status])
-    }
-
-    static let noContent = APIResponse(status: 204, contentType: "application/json", body: [])
-}
-
 /// Who may use the API.
 public struct APIAccess: Sendable {
     /// Required as `Authorization: Bearer TOKEN` on every request when set.
@@ -80,9 +34,8 @@ public final class ToxiproxyAPI: @unchecked Sendable {
             self.enabled = enabled
         }
 
-        var json: [String: Any] {
-            ["name": name, "listen": listen.description, "upstream": upstream, "enabled": enabled,
-             "toxics": toxics.map(\.json)]
+        var json: ProxyJSON {
+            ProxyJSON(name: name, listen: listen.description, upstream: upstream, enabled: enabled, toxics: toxics.map(ToxicJSON.init))
         }
     }
 
@@ -145,18 +98,6 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "/"
         let parts = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
         let method = request.method
-        func body() throws -> Any {
-            guard !request.body.isEmpty else { throw APIError.badRequest("missing JSON body") }
-            do {
-                return try JSONSerialization.jsonObject(with: Data(request.body), options: [])
-            } catch {
-                throw APIError.badRequest("malformed JSON body: \(error.localizedDescription)")
-            }
-        }
-        func object() throws -> [String: Any] {
-            guard let dict = try body() as? [String: Any] else { throw APIError.badRequest("the JSON body must be an object") }
-            return dict
-        }
         func notAllowed() -> APIError { APIError(405, "method \(method) not allowed on \(path)") }
 
         switch parts.count {
@@ -164,13 +105,13 @@ public final class ToxiproxyAPI: @unchecked Sendable {
             throw APIError(404, "not found: \(path)")
         case 1:
             switch (parts[0], method) {
-            case ("version", "GET"): return .json(200, ["version": Self.version])
+            case ("version", "GET"): return .json(200, VersionJSON(version: Self.version))
             case ("metrics", "GET"): return metrics()
             case ("reset", "POST"): await reset(); return .noContent
-            case ("populate", "POST"): return try await populate(try body())
-            case ("proxies", "GET"):
-                return .json(200, Dictionary(uniqueKeysWithValues: proxies.map { ($0.key, $0.value.json) }))
-            case ("proxies", "POST"): return .json(201, try await create(try object()).json)
+            case ("populate", "POST"):
+                return try await populate(request.array(of: RequestField<ProxyRequest>.self, otherwise: "populate takes a JSON array of proxies"))
+            case ("proxies", "GET"): return .json(200, proxies.mapValues(\.json))
+            case ("proxies", "POST"): return .json(201, try await create(request.object(ProxyRequest.self)).json)
             case ("version", _), ("metrics", _), ("reset", _), ("populate", _), ("proxies", _): throw notAllowed()
             default: throw APIError(404, "not found: \(path)")
             }
@@ -178,15 +119,15 @@ public final class ToxiproxyAPI: @unchecked Sendable {
             let entry = try proxy(parts[1])
             switch method {
             case "GET": return .json(200, entry.json)
-            case "POST", "PATCH": try await update(entry, try object()); return .json(200, entry.json)
+            case "POST", "PATCH": try await update(entry, request.object(ProxyRequest.self)); return .json(200, entry.json)
             case "DELETE": try await delete(entry); return .noContent
             default: throw notAllowed()
             }
         case 3 where parts[0] == "proxies" && parts[2] == "toxics":
             let entry = try proxy(parts[1])
             switch method {
-            case "GET": return .json(200, entry.toxics.map(\.json))
-            case "POST": return .json(200, try await addToxic(entry, try object()).json)
+            case "GET": return .json(200, entry.toxics.map(ToxicJSON.init))
+            case "POST": return .json(200, ToxicJSON(try await addToxic(entry, request.object(ToxicRequest.self).newToxic())))
             default: throw notAllowed()
             }
         case 4 where parts[0] == "proxies" && parts[2] == "toxics":
@@ -195,12 +136,12 @@ public final class ToxiproxyAPI: @unchecked Sendable {
                 throw APIError(404, "toxic not found")
             }
             switch method {
-            case "GET": return .json(200, entry.toxics[index].json)
+            case "GET": return .json(200, ToxicJSON(entry.toxics[index]))
             case "POST", "PATCH":
                 var toxic = entry.toxics[index]
-                try toxic.update(json: try object())
+                try request.object(ToxicRequest.self).update(&toxic)
                 try await replaceToxic(entry, at: index, with: toxic)
-                return .json(200, toxic.json)
+                return .json(200, ToxicJSON(toxic))
             case "DELETE":
                 try await removeToxic(entry, at: index)
                 return .noContent
@@ -225,20 +166,14 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         var enabled: Bool
     }
 
-    private func fields(_ json: [String: Any]) throws -> ProxyFields {
-        guard let name = json["name"] as? String, !name.isEmpty else { throw APIError.badRequest("missing required field: name") }
-        guard let upstream = json["upstream"] as? String, !upstream.isEmpty else {
-            throw APIError.badRequest("missing required field: upstream")
-        }
+    /// A new proxy's fields: name and upstream required, listen on a free loopback port unless
+    /// given, enabled unless told.
+    private func fields(_ request: ProxyRequest) throws -> ProxyFields {
+        guard let name = request.name else { throw APIError.badRequest("missing required field: name") }
+        guard let upstream = request.upstream else { throw APIError.badRequest("missing required field: upstream") }
         _ = try parseEndpoint(upstream, field: "upstream")
-        let listenText = (json["listen"] as? String).flatMap { $0.isEmpty ? nil : $0 } ?? "127.0.0.1:0"
-        let listen = try parseEndpoint(listenText, field: "listen")
-        var enabled = true
-        if let value = json["enabled"], !(value is NSNull) {
-            guard let flag = value as? Bool else { throw APIError.badRequest("enabled must be true or false") }
-            enabled = flag
-        }
-        return ProxyFields(name: name, listen: listen, upstream: upstream, enabled: enabled)
+        let listen = try parseEndpoint(request.listen ?? "127.0.0.1:0", field: "listen")
+        return ProxyFields(name: name, listen: listen, upstream: upstream, enabled: try request.enabled(otherwise: true))
     }
 
     func parseEndpoint(_ text: String, field: String) throws -> Endpoint {
@@ -249,8 +184,8 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         }
     }
 
-    private func create(_ json: [String: Any]) async throws -> ProxyEntry {
-        let f = try fields(json)
+    private func create(_ request: ProxyRequest) async throws -> ProxyEntry {
+        let f = try fields(request)
         guard proxies[f.name] == nil else { throw APIError(409, "proxy already exists") }
         let entry = ProxyEntry(name: f.name, listen: f.listen, upstream: f.upstream, enabled: f.enabled)
         if f.enabled { try await startRelay(entry) }
@@ -259,19 +194,20 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         return entry
     }
 
-    private func update(_ entry: ProxyEntry, _ json: [String: Any]) async throws {
+    /// Applies the fields given; a new listen address or upstream restarts the relay.
+    private func update(_ entry: ProxyEntry, _ request: ProxyRequest) async throws {
         var listen = entry.listen
         var upstream = entry.upstream
-        var enabled = entry.enabled
-        if let text = json["listen"] as? String, !text.isEmpty { listen = try parseEndpoint(text, field: "listen") }
-        if let text = json["upstream"] as? String, !text.isEmpty {
+        if let text = request.listen { listen = try parseEndpoint(text, field: "listen") }
+        if let text = request.upstream {
             _ = try parseEndpoint(text, field: "upstream")
             upstream = text
         }
-        if let value = json["enabled"], !(value is NSNull) {
-            guard let flag = value as? Bool else { throw APIError.badRequest("enabled must be true or false") }
-            enabled = flag
-        }
+        let enabled = try request.enabled(otherwise: entry.enabled)
+        try await apply(entry, listen: listen, upstream: upstream, enabled: enabled)
+    }
+
+    private func apply(_ entry: ProxyEntry, listen: Endpoint, upstream: String, enabled: Bool) async throws {
         let restart = listen != entry.listen || upstream != entry.upstream
         if entry.relay != nil, restart || !enabled { await stopRelay(entry) }
         entry.listen = listen
@@ -302,27 +238,26 @@ public final class ToxiproxyAPI: @unchecked Sendable {
 
     /// Creates the listed proxies; an existing one with the same listen and upstream is kept,
     /// one that differs is replaced. 201 with `{"proxies": [...]}`.
-    private func populate(_ body: Any) async throws -> APIResponse {
-        guard let list = body as? [Any] else { throw APIError.badRequest("populate takes a JSON array of proxies") }
-        var done: [[String: Any]] = []
-        for item in list {
+    private func populate(_ items: [RequestField<ProxyRequest>]) async throws -> APIResponse {
+        var done: [ProxyJSON] = []
+        for item in items {
             do {
-                guard let json = item as? [String: Any] else { throw APIError.badRequest("each proxy must be a JSON object") }
-                let f = try fields(json)
+                guard let request = item.typedValue else { throw APIError.badRequest("each proxy must be a JSON object") }
+                let f = try fields(request)
                 if let existing = proxies[f.name] {
                     let sameListen = existing.listen == f.listen || (f.listen.port == 0 && existing.listen.host == f.listen.host)
                     if sameListen, existing.upstream == f.upstream {
-                        try await update(existing, ["enabled": f.enabled])
+                        try await apply(existing, listen: existing.listen, upstream: existing.upstream, enabled: f.enabled)
                         done.append(existing.json)
                         continue
                     }
                     try await delete(existing)
                 }
-                done.append(try await create(json).json)
+                done.append(try await create(request).json)
             } catch let error as APIError {
-                return .json(error.status, ["error": error.message, "status": error.status, "proxies": done])
+                return .json(error.status, ErrorJSON(error, proxies: done))
             }
         }
-        return .json(201, ["proxies": done])
+        return .json(201, PopulateJSON(proxies: done))
     }
 }

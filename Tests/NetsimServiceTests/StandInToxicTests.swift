@@ -18,8 +18,8 @@ struct StandInToxicTests {
             let (status, created) = try await H.api(api, "POST", "/proxies",
                                                     json: #"{"name":"web","listen":"127.0.0.1:0","upstream":"\#(upstream.endpoint)"}"#)
             #expect(status == 201, "\(created)")
-            let proxy = (try JSONSerialization.jsonObject(with: Data(created.utf8)) as? [String: Any])?["listen"] as? String ?? ""
-            try await body(api, try Endpoint(parsing: proxy), upstream)
+            let proxy = try JSONDecoder().decode(ProxyJSON.self, from: Data(created.utf8))
+            try await body(api, try Endpoint(parsing: proxy.listen), upstream)
         } catch {
             await server.stop()
             upstream.stop()

@@ -21,7 +21,9 @@ struct ToxiproxyAPITests {
         echo.stop()
     }
 
-    static func object(_ response: APIResponse) -> [String: Any] { response.json as? [String: Any] ?? [:] }
+    static func proxy(_ response: APIResponse) -> ProxyJSON? { response.decoded(as: ProxyJSON.self) }
+    static func toxic(_ response: APIResponse) -> ToxicJSON? { response.decoded(as: ToxicJSON.self) }
+    static func error(_ response: APIResponse) -> ErrorJSON? { response.decoded(as: ErrorJSON.self) }
 
     static func createProxy(_ api: ToxiproxyAPI, _ echo: LoopbackServer, name: String = "db") async -> APIResponse {
         await api.handle(APIRequest(method: "POST", uri: "/proxies",
@@ -33,29 +35,28 @@ struct ToxiproxyAPITests {
         try await Self.withAPI { api, echo in
             let created = await Self.createProxy(api, echo)
             #expect(created.status == 201)
-            let proxy = Self.object(created)
-            #expect(proxy["name"] as? String == "db")
-            #expect(proxy["enabled"] as? Bool == true)
-            let listen = try Endpoint(parsing: proxy["listen"] as? String ?? "")
+            let proxy = try #require(Self.proxy(created))
+            #expect(proxy.name == "db")
+            #expect(proxy.enabled)
+            let listen = try Endpoint(parsing: proxy.listen)
             #expect(listen.port != 0)
-            #expect((proxy["toxics"] as? [Any])?.isEmpty == true)
+            #expect(proxy.toxics.isEmpty)
 
             let again = await Self.createProxy(api, echo)
             #expect(again.status == 409)
-            #expect(Self.object(again)["error"] as? String == "proxy already exists")
-            #expect(Self.object(again)["status"] as? Int == 409)
+            #expect(Self.error(again) == ErrorJSON(APIError(409, "proxy already exists")))
 
             let list = await api.handle(APIRequest(method: "GET", uri: "/proxies"))
             #expect(list.status == 200)
-            #expect((Self.object(list)["db"] as? [String: Any])?["listen"] as? String == listen.description)
+            #expect(list.decoded(as: [String: ProxyJSON].self)?["db"]?.listen == listen.description)
 
             let missing = await api.handle(APIRequest(method: "GET", uri: "/proxies/nope"))
             #expect(missing.status == 404)
-            #expect(Self.object(missing)["error"] as? String == "proxy not found")
+            #expect(Self.error(missing)?.error == "proxy not found")
 
             let disabled = await api.handle(APIRequest(method: "POST", uri: "/proxies/db", json: #"{"enabled":false}"#))
             #expect(disabled.status == 200)
-            #expect(Self.object(disabled)["enabled"] as? Bool == false)
+            #expect(Self.proxy(disabled)?.enabled == false)
             #expect(throws: (any Error).self) { try BlockingSocket.connect(to: listen) }
 
             let patched = await api.handle(APIRequest(method: "PATCH", uri: "/proxies/db", json: #"{"enabled":true}"#))
@@ -79,30 +80,29 @@ struct ToxiproxyAPITests {
             let created = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics",
                                                       json: #"{"type":"latency","attributes":{"latency":100}}"#))
             #expect(created.status == 200)
-            let toxic = Self.object(created)
-            #expect(toxic["name"] as? String == "latency_downstream")
-            #expect(toxic["stream"] as? String == "downstream")
-            #expect(toxic["toxicity"] as? Double == 1)
-            #expect((toxic["attributes"] as? [String: Any])?["jitter"] as? Int == 0)
+            let toxic = try #require(Self.toxic(created))
+            #expect(toxic.name == "latency_downstream")
+            #expect(toxic.stream == "downstream")
+            #expect(toxic.toxicity == 1)
+            #expect(toxic.attributes == ["latency": .number(100), "jitter": .number(0)])
+            #expect(created.text.contains(#""attributes":{"jitter":0,"latency":100}"#), "whole numbers are written as integers: \(created.text)")
 
             let twice = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: #"{"type":"latency"}"#))
             #expect(twice.status == 409)
-            #expect(Self.object(twice)["error"] as? String == "toxic already exists")
+            #expect(Self.error(twice)?.error == "toxic already exists")
 
             let updated = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics/latency_downstream",
                                                       json: #"{"attributes":{"jitter":10}}"#))
             #expect(updated.status == 200)
-            let attributes = Self.object(updated)["attributes"] as? [String: Any]
-            #expect(attributes?["latency"] as? Int == 100)
-            #expect(attributes?["jitter"] as? Int == 10)
+            #expect(Self.toxic(updated)?.attributes == ["latency": .number(100), "jitter": .number(10)])
 
             let list = await api.handle(APIRequest(method: "GET", uri: "/proxies/db/toxics"))
-            #expect((list.json as? [Any])?.count == 1)
+            #expect(list.decoded(as: [ToxicJSON].self)?.count == 1)
 
             #expect(await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db/toxics/latency_downstream")).status == 204)
             let gone = await api.handle(APIRequest(method: "GET", uri: "/proxies/db/toxics/latency_downstream"))
             #expect(gone.status == 404)
-            #expect(Self.object(gone)["error"] as? String == "toxic not found")
+            #expect(Self.error(gone)?.error == "toxic not found")
         }
     }
 
@@ -112,7 +112,7 @@ struct ToxiproxyAPITests {
         func pattern() async throws -> [Bool] {
             var slowed: [Bool] = []
             try await Self.withAPI { api, echo in
-                let listen = try Endpoint(parsing: Self.object(await Self.createProxy(api, echo))["listen"] as? String ?? "")
+                let listen = try Endpoint(parsing: Self.proxy(await Self.createProxy(api, echo))?.listen ?? "")
                 let toxic = #"{"type":"latency","toxicity":0.5,"attributes":{"latency":150}}"#
                 #expect(await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: toxic)).status == 200)
                 for _ in 0..<16 {
@@ -139,7 +139,7 @@ struct ToxiproxyAPITests {
             _ = await Self.createProxy(api, echo)
             let response = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: #"{"type":"slow_close","attributes":{"delay":100}}"#))
             #expect(response.status == 200)
-            #expect(Self.object(response)["type"] as? String == "slow_close")
+            #expect(Self.toxic(response)?.type == "slow_close")
         }
     }
 
@@ -170,8 +170,8 @@ struct ToxiproxyAPITests {
             _ = await Self.createProxy(api, echo)
             let response = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: body))
             #expect(response.status == 400)
-            #expect(Self.object(response)["status"] as? Int == 400)
-            let error = Self.object(response)["error"] as? String ?? ""
+            #expect(Self.error(response)?.status == 400)
+            let error = Self.error(response)?.error ?? ""
             #expect(error.contains(message), "\(error)")
         }
     }
@@ -187,7 +187,7 @@ struct ToxiproxyAPITests {
         try await Self.withAPI { api, _ in
             let response = await api.handle(APIRequest(method: "POST", uri: "/proxies", json: body))
             #expect(response.status == 400)
-            let error = Self.object(response)["error"] as? String ?? ""
+            let error = Self.error(response)?.error ?? ""
             #expect(error.contains(message), "\(error)")
         }
     }
@@ -205,7 +205,7 @@ struct ToxiproxyAPITests {
         #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearer wrong")])).status == 401)
         let ok = await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearer s3cret")]))
         #expect(ok.status == 200)
-        #expect(Self.object(ok)["version"] is String)
+        #expect(ok.decoded(as: VersionJSON.self) == VersionJSON(version: ToxiproxyAPI.version))
     }
 
     @Test("populate creates and keeps proxies; reset re-enables; unknown routes 404, wrong methods 405")
@@ -214,15 +214,15 @@ struct ToxiproxyAPITests {
             let body = #"[{"name":"a","listen":"127.0.0.1:0","upstream":"\#(echo.endpoint)"},{"name":"b","listen":"127.0.0.1:0","upstream":"\#(echo.endpoint)","enabled":false}]"#
             let populated = await api.handle(APIRequest(method: "POST", uri: "/populate", json: body))
             #expect(populated.status == 201)
-            #expect((Self.object(populated)["proxies"] as? [Any])?.count == 2)
+            #expect(populated.decoded(as: PopulateJSON.self)?.proxies.map(\.name) == ["a", "b"])
             let bad = await api.handle(APIRequest(method: "POST", uri: "/populate", json: #"[{"name":"c"}]"#))
             #expect(bad.status == 400)
+            #expect(Self.error(bad) == ErrorJSON(APIError(400, "missing required field: upstream"), proxies: []))
             _ = await api.handle(APIRequest(method: "POST", uri: "/proxies/a/toxics", json: #"{"type":"timeout","attributes":{"timeout":0}}"#))
             #expect(await api.handle(APIRequest(method: "POST", uri: "/reset")).status == 204)
-            let b = Self.object(await api.handle(APIRequest(method: "GET", uri: "/proxies/b")))
-            #expect(b["enabled"] as? Bool == true)
+            #expect(Self.proxy(await api.handle(APIRequest(method: "GET", uri: "/proxies/b")))?.enabled == true)
             let aToxics = await api.handle(APIRequest(method: "GET", uri: "/proxies/a/toxics"))
-            #expect((aToxics.json as? [Any])?.isEmpty == true)
+            #expect(aToxics.decoded(as: [ToxicJSON].self)?.isEmpty == true)
             #expect(await api.handle(APIRequest(method: "GET", uri: "/nothing")).status == 404)
             #expect(await api.handle(APIRequest(method: "DELETE", uri: "/version")).status == 405)
         }
@@ -231,7 +231,7 @@ struct ToxiproxyAPITests {
     @Test("/metrics counts bytes per stream, connections and faults")
     func metrics() async throws {
         try await Self.withAPI { api, echo in
-            let listen = try Endpoint(parsing: Self.object(await Self.createProxy(api, echo))["listen"] as? String ?? "")
+            let listen = try Endpoint(parsing: Self.proxy(await Self.createProxy(api, echo))?.listen ?? "")
             let socket = try BlockingSocket.connect(to: listen)
             try socket.send("hello")
             #expect(try socket.receive(exactly: 5) == Array("hello".utf8))
