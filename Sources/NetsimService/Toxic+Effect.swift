@@ -38,50 +38,23 @@ extension Toxic {
                 throw APIError.badRequest("attribute name must be a link profile: \(LinkProfile.all.map(\.name).joined(separator: ", "))")
             }
             return .link(.profile(profile.link))
-        case "limit_data":
-            guard stream == .downstream else {
-                throw APIError.badRequest("limit_data counts bytes server → client in netsim: use stream downstream")
-            }
-            return .faults(.now(.limit(bytes: Int(try count("bytes", unit: "bytes")))))
-        case "timeout":
-            let t = try milliseconds("timeout")
-            return .faults(.silenceThenClose(t == .zero ? nil : t))
-        case "reset_peer":
-            let t = try milliseconds("timeout")
-            return .faults(t == .zero ? .now(.rst) : .after(.rst, t))
-        case "slow_close":
-            return .faults(.now(.slowClose(try milliseconds("delay"))))
-        case "idle_close":
-            let t = try milliseconds("timeout")
-            guard t > .zero else { throw APIError.badRequest("attribute timeout of idle_close must be at least 1 (milliseconds)") }
-            return .faults(.now(.idleClose(t)))
-        case "stale":
-            switch attributes["close"] {
-            case .string("rst")?: return .faults(.now(.stale(.rst)))
-            case .string("fin")?: return .faults(.now(.stale(.fin)))
-            default: throw APIError.badRequest("attribute close of stale must be \"rst\" or \"fin\"")
-            }
-        case "outage", "portal":
-            return .faults(.now(try standInFault()))
         default:
-            throw APIError.badRequest("invalid toxic type: \(type)")
+            guard let mapping else { throw APIError.badRequest("invalid toxic type: \(type)") }
+            return .faults(try faultSteps(mapping) { key, unit in try count(key, unit: unit) })
         }
     }
 
     /// The fault rules to add to a running relay.
     func faultRules() -> [FaultRule] {
-        guard case .faults(let plan)? = try? effect(), toxicity > 0 else { return [] }
+        guard case .faults(let steps)? = try? effect(), toxicity > 0 else { return [] }
         let p = Probability(fraction: toxicity)
         // One rule for new and open connections alike: the relay times an `after` rule from
         // each connection's opening, or from the rule's arrival for connections already open.
-        func after(_ kind: FaultKind, _ delay: Duration) -> [FaultRule] {
-            [FaultRule(kind, trigger: .after(delay), probability: p)]
-        }
-        switch plan {
-        case .now(let kind): return [FaultRule(kind, probability: p)]
-        case .after(let kind, let delay): return after(kind, delay)
-        case .silenceThenClose(let delay):
-            return [FaultRule(.blackhole, probability: p)] + (delay.map { after(.fin, $0) } ?? [])
+        return steps.map { step in
+            switch step {
+            case .now(let kind): FaultRule(kind, probability: p)
+            case .after(let kind, let delay): FaultRule(kind, trigger: .after(delay), probability: p)
+            }
         }
     }
 

@@ -33,7 +33,7 @@ public struct Toxic: Sendable, Equatable {
     /// What the toxic does to a relay: changes the link model, or adds fault rules.
     enum Effect: Equatable {
         case link(LinkChange)
-        case faults(FaultPlan)
+        case faults([ToxicMapping.Step])
     }
 
     enum LinkChange: Equatable {
@@ -44,32 +44,10 @@ public struct Toxic: Sendable, Equatable {
         case profile(LinkConfiguration)
     }
 
-    /// Faults, built when the toxic is applied to a running relay (some depend on the time).
-    enum FaultPlan: Equatable {
-        /// In force on every connection from now on.
-        case now(FaultKind)
-        /// Acts `delay` after each connection opened, or `delay` from now on connections already open.
-        case after(FaultKind, Duration)
-        /// Toxiproxy's timeout: no data passes, and the connection closes after `delay` (never if nil).
-        case silenceThenClose(Duration?)
-    }
-
-    /// The toxic types, with their attributes and units. netsim's own types follow Toxiproxy's.
-    public static let types: [String: [String]] = [
-        "latency": ["latency", "jitter"],
-        "bandwidth": ["rate"],
-        "slicer": ["average_size", "size_variation", "delay"],
-        "limit_data": ["bytes"],
-        "timeout": ["timeout"],
-        "reset_peer": ["timeout"],
-        "slow_close": ["delay"],
-        "loss": ["percent"],
-        "stale": ["close"],
-        "idle_close": ["timeout"],
-        "profile": ["name"],
-        "outage": ["kind"],
-        "portal": ["answer", "tls"],
-    ]
+    /// The toxic types, with their attributes: the link toxics, then every fault's toxic from
+    /// the catalog.
+    public static let types: [String: [String]] = linkTypes.merging(
+        FaultCatalog.toxicTypes.map { ($0.type, $0.attributes.map(\.name)) }, uniquingKeysWith: { link, _ in link })
 
     /// A new toxic of a known type (toxicity 1, no attributes yet: ``update(toxicity:attributes:)``
     /// fills them in). The name defaults to `TYPE_STREAM`, as in Toxiproxy.
@@ -118,10 +96,14 @@ public struct Toxic: Sendable, Equatable {
     }
 
     private mutating func fillDefaults() throws {
+        if let mapping {
+            for attribute in mapping.attributes where attributes[attribute.name] == nil {
+                attributes[attribute.name] = Toxic.defaultAttribute(attribute)
+            }
+            return
+        }
         for key in Toxic.types[type] ?? [] where attributes[key] == nil {
             switch (type, key) {
-            case ("stale", "close"): attributes[key] = .string("rst")
-            case ("outage", _), ("portal", _): attributes[key] = .string(Toxic.standInDefaults[key] ?? "")
             case ("profile", "name"): throw APIError.badRequest("a profile toxic needs attributes.name, one of \(LinkProfile.all.map(\.name).joined(separator: ", "))")
             default: attributes[key] = .number(0)
             }

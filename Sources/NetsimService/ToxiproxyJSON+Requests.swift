@@ -152,9 +152,9 @@ struct ToxicRequest: Decodable, Sendable {
     private static func attribute(_ value: JSONValue, key: String, type: String) throws -> Toxic.AttributeValue {
         switch value {
         case .string(let text): return .string(text)
-        case .number(let number) where !Toxic.isStandIn(type): return .number(number)
+        case .number(let number) where Toxic.choices(type: type, key: key) == nil: return .number(number)
         default:
-            if Toxic.isStandIn(type) { throw Toxic.standInTypeError(type: type, key: key, got: value.shown) }
+            if Toxic.choices(type: type, key: key) != nil { throw Toxic.choiceTypeError(type: type, key: key, got: value.shown) }
             throw APIError.badRequest("attribute \(key) must be a number or a string")
         }
     }

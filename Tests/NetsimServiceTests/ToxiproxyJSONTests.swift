@@ -105,3 +105,31 @@ struct ToxiproxyJSONTests {
         }
     }
 }
+
+import NetsimRelay
+
+/// Every fault with a toxic in the catalog is a toxic type of the API, with its defaults.
+@Suite("Fault toxics come from the catalog")
+struct CatalogToxicTests {
+    @Test("each catalog toxic is a known type that works with its string defaults and 1 for numbers")
+    func everyCatalogToxicWorks() throws {
+        for mapping in FaultCatalog.toxicTypes {
+            #expect(Toxic.types[mapping.type] == mapping.attributes.map(\.name))
+            var toxic = try Toxic(name: nil, type: mapping.type, stream: .downstream)
+            let numbers = mapping.attributes.filter { $0.kind == .milliseconds || $0.kind == .bytes }
+            try toxic.update(toxicity: nil, attributes: Dictionary(uniqueKeysWithValues: numbers.map { ($0.name, .number(1)) }))
+            #expect(!toxic.faultRules().isEmpty, "\(mapping.type)")
+        }
+    }
+
+    @Test("stall's stream picks the stalled direction; cut's close is a choice")
+    func streamAndChoices() throws {
+        var stall = try Toxic(name: nil, type: "stall", stream: .upstream)
+        try stall.update(toxicity: nil, attributes: [:])
+        #expect(stall.faultRules().map(\.kind) == [.stall(.up)])
+        var cut = try Toxic(name: nil, type: "cut", stream: .downstream)
+        try cut.update(toxicity: nil, attributes: ["bytes": .number(10), "close": .string("rst")])
+        #expect(cut.faultRules().map(\.kind) == [.cut(bytes: 10, .rst)])
+        #expect(throws: APIError.self) { try cut.update(toxicity: nil, attributes: ["close": .string("later")]) }
+    }
+}
