@@ -37,13 +37,13 @@ let package = Package(
         // on: no I/O, no NIO, so scenarios validate and faults test without an event loop.
         .target(
             name: "NetsimFaults",
-            dependencies: ["NetsimCore", "NetsimLink", .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: ["NetsimCore", "NetsimLink", "NetsimRoutes", .product(name: "DequeModule", package: "swift-collections")]
         ),
         // The SwiftNIO relay: channel handlers that carry out what each connection's machine decides.
         .target(
             name: "NetsimRelay",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NetsimCore
 import NetsimFaults
+import NetsimRoutes
 
 /// The HTTP layer of a connection: the request parser a stand-in answers from, and the observer
 /// that logs requests and responses passing through. Both report to the machine.
@@ -45,7 +46,7 @@ extension HTTPRequestHead {
     /// What stand-ins and the log need of a request head.
     var summary: HTTPRequestSummary {
         HTTPRequestSummary(method: method.rawValue, uri: uri,
-                           headers: headers.map { HTTPRequestSummary.Header($0.name, $0.value) },
+                           headers: headers.map { HTTPHeader($0.name, $0.value) },
                            isKeepAlive: isKeepAlive)
     }
 }

@@ -100,7 +100,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var inspectingBytes = false
     var standIn: (any StandIn)?
     /// No fault, not stale, not closing: bytes take the fast path when the link allows.
-    var isPlain = true
+    var isPlain = false
 
     /// Stand-in bookkeeping: client bytes parsed so far, requests answered, answers waiting.
     var standInBytesParsed = 0

@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimRoutes
 
 /// A fault that answers HTTP requests in the server's place (`outage`, `portal`): the relay
 /// parses the client's requests, never forwards them, and answers each with what this says.
@@ -44,20 +45,11 @@ public enum StandInReply: Sendable {
 public struct HTTPRequestSummary: Sendable, Equatable {
     public var method: String
     public var uri: String
-    public var headers: [Header]
+    public var headers: [HTTPHeader]
     /// False when the request asked to close the connection (or is HTTP/1.0 without keep-alive).
     public var isKeepAlive: Bool
 
-    public struct Header: Sendable, Equatable {
-        public var name: String
-        public var value: String
-        public init(_ name: String, _ value: String) {
-            self.name = name
-            self.value = value
-        }
-    }
-
-    public init(method: String, uri: String, headers: [Header] = [], isKeepAlive: Bool = true) {
+    public init(method: String, uri: String, headers: [HTTPHeader] = [], isKeepAlive: Bool = true) {
         self.method = method
         self.uri = uri
         self.headers = headers
