@@ -32,17 +32,8 @@ public final class LoopbackServer: @unchecked Sendable {
             Glibc.close(fd)
             throw SocketFailure(errno: code)
         }
-        var bound = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
-        }
-        let boundPort = withUnsafeBytes(of: bound) { raw -> Int in
-            // sin_port and sin6_port sit at the same offset.
-            Int(UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self)))
-        }
         self.listenFD = fd
-        self.endpoint = Endpoint(host: host, port: boundPort)
+        self.endpoint = Endpoint(host: host, port: localPort(of: fd))
         self.threadPerConnection = threadPerConnection
         // The accept thread keeps the server alive until stop() makes accept(2) fail, and it
         // alone closes the listening fd: closed elsewhere, the number could be reused by the next

@@ -16,6 +16,8 @@ final class ConnectionPair: @unchecked Sendable {
     let id: ConnectionID
     let eventLoop: any EventLoop
     let relay: Relay
+    /// How this connection reaches upstream (the relay's, or one given to ``Relay/adopt(_:connector:)``).
+    let connector: any UpstreamConnector
     let client: LegHandler
     var upstream: LegHandler?
     var machine: ConnectionMachine<ByteBuffer>
@@ -38,9 +40,10 @@ final class ConnectionPair: @unchecked Sendable {
         return parser
     }
 
-    init(id: ConnectionID, relay: Relay, eventLoop: any EventLoop, link: LinkConfiguration) {
+    init(id: ConnectionID, relay: Relay, eventLoop: any EventLoop, link: LinkConfiguration, connector: any UpstreamConnector) {
         self.id = id
         self.relay = relay
+        self.connector = connector
         self.eventLoop = eventLoop
         self.client = LegHandler(leg: .client)
         self.machine = ConnectionMachine(
@@ -163,7 +166,7 @@ final class ConnectionPair: @unchecked Sendable {
         let handler = LegHandler(leg: .upstream)
         handler.pair = self
         let started = now
-        relay.connector.connect(for: id, on: eventLoop, timeout: relay.configuration.connectTimeout) { channel in
+        connector.connect(for: id, on: eventLoop, timeout: relay.configuration.connectTimeout) { channel in
             channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) }
         }.whenComplete { [self] result in
             switch result {
@@ -171,7 +174,7 @@ final class ConnectionPair: @unchecked Sendable {
                 let now = self.now
                 var wanted = false
                 upstream = handler
-                run { wanted = $0.upstreamConnected(after: now - started, upstreamName: relay.connector.name, now: now) }
+                run { wanted = $0.upstreamConnected(after: now - started, upstreamName: connector.name, now: now) }
                 if wanted {
                     tapOpened(.upstream)
                 } else {

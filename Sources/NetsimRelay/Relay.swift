@@ -114,18 +114,28 @@ public final class Relay: @unchecked Sendable {
         startedAt = clock.now()
     }
 
-    /// Takes over a connection accepted elsewhere (on its own event loop): from here on it is a
-    /// relay connection like those from the listener, with the link, faults and log. The channel
-    /// should allow remote half-closure, as the relay's own accepted channels do.
-    public func adopt(_ channel: any Channel) -> EventLoopFuture<Void> {
-        channel.eventLoop.submit { [self] in
-            try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop).client)
-        }
+    /// Takes over a connection accepted elsewhere: from here on it is a relay connection like
+    /// those from the listener, with the link, faults and log. The channel should allow remote
+    /// half-closure, as the relay's own accepted channels do, and its reads are the relay's from
+    /// now on. `connector` reaches upstream for this connection alone (a channel the caller
+    /// already connected, say); by default the relay's. Done at once when called on the
+    /// channel's event loop.
+    @discardableResult
+    public func adopt(_ channel: any Channel, connector: (any UpstreamConnector)? = nil) -> EventLoopFuture<Void> {
+        let loop = channel.eventLoop
+        guard loop.inEventLoop else { return loop.submit { [self] in try adoptNow(channel, connector: connector) } }
+        return loop.makeCompletedFuture(Result { try adoptNow(channel, connector: connector) })
     }
 
-    private func makePair(on eventLoop: any EventLoop) -> ConnectionPair {
+    /// ``adopt(_:connector:)`` from the channel's own event loop: done when this returns.
+    public func adoptNow(_ channel: any Channel, connector: (any UpstreamConnector)? = nil) throws {
+        channel.eventLoop.preconditionInEventLoop()
+        try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop, connector: connector).client)
+    }
+
+    private func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil) -> ConnectionPair {
         let id = allocateConnectionID()
-        return ConnectionPair(id: id, relay: self, eventLoop: eventLoop, link: link(for: id))
+        return ConnectionPair(id: id, relay: self, eventLoop: eventLoop, link: link(for: id), connector: connector ?? self.connector)
     }
 
     /// The address clients connect to, once started.

@@ -41,11 +41,49 @@ public struct AddressConnector: UpstreamConnector {
 extension Relay {
     /// The options every relay leg gets: half-closure kept (a FIN is forwarded, not a close),
     /// no Nagle delay, large adaptive reads, a few reads per readiness event.
-    static func legOptions(_ bootstrap: ClientBootstrap) -> ClientBootstrap {
+    public static func legOptions(_ bootstrap: ClientBootstrap) -> ClientBootstrap {
         bootstrap
             .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.recvAllocator, value: Relay.receiveAllocator)
             .channelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
+    }
+}
+
+/// Resolves and connects a host name for each connection, only when the connection asks (the
+/// forward proxy: a relay whose stand-in answers never resolves or connects anything).
+public struct HostConnector: UpstreamConnector {
+    public let destination: Endpoint
+    public var name: String { destination.description }
+
+    public init(_ destination: Endpoint) { self.destination = destination }
+
+    public func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
+                        initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+        Relay.legOptions(ClientBootstrap(group: eventLoop))
+            .connectTimeout(.nanoseconds(timeout.nanoseconds))
+            .channelInitializer(initializer)
+            .connect(host: destination.host, port: destination.port)
+    }
+}
+
+/// Hands over a channel the caller has already connected (with `autoRead` off, so nothing is
+/// read before the relay's handler is in place): the forward proxy connects first, to answer
+/// `502` itself when the destination cannot be reached.
+public struct ConnectedUpstream: UpstreamConnector {
+    public let channel: any Channel
+    public let name: String
+
+    public init(_ channel: any Channel, name: String) {
+        self.channel = channel
+        self.name = name
+    }
+
+    public func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
+                        initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+        let channel = self.channel
+        return initializer(channel).flatMap {
+            channel.setOption(ChannelOptions.autoRead, value: true)
+        }.map { channel }
     }
 }

@@ -6,17 +6,22 @@ import NetsimLink
 import NetsimRelay
 
 /// An HTTP forward proxy (`netsim proxy`): absolute-form requests (`GET http://host/path`) and
-/// CONNECT tunnels. Each destination gets a netsim ``Relay`` on loopback; a client's connection is
-/// joined to a connection through that relay, so the link model and faults act per connection.
-/// CONNECT tunnels are carried byte for byte, never decrypted.
+/// CONNECT tunnels. Each destination gets a netsim ``Relay`` without a listener; once a client's
+/// request head is read, its connection is adopted by that relay (``Relay/adopt(_:connector:)``),
+/// so the link model and faults act per connection and a proxied connection holds exactly two
+/// sockets: the client's and the one to the destination. CONNECT tunnels are carried byte for
+/// byte, never decrypted.
 ///
 /// Plain HTTP requests are sent with `Connection: close`: one request per client connection,
 /// so a keep-alive connection can never carry a request to a second host through the first's relay.
 ///
+/// Without a stand-in fault the proxy connects the destination first, so that an unreachable one
+/// gets `502 Bad Gateway`, then hands the connected channel to the relay (``ConnectedUpstream``).
 /// With an `outage` or `portal` fault among the faults, the proxy never resolves or connects a
 /// destination itself: the relay answers plain HTTP (and a portal breaks TLS in CONNECT tunnels)
 /// without any upstream, and the destination is resolved and connected only when the relay
-/// connects upstream — when no stand-in answers for the connection (see ``UpstreamDialer``).
+/// connects upstream — when no stand-in answers for the connection (``HostConnector``); an
+/// unreachable destination then resets the client, as a refused connect does.
 public final class ForwardProxy: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var listen: Endpoint
@@ -42,13 +47,7 @@ public final class ForwardProxy: @unchecked Sendable {
     let group: MultiThreadedEventLoopGroup
     private let lock = NIOLock()
     private var listener: (any Channel)?
-    private var relays: [Endpoint: Task<Route, any Error>] = [:]
-
-    /// A destination's relay, and the dialer behind it when the relay's upstream is one.
-    struct Route {
-        var relay: Relay
-        var dialer: UpstreamDialer?
-    }
+    private var relays: [Endpoint: Task<Relay, any Error>] = [:]
 
     /// True when a fault may answer in the destination's place (`outage`, `portal`): then a
     /// destination is resolved and connected only when its relay connects upstream.
@@ -80,7 +79,7 @@ public final class ForwardProxy: @unchecked Sendable {
     }
 
     public func stop() async {
-        let (channel, tasks) = lock.withLock { () -> ((any Channel)?, [Task<Route, any Error>]) in
+        let (channel, tasks) = lock.withLock { () -> ((any Channel)?, [Task<Relay, any Error>]) in
             defer {
                 listener = nil
                 relays.removeAll()
@@ -89,10 +88,7 @@ public final class ForwardProxy: @unchecked Sendable {
         }
         try? await channel?.close()
         for task in tasks {
-            if let route = try? await task.value {
-                await route.relay.stop()
-                await route.dialer?.stop()
-            }
+            if let relay = try? await task.value { await relay.stop() }
         }
         try? await group.shutdownGracefully()
     }
@@ -102,34 +98,29 @@ public final class ForwardProxy: @unchecked Sendable {
         return (AddressRange.loopback + configuration.allow).contains { $0.contains(address) }
     }
 
-    /// The relay to `destination`, started on first use. Its upstream is the destination itself
-    /// (resolved as the relay starts), or a dialer when a stand-in fault may answer for it.
+    /// The relay to `destination`, started on first use. It has no listener (connections are
+    /// adopted) and reaches the destination by name, per connection.
     func relay(to destination: Endpoint) async throws -> Relay {
-        let task = lock.withLock { () -> Task<Route, any Error> in
+        let task = lock.withLock { () -> Task<Relay, any Error> in
             if let existing = relays[destination] { return existing }
             let task = Task { [self] in
-                var dialer: UpstreamDialer?
-                if mayStandIn { dialer = UpstreamDialer(destination: destination, group: group) }
-                let upstream = try await dialer?.start() ?? destination
                 let relay = Relay(
                     configuration: RelayConfiguration(
-                        listen: Endpoint(host: "127.0.0.1", port: 0), upstream: upstream,
-                        link: configuration.link, faults: configuration.faults, seed: configuration.seed),
-                    eventLog: eventLog, group: group)
+                        upstream: destination, link: configuration.link, faults: configuration.faults, seed: configuration.seed),
+                    eventLog: eventLog, group: group, connector: HostConnector(destination))
                 do {
-                    try await relay.start()
+                    try await relay.startWithoutListener()
                 } catch {
                     await relay.stop()
-                    await dialer?.stop()
                     throw error
                 }
-                return Route(relay: relay, dialer: dialer)
+                return relay
             }
             relays[destination] = task
             return task
         }
         do {
-            return try await task.value.relay
+            return try await task.value
         } catch {
             lock.withLock { _ = relays.removeValue(forKey: destination) }
             throw error
@@ -140,6 +131,7 @@ public final class ForwardProxy: @unchecked Sendable {
 /// Reads one request head from a client, then joins it to the destination through its relay.
 final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     static let maximumHead = 64 * 1024
@@ -213,35 +205,38 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let proxy = self.proxy
         _ = channel.setOption(ChannelOptions.autoRead, value: false)
         let relayFuture = channel.eventLoop.makeFutureWithTask { try await proxy.relay(to: destination) }
-        let connected = relayFuture.flatMap { relay -> EventLoopFuture<any Channel> in
-            ClientBootstrap(group: channel.eventLoop)
-                .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-                .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
-                .connect(host: "127.0.0.1", port: relay.endpoint?.port ?? 0)
-        }
+        // Without a stand-in, connect first: an unreachable destination gets a 502 from the proxy.
+        let upstream: EventLoopFuture<(any Channel)?> = proxy.mayStandIn
+            ? channel.eventLoop.makeSucceededFuture(nil)
+            : Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
+                .channelOption(ChannelOptions.autoRead, value: false)
+                .connect(host: destination.host, port: destination.port).map { Optional($0) }
         let bound = NIOLoopBound((self, context), eventLoop: channel.eventLoop)
         let firstBytes = first
-        connected.assumeIsolated().whenComplete { result in
+        relayFuture.and(upstream).assumeIsolated().whenComplete { result in
             let (handler, context) = bound.value
             switch result {
             case .failure(let error):
                 handler.reply(context, "502 Bad Gateway", "netsim proxy: cannot reach \(destination): \(error)\n")
-            case .success(let outbound):
+            case .success(let (relay, outbound)):
                 if isConnect {
                     context.writeAndFlush(handler.wrapOutboundOut(context.channel.allocator.buffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
                 }
-                if firstBytes.readableBytes > 0 { outbound.writeAndFlush(firstBytes, promise: nil) }
-                // Both channels are on this event loop (the connect used it).
-                let (local, remote) = GlueHandler.matchedPair()
+                if let outbound {
+                    // Once the client's connection is gone, the destination's has no use.
+                    context.channel.closeFuture.whenComplete { _ in outbound.close(promise: nil) }
+                }
+                let connector = outbound.map { ConnectedUpstream($0, name: destination.description) }
                 do {
-                    try context.pipeline.syncOperations.addHandler(local)
-                    try outbound.pipeline.syncOperations.addHandler(remote)
-                    context.pipeline.syncOperations.removeHandler(handler, promise: nil)
+                    try relay.adoptNow(context.channel, connector: connector)
                 } catch {
                     context.close(promise: nil)
-                    outbound.close(promise: nil)
                     return
                 }
+                // The bytes read with the head are the connection's first; then the relay reads.
+                if firstBytes.readableBytes > 0 { context.fireChannelRead(handler.wrapInboundOut(firstBytes)) }
+                context.fireChannelReadComplete()
+                context.pipeline.syncOperations.removeHandler(handler, promise: nil)
                 _ = context.channel.setOption(ChannelOptions.autoRead, value: true)
             }
         }

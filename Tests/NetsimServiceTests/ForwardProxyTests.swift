@@ -59,6 +59,31 @@ struct ForwardProxyTests {
         #expect(seconds >= 0.19 && seconds < 10, "round trip took \(seconds) s")
     }
 
+    @Test("a proxied connection holds two sockets: the relay adopts the client's own and listens on nothing")
+    func twoSocketsPerConnection() async throws {
+        let lines = RequestLines()
+        let server = try Self.httpServer(recording: lines)
+        let proxy = ForwardProxy(configuration: .init(), threads: 1)
+        let bound = try await proxy.start()
+        let clientPort = try? await offload { () -> Int in
+            let socket = try BlockingSocket.connect(to: bound)
+            try socket.send("GET http://\(server.endpoint)/ HTTP/1.1\r\nHost: \(server.endpoint)\r\n\r\n")
+            _ = try socket.receiveToEnd(timeout: .seconds(10))
+            defer { socket.close() }
+            return socket.localPort
+        }
+        let relay = try await proxy.relay(to: server.endpoint)
+        let opened = relay.eventLog.events.compactMap { event -> String? in
+            if case .opened(let client) = event.kind { "\(client)" } else { nil }
+        }
+        await proxy.stop()
+        server.stop()
+        let port = try #require(clientPort)
+        #expect(relay.endpoint == nil, "the destination's relay has no listener of its own")
+        #expect(opened.count == 1)
+        #expect(opened.first?.hasSuffix(":\(port)") == true, "the relay's client leg is the client's socket (\(opened), client port \(port))")
+    }
+
     @Test("a CONNECT tunnel carries bytes both ways with the latency")
     func connectTunnel() async throws {
         let echo = try LoopbackServer.echo()
