@@ -126,18 +126,20 @@ struct ToxiproxyAPITests {
                 let relay = try #require(await api.relay(ofProxy: "db"))
                 // Connections are numbered from 1 in accept order, and these open one at a time.
                 slowed = (1...16).map { relay.link(for: ConnectionID(UInt64($0))).down.latency == .milliseconds(150) }
-                var fastest: Duration = .seconds(60)
+                var fastest = (slowed: Duration.seconds(60), leftAlone: Duration.seconds(60))
                 for isSlowed in slowed {
                     let start = ContinuousClock.now
                     _ = try await Self.echo("x", through: listen)
                     let roundTrip = ContinuousClock.now - start
                     if isSlowed {
                         #expect(roundTrip >= .milliseconds(149), "a slowed connection took \(roundTrip)")
+                        fastest.slowed = min(fastest.slowed, roundTrip)
                     } else {
-                        fastest = min(fastest, roundTrip)
+                        fastest.leftAlone = min(fastest.leftAlone, roundTrip)
                     }
                 }
-                #expect(fastest < .milliseconds(149), "the connections left alone are not slowed")
+                // Compared with each other, not with a bound: a loaded machine stretches both.
+                #expect(fastest.leftAlone + .milliseconds(100) < fastest.slowed, "the connections left alone are not slowed: \(fastest)")
             }
             return slowed
         }
