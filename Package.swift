@@ -104,7 +104,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // Blocking loopback sockets and servers: what a plain client sees, for tests, bench and demo.
+        // Blocking loopback sockets and servers: what a plain client sees, for tests, bench and demo;
+        // and for tests, waiting on events and child processes without sleeping or blocking a task.
         .target(name: "NetsimLoopback", dependencies: ["NetsimCore"]),
         // The command-line tool: flag parsing and printing only.
         .executableTarget(

@@ -14,6 +14,7 @@ extension ToxiproxyAPI {
         let upstream = try parseEndpoint(entry.upstream, field: "upstream")
         let log = EventLog(retention: 0)
         log.addSink(entry.metrics)
+        if let eventSink { log.addSink(eventSink) }
         let relay = Relay(
             configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics)),
             eventLog: log, group: group)

@@ -40,14 +40,20 @@ public final class ToxiproxyAPI: @unchecked Sendable {
     }
 
     public let access: APIAccess
+    /// Sees every proxy's relay events (all proxies together) besides the metrics.
+    let eventSink: (any EventSink)?
     let group: MultiThreadedEventLoopGroup
     private let gate = SerialGate()
     // Touched only while holding `gate`.
     var proxies: [String: ProxyEntry] = [:]
     private var order: [String] = []
 
-    public init(access: APIAccess = APIAccess(), threads: Int = System.coreCount) {
+    /// - Parameters:
+    ///   - eventSink: also receives the events of every proxy's relay, as they happen (a test
+    ///     waits on it for a connection to close instead of polling `/metrics`).
+    public init(access: APIAccess = APIAccess(), threads: Int = System.coreCount, eventSink: (any EventSink)? = nil) {
         self.access = access
+        self.eventSink = eventSink
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
     }
 
@@ -150,6 +156,15 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         default:
             throw APIError(404, "not found: \(path)")
         }
+    }
+
+    /// The relay behind proxy `name` while it is enabled (tests ask it which link a connection
+    /// gets rather than timing bytes).
+    func relay(ofProxy name: String) async -> Relay? {
+        await gate.enter()
+        let relay = proxies[name]?.relay
+        await gate.leave()
+        return relay
     }
 
     private func proxy(_ name: String) throws -> ProxyEntry {

@@ -60,10 +60,8 @@ struct CheckCommandTests {
 
     // MARK: The process
 
-    /// On a thread of its own: a test waiting for a process must not hold one of Swift
-    /// concurrency's few threads, or other tests' timers stall behind it.
     static func run(_ arguments: [String]) async throws -> NetsimProcess.Result {
-        try await offload { try NetsimProcess.run(["check"] + arguments) }
+        try await NetsimProcess.run(["check"] + arguments)
     }
 
     @Test

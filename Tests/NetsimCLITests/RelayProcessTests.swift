@@ -8,43 +8,18 @@ import Testing
 @Suite("netsim relay, the process", .serialized)
 struct RelayProcessTests {
 
-    final class Running: @unchecked Sendable {
-        let process = Process()
-        let stderr = Pipe()
+    /// Starts `netsim ARGUMENTS`.
+    static func start(_ arguments: [String]) throws -> WatchedProcess {
+        try WatchedProcess(NetsimProcess.executable, arguments)
+    }
 
-        init(_ arguments: [String]) throws {
-            process.executableURL = NetsimProcess.executable
-            process.arguments = arguments
-            process.standardError = stderr
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-        }
-
-        /// Reads stderr until the status line `netsim relay: HOST:PORT → …` and returns the port.
-        func boundPort() throws -> Int {
-            var text = ""
-            let handle = stderr.fileHandleForReading
-            while !text.contains(" → ") || !text.contains("\n") {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                text += String(decoding: data, as: UTF8.self)
-            }
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("netsim relay: ") }),
-                  let address = line.dropFirst("netsim relay: ".count).split(separator: " ").first,
-                  let port = Int(address.split(separator: ":").last ?? "")
-            else { throw SocketFailure.other(errno: EINVAL) }
-            return port
-        }
-
-        func waitForExit(timeout: Double = 10) -> Int32? {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning {
-                process.terminate()
-                return nil
-            }
-            return process.terminationStatus
-        }
+    /// The port from the status line `netsim relay: HOST:PORT → …` on stderr, once printed.
+    static func boundPort(_ relay: WatchedProcess) async throws -> Int {
+        let line = try await relay.line(.error, within: .seconds(10)) { $0.hasPrefix("netsim relay: ") && $0.contains(" → ") }
+        guard let address = line.dropFirst("netsim relay: ".count).split(separator: " ").first,
+              let port = Int(address.split(separator: ":").last ?? "")
+        else { throw SocketFailure.other(errno: EINVAL) }
+        return port
     }
 
     @Test func relaysWithLatencyAndWritesTheEventLog() async throws {
@@ -52,22 +27,24 @@ struct RelayProcessTests {
         defer { server.stop() }
         let events = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-events-\(UUID()).jsonl")
         defer { try? FileManager.default.removeItem(at: events) }
-        let relay = try Running([
+        let relay = try Self.start([
             "relay", "--upstream", server.endpoint.description, "--latency", "20ms",
-            "--events", events.path, "--duration", "2s",
+            "--events", events.path, "--duration", "60s",
         ])
-        let (rtt, status) = try await offload { () -> (Double, Int32?) in
-            let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: try relay.boundPort()))
+        let port = try await Self.boundPort(relay)
+        let rtt = try await offload { () -> Double in
+            let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
             let start = Date()
             try socket.send("hello")
             _ = try socket.receive(exactly: 5)
             let rtt = Date().timeIntervalSince(start)
             socket.shutdownWrite()
             _ = try socket.receiveToEnd()
-            return (rtt, relay.waitForExit())
+            return rtt
         }
         #expect(rtt >= 0.04, "20 ms each way, was \(rtt)")
-        #expect(status == 0)
+        relay.terminate()  // SIGTERM: the relay closes what is open and writes the rest of the log
+        #expect(await relay.exit(within: .seconds(10)) == 0)
         let lines = try String(contentsOf: events, encoding: .utf8).split(separator: "\n")
         let names = try lines.map { line -> String in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -78,23 +55,23 @@ struct RelayProcessTests {
     }
 
     @Test func stopsCleanlyOnSIGTERM() async throws {
-        let relay = try Running(["relay", "--upstream", "127.0.0.1:9"])
-        let status = try await offload { () -> Int32? in
-            _ = try relay.boundPort()
-            relay.process.terminate()  // SIGTERM
-            return relay.waitForExit(timeout: 5)
-        }
-        #expect(status == 0)
+        let relay = try Self.start(["relay", "--upstream", "127.0.0.1:9"])
+        _ = try await Self.boundPort(relay)
+        relay.terminate()  // SIGTERM
+        #expect(await relay.exit(within: .seconds(5)) == 0)
+    }
+
+    @Test func stopsByItselfAfterTheDuration() async throws {
+        let result = try await Self.start(["relay", "--upstream", "127.0.0.1:9", "--duration", "1s"]).result(within: .seconds(10))
+        #expect(result.status == 0)
+        #expect(result.standardError.contains("stopping after 1s"), "\(result.standardError)")
+        #expect(result.standardError.hasSuffix("netsim relay: stopped\n"), "\(result.standardError)")
     }
 
     @Test func aBadFlagExitsWithAUsageError() async throws {
-        let relay = try Running(["relay", "--upstream", "127.0.0.1:9", "--loss", "2"])
-        let (status, text) = try await offload { () -> (Int32?, String) in
-            let status = relay.waitForExit(timeout: 10)
-            return (status, String(decoding: relay.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-        }
-        #expect(status == 64)
-        #expect(text.contains("'2' is not a percentage; write it as a percentage from 0% to 100%: 2%, 0.5%, 100%"))
+        let result = try await Self.start(["relay", "--upstream", "127.0.0.1:9", "--loss", "2"]).result(within: .seconds(10))
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("'2' is not a percentage; write it as a percentage from 0% to 100%: 2%, 0.5%, 100%"))
     }
 
     @Test func onlyNonLoopbackListenersWarn() {

@@ -12,10 +12,8 @@ struct ScenarioCommandTests {
 
     /// Runs netsim in the repository root and returns (status, stdout, stderr).
     static func netsim(_ arguments: [String]) async throws -> (Int32, String, String) {
-        try await offload {
-            let result = try NetsimProcess.run(arguments)
-            return (result.status, result.stdout, result.stderr)
-        }
+        let result = try await NetsimProcess.run(arguments)
+        return (result.status, result.stdout, result.stderr)
     }
 
     static func temporary(_ name: String) -> String {

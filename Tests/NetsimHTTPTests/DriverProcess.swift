@@ -1,60 +1,27 @@
 import Foundation
+import NetsimLoopback
 
 /// An exec driver run as a child process: JSON lines in on stdin, JSON lines out on stdout,
-/// stderr collected as its log. Bounded: every wait has a timeout, and `finish` kills a driver
+/// stderr collected as its log. Bounded: every wait has a deadline, and `finish` stops a driver
 /// that does not exit.
 final class DriverProcess: @unchecked Sendable {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
-    private let lock = NSLock()
-    private var pending = Data()
-    private var lines: [String] = []
-    private var errorText = Data()
+    private let child: WatchedProcess
 
     init(executable: String, arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        output.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            lock.withLock {
-                pending.append(data)
-                while let newline = pending.firstIndex(of: 0x0A) {
-                    lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending = Data(pending[(newline + 1)...])
-                }
-            }
-        }
-        errors.fileHandleForReading.readabilityHandler = { [self] handle in
-            let data = handle.availableData
-            lock.withLock { errorText.append(data) }
-        }
-        try process.run()
+        child = try WatchedProcess(URL(fileURLWithPath: executable), arguments, standardInput: true)
     }
 
     /// Everything the driver wrote to stderr so far.
-    var log: String { lock.withLock { String(decoding: errorText, as: UTF8.self) } }
+    var log: String { child.text(.error) }
 
     func send(_ object: [String: Any]) throws {
-        var data = try JSONSerialization.data(withJSONObject: object)
-        data.append(0x0A)
-        try input.fileHandleForWriting.write(contentsOf: data)
+        try child.write(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self) + "\n")
     }
 
     /// The next line from stdout, parsed; nil if none came within `timeout`.
     func nextObject(timeout: Duration = .seconds(30)) async -> [String: Any]? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let line = lock.withLock({ lines.isEmpty ? nil : lines.removeFirst() }) {
-                return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-            }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return nil
+        guard let line = await child.nextLine(within: timeout) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
     }
 
     /// The next `count` answers (lines with an `id`), by id; fewer if one takes over `timeout`.
@@ -66,20 +33,10 @@ final class DriverProcess: @unchecked Sendable {
         return result
     }
 
-    /// Closes stdin and waits for the exit; returns the exit status (nil if it had to be killed).
+    /// Closes stdin and waits for the exit; returns the exit status (nil if it had to be stopped).
     func finish(timeout: Duration = .seconds(10)) async -> Int32? {
-        try? input.fileHandleForWriting.close()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        if process.isRunning {
-            process.terminate()
-            return nil
-        }
-        output.fileHandleForReading.readabilityHandler = nil
-        errors.fileHandleForReading.readabilityHandler = nil
-        return process.terminationStatus
+        child.closeInput()
+        return await child.exit(within: timeout)
     }
 }
 

@@ -130,7 +130,8 @@ func withServer<T>(
     }
 }
 
-/// Polls until `condition` holds or `timeout` passes.
+/// Polls until `condition` holds or `timeout` passes: only for what nothing announces (the
+/// built-in server reports no event when a request arrives or a connection ends).
 func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

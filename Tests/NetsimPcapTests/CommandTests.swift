@@ -53,7 +53,6 @@ struct CommandTests {
 
     @Test func replayServesUntilStoppedAndExitsCleanly() async throws {
         let (process, port) = try await startAnnouncing(["replay", fixture("zeek-http-get.pcap"), "--duration", "30s"], until: "serving", line: "netsim replay: ")
-        defer { if process.isRunning { process.terminate() } }
         let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-get.pcap")))
         let answer = try await offload {
             let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
@@ -63,9 +62,7 @@ struct CommandTests {
         }
         #expect(answer == plan.exchanges[0].response)
         process.terminate()  // SIGTERM: a graceful stop
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(process.terminationStatus == 0)
+        #expect(await process.exit(within: .seconds(10)) == 0)
     }
 
     @Test func relayPcapRecordsBothLegs() async throws {
@@ -73,8 +70,9 @@ struct CommandTests {
         defer { server.stop() }
         let path = temporaryPath("relay.pcap")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let (process, port) = try await startAnnouncing(["relay", "--upstream", server.endpoint.description, "--pcap", path, "--duration", "30s"], until: "recording:", line: "netsim relay: ")
-        defer { if process.isRunning { process.terminate() } }
+        let (process, port) = try await startAnnouncing(
+            ["relay", "--upstream", server.endpoint.description, "--pcap", path, "--events", "-", "--duration", "30s"],
+            until: "recording:", line: "netsim relay: ")
         try await offload {
             let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
             try socket.send("through the relay")
@@ -83,10 +81,10 @@ struct CommandTests {
             _ = try socket.receiveToEnd()
             socket.close()
         }
-        try await Task.sleep(for: .milliseconds(300))  // the relay sees both FINs
+        // The relay has seen both FINs once it reports the connection closed (--events -).
+        _ = try await process.line(.output, within: .seconds(10)) { $0.contains(#""event":"closed""#) }
         process.terminate()  // SIGTERM: the relay stops and closes the capture
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(await process.exit(within: .seconds(10)) == 0)
         let capture = try Capture.load(path: path)
         #expect(capture.flows.count == 2)
         #expect(capture.flows.allSatisfy { String(decoding: $0.request.bytes, as: UTF8.self) == "through the relay" })
@@ -120,25 +118,11 @@ struct CommandTests {
     }
 }
 
-/// Starts netsim, reads its stderr until `marker`, and returns the process with the port from the
-/// status line starting with `prefix` (`netsim relay: 127.0.0.1:PORT → …`).
-private func startAnnouncing(_ arguments: [String], until marker: String, line prefix: String) async throws -> (Process, Int) {
-    let process = Process()
-    process.executableURL = netsimExecutable()
-    process.arguments = arguments
-    let stderr = Pipe()
-    process.standardError = stderr
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    let port: Int = try await offload {
-        var text = ""
-        while !text.contains(marker) {
-            let data = stderr.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-        }
-        let line = text.split(separator: "\n").first { $0.hasPrefix(prefix) } ?? ""
-        return Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") ?? 0
-    }
-    return (process, port)
+/// Starts netsim, waits for a stderr line containing `marker`, and returns the process with the
+/// port from the status line starting with `prefix` (`netsim relay: 127.0.0.1:PORT → …`).
+private func startAnnouncing(_ arguments: [String], until marker: String, line prefix: String) async throws -> (WatchedProcess, Int) {
+    let process = try WatchedProcess(netsimExecutable(), arguments)
+    _ = try await process.line(.error, within: .seconds(10)) { $0.contains(marker) }
+    let line = try await process.line(.error, within: .seconds(10)) { $0.hasPrefix(prefix) }
+    return (process, Int(line.split(separator: " ")[2].split(separator: ":").last ?? "") ?? 0)
 }

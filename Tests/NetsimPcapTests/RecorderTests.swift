@@ -10,15 +10,17 @@ import Testing
 /// Recording a relay: both legs as real-looking TCP, read back with libpcap and with tshark.
 @Suite("pcap recording")
 struct RecorderTests {
-    /// Relays through a recording relay, runs `client` against it, waits until every relayed
-    /// connection has ended, and returns the capture file.
+    /// Relays through a recording relay, runs `client` against it, waits until the relay has
+    /// closed `connections` connections, and returns the capture file.
     static func record(
         link: LinkConfiguration = .unimpaired, upstream: Endpoint, connections: Int = 1,
         _ client: @escaping @Sendable (Endpoint) throws -> Void
     ) async throws -> String {
         let path = temporaryPath("recording.pcap")
         let recorder = try PcapRecorder(path: path)
-        let relay = Relay(configuration: RelayConfiguration(upstream: upstream, link: link), tap: recorder)
+        let log = EventLog()
+        let events = EventWaiter(log: log)
+        let relay = Relay(configuration: RelayConfiguration(upstream: upstream, link: link), eventLog: log, tap: recorder)
         let endpoint = try await relay.start()
         do {
             try await offload { try client(endpoint) }
@@ -27,10 +29,8 @@ struct RecorderTests {
             recorder.close()
             throw error
         }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while relay.openConnectionCount > 0 || recorder.packetCount == 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        let ended = await events.count(connections) { if case .closed = $0.kind { true } else { false } }
+        #expect(ended, "\(connections) relayed connection(s) closed")
         await relay.stop()
         recorder.close()
         return path
@@ -157,7 +157,7 @@ struct RecorderTests {
     @Test func concurrentConnectionsFromSeveralEventLoopsEachGetTwoConversations() async throws {
         let server = try LoopbackServer.echo()
         defer { server.stop() }
-        let path = try await Self.record(upstream: server.endpoint) { endpoint in
+        let path = try await Self.record(upstream: server.endpoint, connections: 6) { endpoint in
             let group = DispatchGroup()
             let failures = NSLock()
             nonisolated(unsafe) var failed = 0

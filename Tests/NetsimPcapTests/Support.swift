@@ -40,27 +40,12 @@ enum Tshark {
         return nil
     }()
 
-    /// Runs tshark and returns its standard output. On a thread of its own: a test waiting for
-    /// tshark must not hold one of Swift concurrency's few threads (2 on a 2-core machine), or
-    /// every other test's timers stall behind it.
+    /// Runs tshark and returns its standard output.
     static func run(_ arguments: [String]) async throws -> String {
-        try await offload { try runBlocking(arguments) }
-    }
-
-    private static func runBlocking(_ arguments: [String]) throws -> String {
         guard let executable else {
             throw ToolMissing(description: "tshark is not installed; run ci/setup (it installs the tshark package) — these tests compare netsim with tshark")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        return try await WatchedProcess(URL(fileURLWithPath: executable), arguments).result(within: .seconds(60)).standardOutput
     }
 
     /// `-T fields` output: one array of fields per packet.
@@ -105,25 +90,9 @@ func netsimExecutable() -> URL {
 }
 
 /// Runs `netsim` in the repository root; returns (status, stdout, stderr). Bounded by `timeout`.
-func runNetsim(_ arguments: [String], timeout: Double = 60) async throws -> (Int32, String, String) {
-    try await offload {
-        let process = Process()
-        process.executableURL = netsimExecutable()
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        killer.cancel()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }
+func runNetsim(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> (Int32, String, String) {
+    let result = try await WatchedProcess(netsimExecutable(), arguments, directory: URL(fileURLWithPath: repositoryRoot)).result(within: timeout)
+    return (result.status, result.standardOutput, result.standardError)
 }
 
 /// Writes synthesized conversations to a capture, for reader and replay tests.

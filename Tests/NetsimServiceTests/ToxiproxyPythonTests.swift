@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NetsimCore
+import NetsimLoopback
 import Testing
 @testable import NetsimService
 
@@ -23,24 +24,17 @@ struct ToxiproxyPythonTests {
         }
         let server = APIServer(api: ToxiproxyAPI(threads: 1))
         let bound = try await server.start(host: "127.0.0.1", port: 0)
-        let process = Process()
-        process.executableURL = Self.python
-        process.arguments = [Self.script.path, String(bound.port)]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        // Read everything off the pipe while the script runs (bounded by a 60 s watchdog).
-        let watchdog = Task {
-            try await Task.sleep(for: .seconds(60))
-            if process.isRunning { process.terminate() }
+        let result: WatchedProcess.Result
+        do {
+            result = try await WatchedProcess(Self.python, [Self.script.path, String(bound.port)]).result(within: .seconds(60))
+        } catch {
+            await server.stop()
+            throw error
         }
-        let text = await Task.detached { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }.value
-        process.waitUntilExit()
-        watchdog.cancel()
         await server.stop()
-        #expect(process.terminationStatus == 0, "toxiproxy-python scenario failed:\n\(text)")
-        #expect(text.contains("OK: toxiproxy-python scenario passed"), "\(text)")
+        let text = result.standardOutput + result.standardError
+        #expect(result.status == 0, "toxiproxy-python scenario failed:\n\(text)")
+        #expect(result.standardOutput.contains("OK: toxiproxy-python scenario passed"), "\(text)")
     }
 
     @Test("over HTTP: browsers get 403, /metrics is Prometheus text")
