@@ -49,6 +49,7 @@ extension ConnectionMachine {
     /// client left, or a fault closed it meanwhile): the executor closes the new channel.
     public mutating func upstreamConnected(after: Int64, upstreamName: String, now: Int64) -> Bool {
         self.now = now
+        assert(upstream == .inFlight, "a connect completed that was not asked for (upstream \(upstream))")
         guard phase == .connecting, upstream == .inFlight, client.active, !discarding else {
             upstream = .none
             checkFinished()

@@ -153,6 +153,16 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
 
     // MARK: Events
 
+    /// Events from the upstream leg come only while it is connected: anything else is a bug in
+    /// the executor (debug builds stop; release builds ignore the event).
+    private func expectLeg(_ leg: Leg, _ event: StaticString) -> Bool {
+        guard leg == .client || upstream == .connected else {
+            assertionFailure("\(event) from the upstream leg while it is \(upstream)")
+            return false
+        }
+        return true
+    }
+
     /// The connection is registered: applies the faults that act on new connections, then
     /// decides the upstream connect. `faults` are the rules that target it, in the order added.
     public mutating func start(faults acceptFaults: [(FaultID, FaultKind)], now: Int64) {
@@ -164,6 +174,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// Bytes read from `leg`.
     public mutating func received(_ chunk: Chunk, from leg: Leg, now: Int64) {
         self.now = now
+        guard expectLeg(leg, "bytes") else { return }
         lastActivity = now
         let direction = leg.outgoing
         if isPlain, lane(direction).canBypass, hasLeg(.destination(direction)) {
@@ -264,6 +275,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// The peer on `leg` sent FIN.
     public mutating func inputClosed(on leg: Leg, now: Int64) {
         self.now = now
+        guard expectLeg(leg, "a FIN") else { return }
         lastActivity = now
         if phase == .finished { return }
         if discarding {
@@ -296,6 +308,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// bytes already on their way, and drop what was travelling towards the dead side.
     public mutating func peerReset(_ leg: Leg, now: Int64) {
         self.now = now
+        guard expectLeg(leg, "a reset") else { return }
         guard phase != .finished, !self.leg(leg).resetSeen else { return }
         withLeg(leg) { $0.resetSeen = true }
         // A reset after the same side's FIN is how the connection ended for the client.
@@ -317,6 +330,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// The socket of `leg` is closed.
     public mutating func legInactive(_ leg: Leg, now: Int64) {
         self.now = now
+        guard expectLeg(leg, "a close") else { return }
         let state = self.leg(leg)
         withLeg(leg) { $0.active = false }
         if !state.closedByRelay, !state.resetSeen, phase != .finished {
