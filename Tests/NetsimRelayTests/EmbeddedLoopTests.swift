@@ -1,0 +1,69 @@
+import NIOCore
+import NIOEmbedded
+import NetsimCore
+import NetsimLink
+import NetsimRelay
+import Testing
+
+/// The relay's executor on an `EmbeddedEventLoop`: both legs are `EmbeddedChannel`s, the client
+/// adopted, the upstream handed over by a connector, and time moves only when the test says.
+@Suite("The relay on an embedded event loop")
+struct EmbeddedLoopTests {
+    /// Connects a relay connection to an `EmbeddedChannel` the test holds.
+    struct EmbeddedConnector: UpstreamConnector {
+        let channel: EmbeddedChannel
+        var name: String { "embedded" }
+
+        func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
+                     initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+            let channel = self.channel
+            return initializer(channel).flatMap {
+                channel.connect(to: try! SocketAddress(ipAddress: "127.0.0.1", port: 9))
+            }.map { channel }
+        }
+    }
+
+    /// A relay with `link` and `faults` on an embedded loop, one adopted client, its upstream.
+    static func connection(link: LinkConfiguration, faults: [FaultRule] = []) async throws -> (EmbeddedEventLoop, EmbeddedChannel, EmbeddedChannel, Relay) {
+        let loop = EmbeddedEventLoop()
+        let upstream = EmbeddedChannel(loop: loop)
+        let relay = Relay(configuration: RelayConfiguration(upstream: Endpoint(host: "127.0.0.1", port: 9), link: link, faults: faults),
+                          group: loop, connector: EmbeddedConnector(channel: upstream))
+        try await relay.startWithoutListener()
+        let client = EmbeddedChannel(loop: loop)
+        try await client.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 40000)).get()
+        try relay.adoptNow(client)
+        return (loop, client, upstream, relay)
+    }
+
+    static func text(_ channel: EmbeddedChannel) throws -> String {
+        var all = ""
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { all += String(buffer: buffer) }
+        return all
+    }
+
+    @Test("latency is released on the loop's clock: nothing at 99 ms, everything at 100 ms")
+    func latencyOnTheLoopClock() async throws {
+        let (loop, client, upstream, _) = try await Self.connection(link: LinkConfiguration(both: DirectionLink(latency: .milliseconds(100))))
+        try client.writeInbound(ByteBuffer(string: "request"))
+        try upstream.writeInbound(ByteBuffer(string: "answer"))
+        loop.advanceTime(by: .milliseconds(99))
+        #expect(try Self.text(upstream) == "")
+        #expect(try Self.text(client) == "")
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(try Self.text(upstream) == "request")
+        #expect(try Self.text(client) == "answer")
+    }
+
+    @Test("slow-connect holds the upstream connect exactly its delay; the client's bytes wait for it")
+    func slowConnectOnTheLoopClock() async throws {
+        let (loop, client, upstream, relay) = try await Self.connection(link: .unimpaired, faults: [FaultRule(.slowConnect(.seconds(2)))])
+        try client.writeInbound(ByteBuffer(string: "early"))
+        loop.advanceTime(by: .milliseconds(1999))
+        #expect(!upstream.isActive)
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(upstream.isActive)
+        #expect(try Self.text(upstream) == "early")
+        #expect(relay.eventLog.events.contains { if case .upstreamConnected = $0.kind { true } else { false } })
+    }
+}
