@@ -40,63 +40,82 @@ public protocol RunObserver: Sendable {
 public enum ScenarioRunner {
     public static func run(_ scenario: Scenario, options: RunOptions = RunOptions()) async throws -> RunResult {
         let log = EventLog()
-        let upstream = try await UpstreamHandle.start(scenario.upstream, log: log, scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
-        let recorder: PcapRecorder?
-        do { recorder = try options.pcapPath.map(PcapRecorder.init(path:)) } catch {
-            await upstream.stop()
-            throw RunnerError.invalid("cannot record the run: \(error)")
-        }
-        let relay = Relay(
-            configuration: RelayConfiguration(
-                upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
-                connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30),
-                observeHTTP: true),
-            eventLog: log, tap: recorder)
-        let relayEndpoint: Endpoint
+        // Every part is registered as it starts; whatever fails unwinds exactly what started.
+        let started = StartedParts()
         do {
-            relayEndpoint = try await relay.start()
-        } catch {
-            recorder?.close()
-            await upstream.stop()
-            throw RunnerError.failed("cannot start the relay: \(error)")
-        }
-        let driver: any ClientDriver
-        do {
-            driver = try DriverFactory.make(options.driver ?? scenario.client.driver, scenario: scenario, options: options)
-        } catch {
-            await relay.stop()
-            recorder?.close()
-            await upstream.stop()
-            throw error
-        }
-        do {
+            let upstream = try await UpstreamHandle.start(scenario.upstream, log: log, scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
+            started.push { await upstream.stop() }
+            let recorder: PcapRecorder?
+            do { recorder = try options.pcapPath.map(PcapRecorder.init(path:)) } catch {
+                throw RunnerError.invalid("cannot record the run: \(error)")
+            }
+            started.push { recorder?.close() }
+            let relay = Relay(
+                configuration: RelayConfiguration(
+                    upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
+                    connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30),
+                    observeHTTP: true),
+                eventLog: log, tap: recorder)
+            let relayEndpoint: Endpoint
+            do { relayEndpoint = try await relay.start() } catch {
+                throw RunnerError.failed("cannot start the relay: \(error)")
+            }
+            started.push { await relay.stop() }
+            let driver = try DriverFactory.make(options.driver ?? scenario.client.driver, scenario: scenario, options: options)
+            started.push { await driver.shutdown() }
             try await driver.ready(timeout: .seconds(20))
+
+            // Scenario time starts now that the server, the relay and the client are all up.
+            log.rebase(toMonotonic: log.clock.now())
+            options.observer?.started(scenario, driver: driver.name, relay: relayEndpoint)
+            let timeline = TimelinePlayer(scenario: scenario, relay: relay, relayEndpoint: relayEndpoint, driver: driver, log: log, observer: options.observer)
+            let outcomes = await timeline.play()
+            let finished = log.clock.now() - log.origin
+            // Stop in reverse order, reading what each part knows before the next one goes:
+            // the client's log once it has shut down, the server's requests before it stops.
+            await started.stopLast()  // the driver
+            let clientLog = await driver.log
+            await started.stopLast()  // the relay (its last `closed` events)
+            await started.stopLast()  // the recorder
+            let serverRequests = await upstream.requests()
+            await started.stopLast()  // the upstream
+            return judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests,
+                         driverName: driver.name, duration: finished, clientLog: clientLog)
         } catch {
-            await driver.shutdown()
-            await relay.stop()
-            await upstream.stop()
+            await started.stopAll()
             throw error
         }
-        // Scenario time starts now that the server, the relay and the client are all up.
-        log.rebase(toMonotonic: log.clock.now())
-        options.observer?.started(scenario, driver: driver.name, relay: relayEndpoint)
-        let timeline = TimelinePlayer(scenario: scenario, relay: relay, relayEndpoint: relayEndpoint, driver: driver, log: log, observer: options.observer)
-        let outcomes = await timeline.play()
-        let finished = log.clock.now() - log.origin
-        await driver.shutdown()
-        let clientLog = await driver.log
-        await relay.stop()
-        recorder?.close()
-        let serverRequests = await upstream.requests()
-        await upstream.stop()
+    }
 
+    private static func judge(_ scenario: Scenario, log: EventLog, outcomes: [RequestOutcome], serverRequests: [ServerRequest],
+                              driverName: String, duration finished: Int64, clientLog: String) -> RunResult {
         let events = log.events
         let mapped = ConnectionMap(events: events).attach(to: outcomes)
         let observations = Observations(outcomes: mapped, serverRequests: serverRequests, events: events)
         let verdicts = ExpectationJudge(observations: observations).judge(scenario.expectations)
         return RunResult(
-            scenario: scenario, driverName: driver.name, outcomes: mapped, serverRequests: serverRequests,
+            scenario: scenario, driverName: driverName, outcomes: mapped, serverRequests: serverRequests,
             events: events, verdicts: verdicts, duration: finished, clientLog: clientLog)
+    }
+}
+
+/// What a run has started, newest last, each with how to stop it: one place that knows the
+/// order of tear-down, for the normal end and for every failure on the way up.
+final class StartedParts: @unchecked Sendable {
+    // `@unchecked Sendable`: used by one run's task only, in order.
+    private var stops: [@Sendable () async -> Void] = []
+
+    func push(_ stop: @escaping @Sendable () async -> Void) { stops.append(stop) }
+
+    /// Stops the most recently started part.
+    func stopLast() async {
+        guard let stop = stops.popLast() else { return }
+        await stop()
+    }
+
+    /// Stops everything still running, newest first.
+    func stopAll() async {
+        while !stops.isEmpty { await stopLast() }
     }
 }
 
