@@ -61,8 +61,8 @@ struct FaultTests {
         try await withRelay(upstream: server.endpoint) { relay, endpoint in
             let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
             #expect(try await offload { try Self.roundTrip(socket, "before") } == "before")
+            // In force on every open connection when addFault returns.
             let id = try await relay.addFault(FaultRule(.blackhole))
-            try await Task.sleep(for: .milliseconds(50))
             let silence = try await offload { () -> SocketFailure? in
                 try socket.send("during")
                 do { _ = try socket.receive(timeout: .milliseconds(400)); return nil } catch let f as SocketFailure { return f }
@@ -121,7 +121,8 @@ struct FaultTests {
                 do { return try socket.receive(timeout: .seconds(2)).isEmpty ? "eof" : "data" } catch let f as SocketFailure { return "\(f)" }
             }
             #expect(outcome == (mode == .rst ? "connection reset by peer" : "eof"))
-            try await Task.sleep(for: .milliseconds(100))
+            // The upstream leg gets a FIN after the swallowed bytes would have gone ahead of it.
+            #expect(await server.wait { $0.first?.ending == .eof })
             #expect(server.totalReceived == "warm".count, "the swallowed bytes never reach upstream")
             let fired = relay.eventLog.events.contains {
                 if case .faultFired("stale", let detail) = $0.kind { detail.contains("swallowed 18 bytes") } else { false }

@@ -164,6 +164,7 @@ struct HTTPTests {
         let server = try Self.httpServer()
         defer { server.stop() }
         return try await withRelay(upstream: server.endpoint, faults: [FaultRule(.outage(kind))]) { relay, endpoint in
+            let closed = EventWaiter(log: relay.eventLog)
             let (bytes, ending) = try await offload { () -> ([UInt8], String) in
                 let socket = try BlockingSocket.connect(to: endpoint)
                 defer { socket.close() }
@@ -180,7 +181,8 @@ struct HTTPTests {
                 }
                 return (bytes, "too much")
             }
-            try await Task.sleep(for: .milliseconds(50))
+            // Everything the relay logs for the connection comes before its `closed` event.
+            _ = await closed.first { if case .closed = $0.kind { true } else { false } }
             return (String(decoding: bytes, as: UTF8.self), ending, relay.eventLog.events, server.snapshot.count)
         }
     }

@@ -40,30 +40,34 @@ final class RecordingServer: @unchecked Sendable {
         var ending = Ending.open
     }
 
-    private let lock = NSLock()
-    private var connections: [Connection] = []
+    /// Every connection so far; tests wait on it instead of polling.
+    private let connections = Waitable<[Connection]>([])
     private(set) var server: LoopbackServer!
 
     /// - Parameter respond: called with each chunk the server reads; returns bytes to send back.
     init(respond: @escaping @Sendable ([UInt8]) -> [UInt8] = { $0 }) throws {
         server = try LoopbackServer { [self] socket in
-            let index = lock.withLock { connections.append(Connection()); return connections.count - 1 }
+            var index = 0
+            connections.update {
+                index = $0.count
+                $0.append(Connection())
+            }
             while true {
                 do {
                     let chunk = try socket.receive(timeout: .seconds(60))
                     if chunk.isEmpty {
-                        lock.withLock { connections[index].ending = .eof }
+                        connections.update { $0[index].ending = .eof }
                         socket.shutdownWrite()
                         return
                     }
-                    lock.withLock { connections[index].received += chunk }
+                    connections.update { $0[index].received += chunk }
                     let reply = respond(chunk)
                     if !reply.isEmpty { try socket.send(reply) }
                 } catch let failure as SocketFailure {
-                    lock.withLock { connections[index].ending = failure == .reset ? .reset : .other("\(failure)") }
+                    connections.update { $0[index].ending = failure == .reset ? .reset : .other("\(failure)") }
                     return
                 } catch {
-                    lock.withLock { connections[index].ending = .other("\(error)") }
+                    connections.update { $0[index].ending = .other("\(error)") }
                     return
                 }
             }
@@ -71,18 +75,14 @@ final class RecordingServer: @unchecked Sendable {
     }
 
     var endpoint: Endpoint { server.endpoint }
-    var snapshot: [Connection] { lock.withLock { connections } }
+    var snapshot: [Connection] { connections.value }
     var totalReceived: Int { snapshot.reduce(0) { $0 + $1.received.count } }
     func stop() { server.stop() }
 
-    /// Waits until `predicate` holds for the recorded connections (polling), or the timeout passes.
-    func wait(timeout: Duration = .seconds(5), _ predicate: ([Connection]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if predicate(snapshot) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return predicate(snapshot)
+    /// Waits until `predicate` holds for the recorded connections (checked on every change,
+    /// never on a timer), or the timeout passes.
+    func wait(timeout: Duration = .seconds(5), _ predicate: @escaping @Sendable ([Connection]) -> Bool) async -> Bool {
+        await connections.wait(within: timeout) { predicate($0) ? true : nil } ?? false
     }
 }
 
