@@ -129,7 +129,7 @@ public final class Relay: @unchecked Sendable {
     /// Called on the pair's event loop when its client leg becomes active: registers it, applies
     /// the faults that act on new connections, and starts the upstream connect.
     func start(_ pair: ConnectionPair) {
-        pair.log(.opened(client: pair.client.remoteDescription))
+        pair.log(.opened(client: pair.client.remoteEndpoint))
         if configuration.observeHTTP {
             let id = pair.id, log = eventLog
             pair.http = HTTPObserver { log.record($0, connection: id) }

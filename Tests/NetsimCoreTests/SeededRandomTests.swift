@@ -55,6 +55,16 @@ struct EventLogTests {
         #expect(events[1].jsonLine == #"{"t":0.012000,"event":"fault","fault":"stale","detail":"said \"hi\"\n"}"#)
     }
 
+    /// The client address is typed in the event and written as it always was in the JSON line.
+    @Test func anOpenedEventWritesTheClientAddressAsIPColonPort() {
+        func line(_ client: Endpoint?) -> String {
+            Event(time: 1_000, connection: ConnectionID(1), kind: .opened(client: client)).jsonLine
+        }
+        #expect(line(Endpoint(host: "127.0.0.1", port: 5555)) == #"{"t":0.000001,"conn":1,"event":"opened","client":"127.0.0.1:5555"}"#)
+        #expect(line(Endpoint(host: "::1", port: 5555)) == #"{"t":0.000001,"conn":1,"event":"opened","client":"::1:5555"}"#)
+        #expect(line(nil) == #"{"t":0.000001,"conn":1,"event":"opened","client":"unknown"}"#)
+    }
+
     @Test func retentionBoundsMemoryAndCountsWhatItDropped() {
         let log = EventLog(clock: ManualClock(), retention: 3)
         for i in 0..<5 { log.record(.bytes(.up, count: i)) }
