@@ -61,6 +61,10 @@ struct JSONReportTests {
         let served = try #require(run["server_requests"] as? [[String: Any]])
         #expect(served.map { Set($0.keys) } == [["method", "path", "connection", "time", "status"]])
         #expect(served.first?["status"] as? Int == 200)
+        // On the scenario timeline, as the client's times are: received while the client waited.
+        let received = try #require(served.first?["time"] as? Double)
+        let asked = try #require(requests[0]["started"] as? Double), answered = try #require(requests[0]["finished"] as? Double)
+        #expect(asked <= received && received <= answered, "\(asked) ≤ \(received) ≤ \(answered)")
     }
 
     @Test func aSuiteListsRunsAndFailuresAndTheMatrixOnlyWhenAsked() throws {
