@@ -28,17 +28,16 @@ public struct SystemClock: MonotonicClock {
 }
 
 /// A clock that only moves when a test moves it.
-public final class ManualClock: MonotonicClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Int64
+public final class ManualClock: MonotonicClock {
+    private let current: LockedBox<Int64>
 
-    public init(start: Int64 = 0) { current = start }
+    public init(start: Int64 = 0) { current = LockedBox(start) }
 
-    public func now() -> Int64 { lock.withLock { current } }
+    public func now() -> Int64 { current.withLock { $0 } }
 
-    public func advance(by nanoseconds: Int64) { lock.withLock { current += nanoseconds } }
+    public func advance(by nanoseconds: Int64) { current.withLock { $0 += nanoseconds } }
 
     public func advance(by duration: Duration) { advance(by: duration.nanoseconds) }
 
-    public func set(_ nanoseconds: Int64) { lock.withLock { current = nanoseconds } }
+    public func set(_ nanoseconds: Int64) { current.withLock { $0 = nanoseconds } }
 }

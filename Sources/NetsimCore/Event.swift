@@ -50,8 +50,8 @@ public enum EventKind: Sendable, Equatable {
     case listening(address: String)
     /// The relay stopped accepting connections (shut down, or a `refuse` fault closed the listener).
     case listenerClosed(reason: String)
-    /// A client connected to the relay.
-    case opened(client: String)
+    /// A client connected to the relay from this address (nil if its socket no longer knew it).
+    case opened(client: Endpoint?)
     /// The relay's connection to the upstream is established.
     case upstreamConnected(upstream: String, after: Int64)
     /// The relay could not connect upstream; the client is shown the same kind of failure.

@@ -53,7 +53,7 @@ extension EventKind {
         switch self {
         case .listening(let address): [("address", .string(address))]
         case .listenerClosed(let reason): [("reason", .string(reason))]
-        case .opened(let client): [("client", .string(client))]
+        case .opened(let client): [("client", .string(client?.eventText ?? "unknown"))]
         case .upstreamConnected(let upstream, let after): [("upstream", .string(upstream)), ("after", .seconds(after))]
         case .upstreamFailed(let reason, let detail): [("reason", .string(reason.rawValue)), ("detail", .string(detail))]
         case .bytes(let dir, let count): [("dir", .string(dir.rawValue)), ("bytes", .int(count))]
@@ -83,4 +83,10 @@ extension EventKind {
             [("by", .string(by.rawValue)), ("how", .string(how.rawValue)), ("up_bytes", .int(up)), ("down_bytes", .int(down))]
         }
     }
+}
+
+extension Endpoint {
+    /// `IP:PORT` as event lines have always written a client address: without the brackets
+    /// ``description`` puts around an IPv6 host, so the JSON text stays what readers parse.
+    var eventText: String { "\(host):\(port)" }
 }

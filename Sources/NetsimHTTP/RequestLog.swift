@@ -9,27 +9,29 @@ final class RequestLog: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ServerRequest] = []
     private let clock: any MonotonicClock
-    private var origin: Int64
-    private let usesOwnOrigin: Bool
+    /// Read at each request, not copied: a scenario run moves the log's time zero (`rebase`)
+    /// after the server started.
+    private let eventLog: EventLog?
+    private var ownOrigin: Int64
 
     /// Times are on `eventLog`'s timeline when given, else nanoseconds since ``restartClock()``.
     init(eventLog: EventLog?) {
         clock = eventLog?.clock ?? SystemClock()
-        origin = eventLog?.origin ?? clock.now()
-        usesOwnOrigin = eventLog == nil
+        self.eventLog = eventLog
+        ownOrigin = clock.now()
     }
 
     /// Starts the server's own timeline (no event log): time 0 is the server's start.
     func restartClock() {
-        guard usesOwnOrigin else { return }
+        guard eventLog == nil else { return }
         let now = clock.now()
-        lock.withLock { origin = now }
+        lock.withLock { ownOrigin = now }
     }
 
     /// Nanoseconds on the log's timeline.
     func now() -> Int64 {
         let now = clock.now()
-        return now - lock.withLock { origin }
+        return now - (eventLog?.origin ?? lock.withLock { ownOrigin })
     }
 
     /// Appends a request and returns its index for ``addBodyBytes(_:to:)``.

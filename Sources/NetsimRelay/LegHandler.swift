@@ -104,10 +104,10 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     var localAddress: SocketAddress? { context?.channel.localAddress }
     var remoteAddress: SocketAddress? { context?.channel.remoteAddress }
 
-    /// The peer's address, for the event log.
-    var remoteDescription: String {
-        guard let address = context?.channel.remoteAddress else { return "unknown" }
-        return "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+    /// The peer's address, for the event log (nil once the channel no longer knows it).
+    var remoteEndpoint: Endpoint? {
+        guard let address = context?.channel.remoteAddress, let host = address.ipAddress, let port = address.port else { return nil }
+        return Endpoint(host: host, port: port)
     }
 
     func write(_ buffer: ByteBuffer) {

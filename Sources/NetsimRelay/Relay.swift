@@ -178,7 +178,7 @@ public final class Relay: @unchecked Sendable {
     /// Called on the pair's event loop when its client leg becomes active: registers it, applies
     /// the faults that act on new connections, and starts the upstream connect.
     func start(_ pair: ConnectionPair) {
-        eventLog.record(.opened(client: pair.client.remoteDescription), connection: pair.id, at: pair.now)
+        eventLog.record(.opened(client: pair.client.remoteEndpoint), connection: pair.id, at: pair.now)
         if configuration.observeHTTP { pair.startObserving() }
         pair.tapOpened(.client)
         let (link, acceptFaults, delayedFaults) = lock.withLock { () -> (LinkConfiguration, [(FaultID, FaultKind)], [(FaultID, Int64)]) in

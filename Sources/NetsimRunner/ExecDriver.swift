@@ -2,28 +2,39 @@ import Foundation
 import NetsimCore
 import NetsimHTTP
 import NetsimScenario
+import NIOConcurrencyHelpers
 
-/// Drives any program over JSON lines on stdin/stdout (docs/drivers.md). The process lives for
-/// the whole run, so its connection pool persists across requests.
-public final class ExecDriver: ClientDriver, @unchecked Sendable {
-    public private(set) var name: String
+/// Drives any program over JSON lines on stdin/stdout (docs/drivers.md, the lines as types in
+/// ``ExecCommand`` and ``ExecReply``). The process lives for the whole run, so its connection
+/// pool persists across requests.
+public final class ExecDriver: ClientDriver {
+    /// Everything the reader threads, the requests and the exit handler share.
+    private struct State {
+        var name: String
+        /// Requests sent and not answered yet.
+        var waiting: [Int: CheckedContinuation<DriverResponse, Never>] = [:]
+        /// Answers that came before their request waited (or a late timeout's).
+        var early: [Int: DriverResponse] = [:]
+        var exited = false
+        var greeted = false
+    }
+
+    private let state: NIOLockedValueBox<State>
+    /// The client's stderr, and netsim's notes on lines that broke the protocol.
+    private let clientLog = ClientLog()
     private let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private let errors = Pipe()
-    private let lock = NSLock()
-    private var waiting: [Int: CheckedContinuation<DriverResponse, Never>] = [:]
-    private var early: [Int: DriverResponse] = [:]
-    private var stderrText = BoundedText(limit: 64 * 1024)
-    private var exited = false
-    private var greeted = false
     /// Longest a request may stay unanswered before the driver reports a timeout itself.
     private let answerDeadline: Duration
+
+    public var name: String { state.withLockedValue { $0.name } }
 
     /// Starts `command` with `client`'s settings as its first input line.
     public init(command: [String], client: ClientSpec, workingDirectory: String? = nil) throws {
         guard let program = command.first else { throw RunnerError.invalid("the exec driver needs a command") }
-        name = "exec: " + command.joined(separator: " ")
+        state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
         answerDeadline = (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [program] + command.dropFirst()
@@ -38,23 +49,10 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
             throw RunnerError.invalid("cannot start the exec client \(command.joined(separator: " ")): \(error.localizedDescription)")
         }
         startReading()
-        try send([
-            "type": "config",
-            "timeout": client.timeout.map { $0.seconds } as Any? ?? NSNull(),
-            "connect_timeout": client.connectTimeout.map { $0.seconds } as Any? ?? NSNull(),
-            "pool": client.pool as Any? ?? NSNull(),
-            "retries": client.retries as Any? ?? NSNull(),
-            "settings": client.settings,
-        ])
+        try send(.config(ExecConfig(client)))
     }
 
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
-        var headers: [String: String] = [:]
-        for header in request.headers { headers[header.name] = header.value }
-        let line: [String: Any] = [
-            "type": "request", "id": request.id, "method": request.method, "url": request.url,
-            "headers": headers, "body": request.body as Any? ?? NSNull(),
-        ]
         let deadline = answerDeadline
         let id = request.id
         let timer = Task { [weak self] in
@@ -63,10 +61,10 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
-            let ready = lock.withLock { () -> DriverResponse? in
-                if let response = early.removeValue(forKey: id) { return response }
-                if exited { return DriverResponse(error: .other, errorMessage: "the exec client has exited") }
-                waiting[id] = continuation
+            let ready = state.withLockedValue { state -> DriverResponse? in
+                if let response = state.early.removeValue(forKey: id) { return response }
+                if state.exited { return DriverResponse(error: .other, errorMessage: "the exec client has exited") }
+                state.waiting[id] = continuation
                 return nil
             }
             if let ready {
@@ -74,7 +72,7 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
                 return
             }
             do {
-                try send(line)
+                try send(.request(ExecRequest(request)))
             } catch {
                 answer(id, DriverResponse(error: .other, errorMessage: "cannot write to the exec client: \(error)"))
             }
@@ -87,9 +85,9 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
     public func ready(timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let (hello, gone) = lock.withLock { (greeted, exited) }
+            let (hello, gone) = state.withLockedValue { ($0.greeted, $0.exited) }
             if hello { return }
-            if gone { throw RunnerError.failed("the exec client exited before saying hello\n" + lock.withLock { stderrText.text }) }
+            if gone { throw RunnerError.failed("the exec client exited before saying hello\n" + clientLog.contents) }
             try await Task.sleep(for: .milliseconds(5))
         }
         throw RunnerError.failed("the exec client did not say hello within \(timeout.compactDescription) (docs/drivers.md: the first line a client writes is {\"type\":\"hello\",…})")
@@ -102,14 +100,12 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
         if process.isRunning { process.terminate() }
     }
 
-    public var log: String { get async { lock.withLock { stderrText.text } } }
+    public var log: String { get async { clientLog.contents } }
 
     // MARK: Plumbing
 
-    private func send(_ object: [String: Any]) throws {
-        var data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        data.append(0x0A)
-        try input.fileHandleForWriting.write(contentsOf: data)
+    private func send(_ command: ExecCommand) throws {
+        try input.fileHandleForWriting.write(contentsOf: try command.line())
     }
 
     private func startReading() {
@@ -133,89 +129,46 @@ public final class ExecDriver: ClientDriver, @unchecked Sendable {
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
-                lock.withLock { stderrText.append(String(decoding: chunk, as: UTF8.self)) }
+                clientLog.append(String(decoding: chunk, as: UTF8.self))
             }
         }.start()
     }
 
     private func handleLine(_ line: Data) {
-        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else {
-            lock.withLock { stderrText.append("[netsim] not a JSON object on stdout: \(String(decoding: line, as: UTF8.self))\n") }
-            return
-        }
-        if object["type"] as? String == "hello" {
-            let hello = [object["name"], object["version"]].compactMap { $0 as? String }.joined(separator: " ")
-            lock.withLock {
-                if !hello.isEmpty { name = "exec: " + hello }
-                greeted = true
+        switch ExecReply.parse(line) {
+        case .hello(let hello):
+            let greeting = [hello.name, hello.version].compactMap { $0 }.joined(separator: " ")
+            state.withLockedValue { state in
+                if !greeting.isEmpty { state.name = "exec: " + greeting }
+                state.greeted = true
             }
-            return
+        case .answer(let answer):
+            self.answer(answer.id, answer.response)
+        case .unreadable(let problem, let id):
+            clientLog.note("[netsim] \(problem): \(String(decoding: line, as: UTF8.self))")
+            if let id {
+                answer(id, DriverResponse(error: .other, errorMessage: "the exec client broke the protocol (docs/drivers.md): \(problem)"))
+            }
         }
-        guard let id = object["id"] as? Int else { return }
-        answer(id, Self.response(from: object))
-    }
-
-    static func response(from object: [String: Any]) -> DriverResponse {
-        var response = DriverResponse()
-        response.status = object["status"] as? Int
-        if let headers = object["headers"] as? [String: Any] {
-            response.headers = headers.sorted { $0.key < $1.key }.map { HTTPHeader($0.key, "\($0.value)") }
-        }
-        response.bodySHA256 = object["body_sha256"] as? String
-        response.bodyLength = object["body_length"] as? Int
-        response.body = object["body"] as? String
-        response.localPort = object["local_port"] as? Int
-        if let error = object["error"] as? [String: Any] {
-            response.error = (error["kind"] as? String).flatMap(ErrorKind.init(rawValue:)) ?? .other
-            response.errorMessage = error["message"] as? String
-        }
-        return response
     }
 
     private func answer(_ id: Int, _ response: DriverResponse) {
-        let continuation = lock.withLock { () -> CheckedContinuation<DriverResponse, Never>? in
-            if let waiter = waiting.removeValue(forKey: id) { return waiter }
-            if !exited { early[id] = response }  // answered before we waited (or a late timeout)
+        let continuation = state.withLockedValue { state -> CheckedContinuation<DriverResponse, Never>? in
+            if let waiter = state.waiting.removeValue(forKey: id) { return waiter }
+            if !state.exited { state.early[id] = response }  // answered before we waited (or a late timeout)
             return nil
         }
         continuation?.resume(returning: response)
     }
 
     private func processExited() {
-        let pending = lock.withLock { () -> [CheckedContinuation<DriverResponse, Never>] in
-            exited = true
-            defer { waiting.removeAll() }
-            return Array(waiting.values)
+        let pending = state.withLockedValue { state -> [CheckedContinuation<DriverResponse, Never>] in
+            state.exited = true
+            defer { state.waiting.removeAll() }
+            return Array(state.waiting.values)
         }
         for continuation in pending {
             continuation.resume(returning: DriverResponse(error: .other, errorMessage: "the exec client exited before answering"))
-        }
-    }
-}
-
-/// Keeps the last `limit` characters of a growing text.
-struct BoundedText {
-    let limit: Int
-    private(set) var text = ""
-
-    init(limit: Int) { self.limit = limit }
-
-    mutating func append(_ more: String) {
-        text += more
-        if text.count > limit { text = "…" + text.suffix(limit) }
-    }
-}
-
-/// Something that stops a run before or while it starts.
-public enum RunnerError: Error, CustomStringConvertible {
-    /// Input the scenario or the command line got wrong (exit code 2).
-    case invalid(String)
-    /// The harness itself failed (exit code 1).
-    case failed(String)
-
-    public var description: String {
-        switch self {
-        case .invalid(let text), .failed(let text): text
         }
     }
 }

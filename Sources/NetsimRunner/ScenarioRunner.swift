@@ -176,7 +176,9 @@ struct UpstreamHandle {
     let endpoint: Endpoint
     private let server: BuiltinServer?
     private var replay: ReplayServer?
-    private var replayOrigin: Int64 = 0
+    /// The replay server's times are clock readings: made scenario times with the log's
+    /// origin when they are read (the log is rebased after the upstream started).
+    private var log: EventLog?
 
     static func start(_ spec: UpstreamSpec, log: EventLog, scenarioFile: String = "", workingDirectory: String = ".") async throws -> UpstreamHandle {
         switch spec {
@@ -193,13 +195,13 @@ struct UpstreamHandle {
             let replay = try await ReplayUpstream.start(path, scenarioFile: scenarioFile, workingDirectory: workingDirectory)
             var handle = UpstreamHandle(endpoint: replay.endpoint, server: nil)
             handle.replay = replay.server
-            handle.replayOrigin = log.origin
+            handle.log = log
             return handle
         }
     }
 
     func requests() async -> [ServerRequest] {
-        if let replay { return ReplayUpstream.serverRequests(replay, origin: replayOrigin) }
+        if let replay, let log { return ReplayUpstream.serverRequests(replay, origin: log.origin) }
         return server?.requests ?? []
     }
 

@@ -75,7 +75,7 @@ enum TimelineText {
         switch kind {
         case .listening(let address): "relay listening on \(address)"
         case .listenerClosed(let reason): "listener closed: \(reason)"
-        case .opened(let client): "opened from \(client)"
+        case .opened(let client): "opened from \(client?.description ?? "an unknown address")"
         case .upstreamConnected(_, let after): "upstream connected (\(formatNanoseconds(after)))"
         case .upstreamFailed(let reason, let detail): "upstream failed: \(reason.rawValue) (\(detail))"
         case .bytes(let direction, let count): "\(count) bytes \(direction.rawValue)"

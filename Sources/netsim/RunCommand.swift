@@ -69,7 +69,7 @@ struct RunCommand: AsyncParsableCommand {
             let text = result.events.map(\.jsonLine).joined(separator: "\n") + "\n"
             try writeOrFail(text, to: events)
         }
-        if let json { try JSONReport.write(JSONReport.object(result), to: json) }
+        if let json { try JSONReport.write(JSONReport.Run(result), to: json) }
         return result
     }
 }

@@ -72,7 +72,7 @@ struct TestCommand: AsyncParsableCommand {
         let captures = try PcapFolder.paths(for: jobs.map(\.baseName), in: pcap)
         let results = await runAll(jobs, captures: captures)
         var cases: [JUnitReport.Case] = []
-        var objects: [[String: Any]] = []
+        var entries: [JSONReport.Entry] = []
         var measurement = MatrixMeasurement()
         let rows = Job.rowNames(scenarios)
         for (job, outcome) in zip(jobs, results) {
@@ -81,11 +81,11 @@ struct TestCommand: AsyncParsableCommand {
                 cases.append(JUnitReport.Case(
                     name: job.name, file: job.scenario.file, seconds: Double(result.duration) / 1e9,
                     failure: result.passed ? nil : TextReport.render(result)))
-                objects.append(JSONReport.object(result))
+                entries.append(.run(JSONReport.Run(result)))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, MatrixOutcome(result))
             case .failure(let error):
                 cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: 0, failure: "netsim could not run it: \(error)"))
-                objects.append(["scenario": job.scenario.name, "file": job.scenario.file, "passed": false, "error": "\(error)"])
+                entries.append(.failure(JSONReport.Failure(scenario: job.scenario.name, file: job.scenario.file, error: "\(error)")))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, .error)
             }
         }
@@ -97,9 +97,7 @@ struct TestCommand: AsyncParsableCommand {
             try writeOrFail(JUnitReport.render(reported), to: junit)
         }
         if let json {
-            var document: [String: Any] = ["runs": objects]
-            if wantsMatrix { document["matrix"] = JSONReport.object(measurement) }
-            try JSONReport.write(document, to: json)
+            try JSONReport.write(JSONReport.Suite(runs: entries, matrix: wantsMatrix ? JSONReport.Matrix(measurement) : nil), to: json)
         }
         let failed = cases.filter { $0.failure != nil }.count
         print("\(cases.count - failed) passed, \(failed) failed")

@@ -39,26 +39,3 @@ struct SeededRandomTests {
         #expect(SeededRandom.label("syn") != SeededRandom.label("fault"))
     }
 }
-
-@Suite("Event log")
-struct EventLogTests {
-    @Test func recordsWithTimesFromItsOriginAndRendersJSONLines() {
-        let clock = ManualClock(start: 5_000_000_000)
-        let log = EventLog(clock: clock)
-        clock.advance(by: .milliseconds(12))
-        log.record(.bytes(.down, count: 1460), connection: ConnectionID(3))
-        log.record(.faultFired(fault: "stale", detail: "said \"hi\"\n"))
-        let events = log.events
-        #expect(events.count == 2)
-        #expect(events[0].time == 12_000_000)
-        #expect(events[0].jsonLine == #"{"t":0.012000,"conn":3,"event":"bytes","dir":"down","bytes":1460}"#)
-        #expect(events[1].jsonLine == #"{"t":0.012000,"event":"fault","fault":"stale","detail":"said \"hi\"\n"}"#)
-    }
-
-    @Test func retentionBoundsMemoryAndCountsWhatItDropped() {
-        let log = EventLog(clock: ManualClock(), retention: 3)
-        for i in 0..<5 { log.record(.bytes(.up, count: i)) }
-        #expect(log.events.map(\.kind) == [.bytes(.up, count: 2), .bytes(.up, count: 3), .bytes(.up, count: 4)])
-        #expect(log.discardedCount == 2)
-    }
-}

@@ -12,9 +12,9 @@ struct ConnectionMapTests {
     }
 
     static let events = [
-        Event(time: 10, connection: ConnectionID(1), kind: .opened(client: "127.0.0.1:5001")),
+        Event(time: 10, connection: ConnectionID(1), kind: .opened(client: Endpoint(host: "127.0.0.1", port: 5001))),
         Event(time: 20, connection: ConnectionID(1), kind: .httpRequest(method: "GET", path: "/", reused: false, tag: "first#1")),
-        Event(time: 50, connection: ConnectionID(2), kind: .opened(client: "127.0.0.1:5002")),
+        Event(time: 50, connection: ConnectionID(2), kind: .opened(client: Endpoint(host: "127.0.0.1", port: 5002))),
         // `second` went out on #1 (a dead pooled connection), then its retry on #2.
         Event(time: 60, connection: ConnectionID(1), kind: .httpRequest(method: "GET", path: "/", reused: true, tag: "second#1")),
         Event(time: 70, connection: ConnectionID(2), kind: .httpRequest(method: "GET", path: "/", reused: false, tag: "second#1")),

@@ -23,15 +23,14 @@ import NetsimScenario
 /// request with a private header; a handler put into every connection's pipeline (through
 /// `http1_1ConnectionDebugInitializer`) removes the header before it is encoded and notes the
 /// channel's local port for that request. Nothing of the tag reaches the wire.
-public final class AsyncHTTPClientDriver: ClientDriver, @unchecked Sendable {
+public final class AsyncHTTPClientDriver: ClientDriver {
     public let name = "async-http-client"
     static let tagHeader = "x-netsim-driver-request"
 
     private let client: HTTPClient
     private let ports: PortBook
     private let deadline: Duration
-    private let lock = NSLock()
-    private var text = BoundedText(limit: 64 * 1024)
+    private let notes = ClientLog()
 
     public convenience init(client: ClientSpec, seed: UInt64 = 0) {
         self.init(config: DriverConfig(client, seed: seed))
@@ -62,14 +61,14 @@ public final class AsyncHTTPClientDriver: ClientDriver, @unchecked Sendable {
         for key in config.settings.keys.sorted() where !["idle_timeout", "retry_connect"].contains(key) {
             notes.append("unknown setting ignored: \(key)")
         }
-        text.append(notes.map { $0 + "\n" }.joined())
+        for note in notes { self.notes.note(note) }
     }
 
     public func ready(timeout: Duration) async throws {}
 
     public func shutdown() async { try? await client.shutdown() }
 
-    public var log: String { get async { lock.withLock { text.text } } }
+    public var log: String { get async { notes.contents } }
 
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         var outgoing = HTTPClientRequest(url: request.url)
@@ -86,7 +85,7 @@ public final class AsyncHTTPClientDriver: ClientDriver, @unchecked Sendable {
             return ResponseBuilder.response(status: Int(response.status.code), headers: headers, body: body, localPort: ports.port(of: request.id))
         } catch {
             let message = String(reflecting: error)
-            lock.withLock { text.append("#\(request.id) \(request.method) \(request.url): \(message)\n") }
+            notes.note("#\(request.id) \(request.method) \(request.url): \(message)")
             return ResponseBuilder.failure(Self.kind(of: error), message, localPort: ports.port(of: request.id))
         }
     }
@@ -110,18 +109,17 @@ public final class AsyncHTTPClientDriver: ClientDriver, @unchecked Sendable {
 }
 
 /// Which local port carried which tagged request.
-final class PortBook: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var ports: [Int: Int] = [:]
+final class PortBook: Sendable {
+    private let ports = NIOLockedValueBox<[Int: Int]>([:])
 
-    func note(_ id: Int, _ port: Int?) { lock.withLock { ports[id] = port } }
-    func port(of id: Int) -> Int? { lock.withLock { ports[id] } }
-    func forget(_ id: Int) { lock.withLock { ports[id] = nil } }
+    func note(_ id: Int, _ port: Int?) { ports.withLockedValue { $0[id] = port } }
+    func port(of id: Int) -> Int? { ports.withLockedValue { $0[id] } }
+    func forget(_ id: Int) { ports.withLockedValue { $0[id] = nil } }
 }
 
 /// Sits between AHC's channel handler and the request encoder: takes the tag header off each
 /// request head and notes the channel's local port for that request.
-final class PortTagger: ChannelOutboundHandler, @unchecked Sendable {
+final class PortTagger: ChannelOutboundHandler, Sendable {
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
     let book: PortBook

@@ -15,7 +15,7 @@ import NetsimScenario
 /// - caches `200` GET responses by heuristic freshness: `max-age` when given, otherwise 10% of
 ///   `Date − Last-Modified` (so an error page served as a 200 with an old `Last-Modified` sticks);
 /// - believes whatever page it gets (redirects and login pages are answers).
-public final class NaiveDriver: ClientDriver, @unchecked Sendable {
+public final class NaiveDriver: ClientDriver {
     public let name = "naive (netsim reference client)"
     /// How long an idle pooled connection is kept, whatever happened to it.
     static let keepIdle: Duration = .seconds(60)
@@ -23,8 +23,7 @@ public final class NaiveDriver: ClientDriver, @unchecked Sendable {
     private let config: DriverConfig
     private let pool: ConnectionPool
     private let cache = ResponseCache()
-    private var text = BoundedText(limit: 64 * 1024)
-    private let lock = NSLock()
+    private let notes = ClientLog()
 
     public convenience init(client: ClientSpec, seed: UInt64 = 0) {
         self.init(config: DriverConfig(client, seed: seed))
@@ -39,9 +38,9 @@ public final class NaiveDriver: ClientDriver, @unchecked Sendable {
 
     public func shutdown() async { pool.closeAll() }
 
-    public var log: String { get async { lock.withLock { text.text } } }
+    public var log: String { get async { notes.contents } }
 
-    private func note(_ line: String) { lock.withLock { text.append(line + "\n") } }
+    private func note(_ line: String) { notes.note(line) }
 
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         guard let url = PlainURL(request.url) else {
@@ -72,7 +71,6 @@ public final class NaiveDriver: ClientDriver, @unchecked Sendable {
                     return ResponseBuilder.failure(error.kind, error.message)
                 }
             }
-            connection.uses += 1
             let result = await connection.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
             switch result {
             case .success(let response):

@@ -4,17 +4,16 @@ import NIOConcurrencyHelpers
 /// The reference clients' in-memory response cache: URL → response until it goes stale. Which
 /// responses go in, and for how long, is each client's policy (``NaiveDriver``,
 /// ``ResilientDriver``).
-final class ResponseCache: @unchecked Sendable {
+final class ResponseCache: Sendable {
     private struct Entry {
         var response: RawResponse
         var expires: ContinuousClock.Instant
     }
 
-    private let lock = NIOLock()
-    private var entries: [String: Entry] = [:]
+    private let entries = NIOLockedValueBox<[String: Entry]>([:])
 
     func fresh(_ url: String) -> RawResponse? {
-        lock.withLock {
+        entries.withLockedValue { entries in
             guard let entry = entries[url] else { return nil }
             if entry.expires <= .now {
                 entries[url] = nil
@@ -26,7 +25,7 @@ final class ResponseCache: @unchecked Sendable {
 
     func store(_ url: String, _ response: RawResponse, for lifetime: Duration) {
         guard lifetime > .zero else { return }
-        lock.withLock { entries[url] = Entry(response: response, expires: .now + lifetime) }
+        entries.withLockedValue { $0[url] = Entry(response: response, expires: .now + lifetime) }
     }
 
     /// Seconds of `max-age` in a Cache-Control value, if any.

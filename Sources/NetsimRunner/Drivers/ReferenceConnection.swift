@@ -28,16 +28,13 @@ struct ExchangeFailure: Error, Sendable {
 /// One keep-alive TCP connection of the reference clients: NIOHTTP1's client codec plus a handler
 /// that answers one request at a time. The remote may half-close (a FIN): the channel then stays
 /// open, so a client that does not look (`naive`) really writes its next request into it.
-final class ReferenceConnection: @unchecked Sendable {
+final class ReferenceConnection: Sendable {
     let channel: any Channel
     let localPort: Int?
-    let opened = ContinuousClock.now
-    /// Set by the pool's owner under its lock.
-    var idleSince = ContinuousClock.now
-    var uses = 0
-    private let exchange: ExchangeHandler
+    /// The handler lives on the channel's event loop; requests reach it from there.
+    private let exchange: NIOLoopBound<ExchangeHandler>
 
-    private init(channel: any Channel, exchange: ExchangeHandler) {
+    private init(channel: any Channel, exchange: NIOLoopBound<ExchangeHandler>) {
         self.channel = channel
         self.exchange = exchange
         localPort = channel.localAddress?.port
@@ -62,7 +59,7 @@ final class ReferenceConnection: @unchecked Sendable {
         }
         do {
             let handler = try await channel.eventLoop.submit {
-                try channel.pipeline.syncOperations.handler(type: ExchangeHandler.self)
+                NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ExchangeHandler.self), eventLoop: channel.eventLoop)
             }.get()
             return ReferenceConnection(channel: channel, exchange: handler)
         } catch {
@@ -85,7 +82,7 @@ final class ReferenceConnection: @unchecked Sendable {
         let channel = self.channel
         let limit = TimeAmount.nanoseconds((timeout ?? .seconds(30)).nanoseconds)
         let future = channel.eventLoop.flatSubmit {
-            exchange.start(head: head, body: bodyBytes, channel: channel, timeout: limit)
+            exchange.value.start(head: head, body: bodyBytes, channel: channel, timeout: limit)
         }
         do {
             return .success(try await future.get())
@@ -102,7 +99,7 @@ final class ReferenceConnection: @unchecked Sendable {
     func looksAlive() async -> Bool {
         let exchange = self.exchange
         let channel = self.channel
-        return (try? await channel.eventLoop.submit { channel.isActive && exchange.idleAndClean }.get()) ?? false
+        return (try? await channel.eventLoop.submit { channel.isActive && exchange.value.idleAndClean }.get()) ?? false
     }
 
     func close() {
@@ -110,8 +107,9 @@ final class ReferenceConnection: @unchecked Sendable {
     }
 }
 
-/// Answers one request at a time on its channel. Runs on the channel's event loop only.
-final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
+/// Answers one request at a time on its channel. Runs on the channel's event loop only (so it is
+/// not `Sendable`: other threads reach it through a `NIOLoopBound`).
+final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
@@ -138,12 +136,13 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @un
         pending = promise
         head = nil
         body = []
-        timer = channel.eventLoop.scheduleTask(in: timeout) { [self] in
+        let loop = channel.eventLoop.assumeIsolated()
+        timer = loop.scheduleTask(in: timeout) { [self] in
             finish(.failure(ExchangeFailure(kind: .timeout, message: "no complete response within \(timeout.nanoseconds / 1_000_000) ms", beforeResponse: head == nil)))
             channel.close(promise: nil)
         }
         let write = channel.eventLoop.makePromise(of: Void.self)
-        write.futureResult.whenFailure { [self] error in
+        write.futureResult.assumeIsolated().whenFailure { [self] error in
             finish(.failure(ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "writing the request: \(error)", beforeResponse: true)))
         }
         channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
@@ -222,54 +221,58 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler, @un
 }
 
 /// Idle keep-alive connections per `host:port`, most recently returned last.
-final class ConnectionPool: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var idle: [String: [ReferenceConnection]] = [:]
+final class ConnectionPool: Sendable {
+    private struct Idle {
+        var connection: ReferenceConnection
+        /// When it was returned: its last use.
+        var since: ContinuousClock.Instant
+    }
+
+    private let idle = NIOLockedValueBox<[String: [Idle]]>([:])
     let maxIdle: Int
 
     init(maxIdle: Int) { self.maxIdle = max(1, maxIdle) }
 
     /// Takes the most recently used idle connection (LIFO, like urllib3 and most pools).
     func take(_ key: String) -> ReferenceConnection? {
-        lock.withLock { idle[key]?.popLast() }
+        idle.withLockedValue { $0[key]?.popLast()?.connection }
     }
 
     /// Returns a connection for reuse; beyond `maxIdle` it is closed instead.
     func put(_ key: String, _ connection: ReferenceConnection) {
-        let extra = lock.withLock { () -> ReferenceConnection? in
-            connection.idleSince = .now
-            if idle[key, default: []].count >= maxIdle { return connection }
-            idle[key, default: []].append(connection)
-            return nil
+        let kept = idle.withLockedValue { idle -> Bool in
+            if idle[key, default: []].count >= maxIdle { return false }
+            idle[key, default: []].append(Idle(connection: connection, since: .now))
+            return true
         }
-        extra?.close()
+        if !kept { connection.close() }
     }
 
     /// Closes idle connections older than `age` since their last use.
     func expire(olderThan age: Duration) {
         let now = ContinuousClock.now
-        let old = lock.withLock { () -> [ReferenceConnection] in
-            var old: [ReferenceConnection] = []
+        let old = idle.withLockedValue { idle -> [Idle] in
+            var old: [Idle] = []
             for (key, list) in idle {
-                old += list.filter { now - $0.idleSince >= age }
-                idle[key] = list.filter { now - $0.idleSince < age }
+                old += list.filter { now - $0.since >= age }
+                idle[key] = list.filter { now - $0.since < age }
             }
             return old
         }
-        for connection in old { connection.close() }
+        for entry in old { entry.connection.close() }
     }
 
     /// Closes every idle connection to `key`.
     func drain(_ key: String) {
-        let all = lock.withLock { idle.removeValue(forKey: key) ?? [] }
-        for connection in all { connection.close() }
+        let all = idle.withLockedValue { $0.removeValue(forKey: key) ?? [] }
+        for entry in all { entry.connection.close() }
     }
 
     func closeAll() {
-        let all = lock.withLock { () -> [ReferenceConnection] in
+        let all = idle.withLockedValue { idle -> [Idle] in
             defer { idle.removeAll() }
             return idle.values.flatMap { $0 }
         }
-        for connection in all { connection.close() }
+        for entry in all { entry.connection.close() }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import NetsimCore
 import NetsimHTTP
 import NetsimScenario
+import NIOConcurrencyHelpers
 
 /// `resilient`: a test instrument that applies the fixes for the incidents. A small, honest
 /// HTTP/1.1 client over SwiftNIO (docs/drivers.md, "resilient"):
@@ -25,7 +26,7 @@ import NetsimScenario
 ///   another host, `511`, an HTML page where HTML was not accepted — is checked with a
 ///   connectivity probe; a probe not answered `204` (or a request to a well-known probe path
 ///   answered otherwise than an open network does) → `error: other`, message `captive portal: …`.
-public final class ResilientDriver: ClientDriver, @unchecked Sendable {
+public final class ResilientDriver: ClientDriver {
     public let name = "resilient (netsim reference client)"
 
     private let config: DriverConfig
@@ -35,9 +36,9 @@ public final class ResilientDriver: ClientDriver, @unchecked Sendable {
     private let backoff: Duration
     private let backoffCap: Duration
     private let retryAfterCap: Duration
-    private let lock = NSLock()
-    private var random: SeededRandom
-    private var text = BoundedText(limit: 64 * 1024)
+    /// The backoff jitter, drawn by concurrent requests in turn.
+    private let random: NIOLockedValueBox<SeededRandom>
+    private let notes = ClientLog()
 
     public convenience init(client: ClientSpec, seed: UInt64 = 0) {
         self.init(config: DriverConfig(client, seed: seed))
@@ -50,22 +51,22 @@ public final class ResilientDriver: ClientDriver, @unchecked Sendable {
         backoff = config.duration("backoff") ?? .milliseconds(100)
         backoffCap = config.duration("backoff_cap") ?? .seconds(5)
         retryAfterCap = config.duration("retry_after_cap") ?? .seconds(10)
-        random = SeededRandom(seed: config.seed).derived(SeededRandom.label("resilient-backoff"))
+        random = NIOLockedValueBox(SeededRandom(seed: config.seed).derived(SeededRandom.label("resilient-backoff")))
     }
 
     public func ready(timeout: Duration) async throws {}
 
     public func shutdown() async { pool.closeAll() }
 
-    public var log: String { get async { lock.withLock { text.text } } }
+    public var log: String { get async { notes.contents } }
 
-    private func note(_ line: String) { lock.withLock { text.append(line + "\n") } }
+    private func note(_ line: String) { notes.note(line) }
 
     /// The pause before retry number `retry` (1, 2, …).
     func delay(beforeRetry retry: Int) -> Duration {
         let exponent = min(max(retry - 1, 0), 30)
         let base = min(backoff * (1 << exponent), backoffCap)
-        let jitter = lock.withLock { 0.5 + 0.5 * random.nextUnit() }
+        let jitter = random.withLockedValue { 0.5 + 0.5 * $0.nextUnit() }
         return base * jitter
     }
 

@@ -18,12 +18,11 @@ import NetsimScenario
 /// - `retries` is ignored: URLSession has no retry setting (logged when set);
 /// - `localPort` is always nil: libcurl knows it (CURLINFO_LOCAL_PORT) but URLSession does not
 ///   pass it on, so `connection:` expectations cannot be judged for this driver.
-public final class URLSessionDriver: ClientDriver, @unchecked Sendable {
+public final class URLSessionDriver: ClientDriver {
     public let name = "urlsession (FoundationNetworking)"
     private let session: URLSession
     private let cachePolicy: URLRequest.CachePolicy
-    private let lock = NSLock()
-    private var text = BoundedText(limit: 64 * 1024)
+    private let notes = ClientLog()
 
     public convenience init(client: ClientSpec, seed: UInt64 = 0) {
         self.init(config: DriverConfig(client, seed: seed))
@@ -50,14 +49,14 @@ public final class URLSessionDriver: ClientDriver, @unchecked Sendable {
         if let retries = config.retries, retries > 0 { notes.append("retries: \(retries) ignored: URLSession does not retry on its own") }
         for key in config.settings.keys.sorted() where key != "cache" { notes.append("unknown setting ignored: \(key)") }
         session = URLSession(configuration: configuration)
-        text.append(notes.map { $0 + "\n" }.joined())
+        for note in notes { self.notes.note(note) }
     }
 
     public func ready(timeout: Duration) async throws {}
 
     public func shutdown() async { session.invalidateAndCancel() }
 
-    public var log: String { get async { lock.withLock { text.text } } }
+    public var log: String { get async { notes.contents } }
 
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         guard let url = URL(string: request.url) else {
@@ -80,7 +79,7 @@ public final class URLSessionDriver: ClientDriver, @unchecked Sendable {
         } catch {
             let nsError = error as NSError
             let message = "\(nsError.domain) \(nsError.code): \(nsError.localizedDescription)"
-            lock.withLock { text.append("#\(request.id) \(request.method) \(url.path): \(message)\n") }
+            notes.note("#\(request.id) \(request.method) \(url.path): \(message)")
             return ResponseBuilder.failure(Self.kind(of: nsError), message)
         }
     }

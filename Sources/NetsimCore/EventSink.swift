@@ -1,0 +1,60 @@
+import Foundation
+
+/// Receives every event an ``EventLog`` records, in the log's order.
+///
+/// The log calls its sinks from one thread at a time, outside its recording lock, usually on the
+/// thread of a producer that recorded an event meanwhile: implementations must be quick (buffer,
+/// don't block) and must not call the log's `flush()` or `addSink(_:)`.
+public protocol EventSink: AnyObject, Sendable {
+    func receive(_ event: Event)
+    func flush()
+}
+
+/// Writes each event as one JSON line to a file descriptor, buffered.
+public final class JSONLinesEventSink: EventSink {
+    private let handle: FileHandle
+    private let closeOnDeinit: Bool
+    private let flushThreshold: Int
+    /// Lines not written yet. Locked although the log calls one sink method at a time, so that
+    /// the compiler can check it, and `deinit`'s last flush needs no reasoning.
+    private let pending = LockedBox(Data())
+
+    /// Writes to an already open handle (standard output, for example).
+    public init(handle: FileHandle, flushThreshold: Int = 64 * 1024, closeOnDeinit: Bool = false) {
+        self.handle = handle
+        self.flushThreshold = flushThreshold
+        self.closeOnDeinit = closeOnDeinit
+    }
+
+    /// Creates (or truncates) a file and writes to it.
+    public convenience init(path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+        }
+        self.init(handle: try FileHandle(forWritingTo: URL(fileURLWithPath: path)), closeOnDeinit: true)
+    }
+
+    public func receive(_ event: Event) {
+        let line = event.jsonLine
+        pending.withLock { pending in
+            pending.append(contentsOf: line.utf8)
+            pending.append(0x0A)
+            if pending.count >= flushThreshold { write(&pending) }
+        }
+    }
+
+    public func flush() {
+        pending.withLock { write(&$0) }
+    }
+
+    private func write(_ pending: inout Data) {
+        guard !pending.isEmpty else { return }
+        try? handle.write(contentsOf: pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    deinit {
+        flush()
+        if closeOnDeinit { try? handle.close() }
+    }
+}

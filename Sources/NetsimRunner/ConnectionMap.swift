@@ -1,0 +1,52 @@
+import NetsimCore
+import NetsimRelay
+
+/// Which relay connection carried a request: the client reports its local port, the relay
+/// logged each accepted client's address.
+struct ConnectionMap {
+    private var opened: [Int: [(time: Int64, id: ConnectionID)]] = [:]
+    private var openedAt: [ConnectionID: Int64] = [:]
+    /// Each request tag's appearances on the relay, in time order.
+    private var tagged: [String: [(time: Int64, id: ConnectionID)]] = [:]
+
+    init(events: [Event]) {
+        for event in events {
+            guard let id = event.connection else { continue }
+            switch event.kind {
+            case .opened(let client):
+                openedAt[id] = event.time
+                if let port = client?.port { opened[port, default: []].append((event.time, id)) }
+            case .httpRequest(_, _, _, _, let tag?):
+                tagged[tag, default: []].append((event.time, id))
+            default:
+                break
+            }
+        }
+    }
+
+    /// The connection opened from `port` most recently before `time` (ports are reused).
+    func connection(port: Int, before time: Int64) -> (time: Int64, id: ConnectionID)? {
+        opened[port]?.last { $0.time <= time }
+    }
+
+    /// Fills in each outcome's connection and whether an earlier request used it: from the
+    /// client's local port, or — for a client that cannot tell it (URLSession) — from the
+    /// relay's record of the request's tag (its last attempt before it finished).
+    func attach(to outcomes: [RequestOutcome]) -> [RequestOutcome] {
+        var seen: Set<ConnectionID> = []
+        return outcomes.sorted { $0.started < $1.started }.map { outcome in
+            var outcome = outcome
+            let tag = RequestTag.value(name: outcome.name, index: outcome.index)
+            let found = outcome.response.localPort.flatMap { connection(port: $0, before: outcome.finished) }
+                ?? tagged[tag]?.last(where: { $0.time <= outcome.finished }).flatMap { carried in
+                    openedAt[carried.id].map { (time: $0, id: carried.id) }
+                }
+            if let (opened, id) = found {
+                outcome.connection = id
+                outcome.connectionOpened = opened
+                outcome.reusedConnection = !seen.insert(id).inserted
+            }
+            return outcome
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import NetsimHTTP
+
+/// `--json`: a run, or a suite of runs, as one JSON document (docs/running.md).
+///
+/// Each type spells its keys in `CodingKeys`; an optional that is nil is left out (not written
+/// as null), and keys are written sorted.
+public enum JSONReport {
+    /// One run: what `netsim run --json` writes, and an entry of a suite's `runs`.
+    public struct Run: Codable, Sendable, Equatable {
+        public var scenario: String
+        public var file: String
+        public var driver: String
+        public var passed: Bool
+        public var durationSeconds: Double
+        public var checks: [Check]
+        public var requests: [Request]
+        public var serverRequests: [ServerRequest]
+
+        enum CodingKeys: String, CodingKey {
+            case scenario, file, driver, passed, durationSeconds = "duration_seconds", checks, requests
+            case serverRequests = "server_requests"
+        }
+
+        public init(_ result: RunResult) {
+            scenario = result.scenario.name
+            file = result.scenario.file
+            driver = result.driverName
+            passed = result.passed
+            durationSeconds = Double(result.duration) / 1e9
+            checks = result.verdicts.map(Check.init)
+            requests = result.outcomes.map(Request.init)
+            serverRequests = result.serverRequests.map(ServerRequest.init)
+        }
+    }
+
+    /// The verdict on one check.
+    public struct Check: Codable, Sendable, Equatable {
+        public var title: String
+        public var passed: Bool
+        public var expected: String
+        public var actual: String
+        /// `file:line:column` of the check in the scenario.
+        public var location: String
+
+        enum CodingKeys: String, CodingKey { case title, passed, expected, actual, location }
+
+        public init(_ verdict: CheckVerdict) {
+            title = verdict.title
+            passed = verdict.passed
+            expected = verdict.expected
+            actual = verdict.actual
+            location = verdict.check.location.description
+        }
+    }
+
+    /// One request the client made, and what came of it. Times are seconds of scenario time.
+    public struct Request: Codable, Sendable, Equatable {
+        public var name: String
+        public var index: Int
+        public var method: String
+        public var path: String
+        public var started: Double
+        public var finished: Double
+        public var status: Int?
+        public var error: String?
+        public var errorMessage: String?
+        public var bodySHA256: String?
+        /// The relay connection that carried it, when known.
+        public var connection: Int?
+        public var reusedConnection: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case name, index, method, path, started, finished, status, error, errorMessage = "error_message"
+            case bodySHA256 = "body_sha256", connection, reusedConnection = "reused_connection"
+        }
+
+        public init(_ outcome: RequestOutcome) {
+            name = outcome.name
+            index = outcome.index
+            method = outcome.method
+            path = outcome.path
+            started = Double(outcome.started) / 1e9
+            finished = Double(outcome.finished) / 1e9
+            status = outcome.response.status
+            error = outcome.response.error?.rawValue
+            errorMessage = outcome.response.errorMessage
+            bodySHA256 = outcome.response.bodySHA256
+            connection = outcome.connection.map { Int($0.raw) }
+            reusedConnection = outcome.reusedConnection
+        }
+    }
+
+    /// One request the upstream received. `connection` is the server's own count (1, 2, …).
+    public struct ServerRequest: Codable, Sendable, Equatable {
+        public var method: String
+        public var path: String
+        public var connection: Int
+        /// Seconds of scenario time.
+        public var time: Double
+        public var status: Int
+
+        enum CodingKeys: String, CodingKey { case method, path, connection, time, status }
+
+        public init(_ request: NetsimHTTP.ServerRequest) {
+            method = request.method
+            path = request.path
+            connection = request.connection
+            time = Double(request.time) / 1e9
+            status = request.status
+        }
+    }
+
+    /// A run netsim could not even start (`netsim test` goes on with the others).
+    public struct Failure: Codable, Sendable, Equatable {
+        public var scenario: String
+        public var file: String
+        /// Always false; there so that every entry of `runs` has `passed`.
+        public var passed = false
+        public var error: String
+
+        enum CodingKeys: String, CodingKey { case scenario, file, passed, error }
+
+        public init(scenario: String, file: String, error: String) {
+            self.scenario = scenario
+            self.file = file
+            self.error = error
+        }
+    }
+
+    /// `netsim test --json`: every run in job order and, with more than one driver, the matrix.
+    public struct Suite: Codable, Sendable, Equatable {
+        public var runs: [Entry]
+        public var matrix: Matrix?
+
+        enum CodingKeys: String, CodingKey { case runs, matrix }
+
+        public init(runs: [Entry], matrix: Matrix? = nil) {
+            self.runs = runs
+            self.matrix = matrix
+        }
+    }
+
+    /// An entry of a suite's `runs`: the run's report, or why it could not run.
+    public enum Entry: Codable, Sendable, Equatable {
+        case run(Run)
+        case failure(Failure)
+
+        public func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .run(let run): try run.encode(to: encoder)
+            case .failure(let failure): try failure.encode(to: encoder)
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            self = if let run = try? Run(from: decoder) { .run(run) } else { .failure(try Failure(from: decoder)) }
+        }
+    }
+
+    /// The matrix: drivers, scenarios, and each measured cell with the outcome of every run.
+    public struct Matrix: Codable, Sendable, Equatable {
+        public var drivers: [String]
+        public var scenarios: [String]
+        /// Scenario → driver → cell; every scenario has an entry, a cell without runs has none.
+        public var cells: [String: [String: Cell]]
+
+        enum CodingKeys: String, CodingKey { case drivers, scenarios, cells }
+
+        public init(_ measurement: MatrixMeasurement) {
+            drivers = measurement.drivers
+            scenarios = measurement.scenarios
+            cells = Dictionary(uniqueKeysWithValues: measurement.scenarios.map { scenario in
+                (scenario, Dictionary(uniqueKeysWithValues: measurement.drivers.compactMap { driver -> (String, Cell)? in
+                    let runs = measurement.runs(scenario, driver)
+                    guard !runs.isEmpty else { return nil }
+                    return (driver, Cell(cell: MatrixCell(runs: runs).description, runs: runs.map(\.description)))
+                }))
+            })
+        }
+    }
+
+    /// One cell: as the matrix shows it, and each run's outcome.
+    public struct Cell: Codable, Sendable, Equatable {
+        public var cell: String
+        public var runs: [String]
+
+        enum CodingKeys: String, CodingKey { case cell, runs }
+    }
+
+    /// The document as written: pretty-printed, keys sorted.
+    public static func data(_ report: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(report)
+    }
+
+    public static func write(_ report: some Encodable, to path: String) throws {
+        try data(report).write(to: URL(fileURLWithPath: path))
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+@testable import NetsimRunner
+import NetsimScenario
+import Testing
+
+/// The exec protocol's lines (docs/drivers.md) as the types write and read them, and what the
+/// exec driver does with a client that breaks the protocol.
+@Suite("Exec protocol")
+struct ExecProtocolTests {
+    static func client(timeout: Duration? = .milliseconds(2500), pool: Int? = 4, settings: [String: String] = [:]) -> ClientSpec {
+        ClientSpec(driver: "exec", timeout: timeout, pool: pool, settings: settings, location: SourceLocation(file: "test", line: 1, column: 1))
+    }
+
+    static func text(_ command: ExecCommand) throws -> String {
+        String(decoding: try command.line(), as: UTF8.self)
+    }
+
+    @Test func configWritesEveryFieldWithNullForTheClientsDefault() throws {
+        #expect(try Self.text(.config(ExecConfig(Self.client(settings: ["block": "true"])))) ==
+            #"{"connect_timeout":null,"pool":4,"retries":null,"settings":{"block":"true"},"timeout":2.5,"type":"config"}"# + "\n")
+        #expect(try Self.text(.config(ExecConfig(Self.client(timeout: nil, pool: nil)))) ==
+            #"{"connect_timeout":null,"pool":null,"retries":null,"settings":{},"timeout":null,"type":"config"}"# + "\n")
+    }
+
+    @Test func aRequestCarriesItsIdHeadersAndANullBody() throws {
+        let request = DriverRequest(id: 7, method: "GET", url: "http://127.0.0.1:9/feed", headers: [HTTPHeader("Accept", "*/*")], body: nil)
+        #expect(try Self.text(.request(ExecRequest(request))) ==
+            #"{"body":null,"headers":{"Accept":"*\/*"},"id":7,"method":"GET","type":"request","url":"http:\/\/127.0.0.1:9\/feed"}"# + "\n")
+        let line = try Self.text(.request(ExecRequest(DriverRequest(id: 8, method: "POST", url: "u", headers: [], body: "x"))))
+        #expect(try JSONDecoder().decode(ExecCommand.self, from: Data(line.utf8)) == .request(ExecRequest(DriverRequest(id: 8, method: "POST", url: "u", headers: [], body: "x"))))
+    }
+
+    static func parse(_ line: String) -> ExecReply { ExecReply.parse(Data(line.utf8)) }
+
+    @Test func helloAndAnswersAreRead() {
+        #expect(Self.parse(#"{"type":"hello","name":"urllib3","version":"2.x"}"#) == .hello(ExecHello(name: "urllib3", version: "2.x")))
+        guard case .answer(let answer) = Self.parse(
+            #"{"id":7,"status":200,"headers":{"x-b":"2","content-type":"text/plain"},"body_sha256":"ab","body_length":2,"body":"hi","error":null,"local_port":51234,"elapsed":0.1}"#
+        ) else {
+            Issue.record("not an answer")
+            return
+        }
+        #expect(answer.id == 7)
+        #expect(answer.response == DriverResponse(
+            status: 200, headers: [HTTPHeader("content-type", "text/plain"), HTTPHeader("x-b", "2")],
+            bodySHA256: "ab", bodyLength: 2, body: "hi", localPort: 51234))
+    }
+
+    @Test func aFailureKeepsItsKindAndAnUnknownKindIsOther() {
+        guard case .answer(let reset) = Self.parse(#"{"id":1,"status":null,"headers":{},"error":{"kind":"reset","message":"Connection reset by peer"},"local_port":null}"#),
+              case .answer(let odd) = Self.parse(#"{"id":2,"error":{"kind":"gremlins"}}"#)
+        else {
+            Issue.record("not answers")
+            return
+        }
+        #expect(reset.response == DriverResponse(error: .reset, errorMessage: "Connection reset by peer"))
+        #expect(odd.response.error == .other)
+    }
+
+    @Test func linesThatBreakTheProtocolSayWhy() {
+        #expect(Self.parse("Traceback (most recent call last):") == .unreadable(problem: "not a JSON object on stdout", id: nil))
+        #expect(Self.parse("[1, 2]") == .unreadable(problem: "not a JSON object on stdout", id: nil))
+        #expect(Self.parse(#"{"status":200}"#) == .unreadable(problem: #"a line without an integer "id" on stdout, ignored"#, id: nil))
+        #expect(Self.parse(#"{"id":3,"status":"200"}"#) == .unreadable(problem: #"a malformed answer on stdout ("status" is not an integer)"#, id: 3))
+        #expect(Self.parse(#"{"id":4,"headers":{"a":1}}"#) == .unreadable(problem: #"a malformed answer on stdout ("headers.a" is not a string)"#, id: 4))
+        #expect(Self.parse(#"{"type":"hello","version":2}"#) == .unreadable(problem: #"a malformed hello on stdout ("version" is not a string)"#, id: nil))
+    }
+
+    /// A client that says hello, writes a stray line, then answers every request with a status
+    /// that is not a number: the request fails at once with the reason, and the log says what
+    /// was wrong with each line.
+    @Test func aClientThatBreaksTheProtocolFailsTheRequestAndTheLogSaysWhy() async throws {
+        let script = #"""
+            printf '%s\n' '{"type":"hello","name":"fake","version":"1"}'
+            read config
+            printf 'not json\n'
+            while read line; do
+              id=$(printf '%s' "$line" | sed -E 's/.*"id":([0-9]+).*/\1/')
+              printf '{"id":%s,"status":"200"}\n' "$id"
+            done
+            """#
+        let driver = try ExecDriver(command: ["sh", "-c", script], client: Self.client())
+        try await driver.ready(timeout: .seconds(20))
+        #expect(driver.name == "exec: fake 1")
+        let response = try await driver.perform(DriverRequest(id: 5, method: "GET", url: "http://127.0.0.1:9/", headers: [], body: nil))
+        await driver.shutdown()
+        #expect(response.error == .other)
+        #expect(response.errorMessage == #"the exec client broke the protocol (docs/drivers.md): a malformed answer on stdout ("status" is not an integer)"#)
+        let log = await driver.log
+        #expect(log.contains("[netsim] not a JSON object on stdout: not json\n"), "\(log)")
+        #expect(log.contains(#"[netsim] a malformed answer on stdout ("status" is not an integer): {"id":5,"status":"200"}"#), "\(log)")
+    }
+}
