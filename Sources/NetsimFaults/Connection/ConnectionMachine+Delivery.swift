@@ -144,8 +144,10 @@ extension ConnectionMachine {
             _ = withLane(direction) { $0.discardAll() }
             cancelReleaseTimer(direction)
         }
+        // The executor drops the connection first, so that whoever sees `closed` in the log
+        // finds it gone from the relay.
+        actions.append(.finished)
         let (by, how) = ending ?? (.client, .fin)
         log(.closed(by: by, how: how, upBytes: up.deliveredBytes, downBytes: down.deliveredBytes))
-        actions.append(.finished)
     }
 }
