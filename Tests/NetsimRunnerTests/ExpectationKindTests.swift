@@ -69,7 +69,7 @@ struct ExpectationKindTests {
             status: 200
             body: hello world
             error: none
-            within: 2s
+            within: 5s
             requests: 2
           - request: hello
             status: 404
@@ -85,7 +85,7 @@ struct ExpectationKindTests {
           - request: slow
             within: 200ms
           - request: slow
-            within: 2s
+            within: 5s
           - request: missing
             status: 404
           - request: fresh
@@ -130,7 +130,7 @@ struct ExpectationKindTests {
             ("request hello: status 200", true),
             ("request hello: body equals", true),
             ("request hello: error none", true),
-            ("request hello: within 2s", true),
+            ("request hello: within 5s", true),
             ("request hello: requests exactly 2", true),
             ("request hello: status 404", false),
             ("request hello: body contains \"nope\"", false),
@@ -138,7 +138,7 @@ struct ExpectationKindTests {
             ("request hello: requests at least 3", false),
             ("request hello: connection reused", false),  // the first request opened its connection
             ("request slow: within 200ms", false),
-            ("request slow: within 2s", true),
+            ("request slow: within 5s", true),
             ("request missing: status 404", true),
             ("request fresh: connection new", true),
             ("request fresh: connection reused", false),
