@@ -54,6 +54,11 @@ final class ConnectionPair: @unchecked Sendable {
 
     var now: Int64 { Int64(eventLoop.now.uptimeNanoseconds) }
 
+    /// Whether a read from each leg goes straight to the other (the machine's ``ConnectionMachine/canBypass(from:)``,
+    /// asked after every event), and the bytes so written in this read cycle.
+    private var bypass = (client: false, upstream: false)
+    private var direct = (client: 0, upstream: 0)
+
     /// Feeds the machine one event and carries out what it decided. Re-entrant: an action that
     /// makes a channel fire an event synchronously (writability) adds to the same batch.
     func run(_ event: (inout ConnectionMachine<ByteBuffer>) -> Void) {
@@ -67,6 +72,7 @@ final class ConnectionPair: @unchecked Sendable {
             execute(action)
         }
         machine.actions.removeAll(keepingCapacity: true)
+        bypass = (machine.canBypass(from: .client), machine.canBypass(from: .upstream))
         draining = false
     }
 
@@ -81,12 +87,27 @@ final class ConnectionPair: @unchecked Sendable {
     private var started = false
 
     func received(_ buffer: ByteBuffer, from leg: Leg) {
+        if let tap = relay.tap { tap.received(id, leg: leg.side, buffer, at: now) }
+        if leg == .client ? bypass.client : bypass.upstream, let destination = handler(leg.other) {
+            // The fast path: no fault, no model, nothing queued (the machine said so).
+            if let tap = relay.tap { tap.sent(id, leg: destination.leg.side, buffer, at: now) }
+            destination.write(buffer)
+            if leg == .client { direct.client += buffer.readableBytes } else { direct.upstream += buffer.readableBytes }
+            return
+        }
         let now = self.now
-        relay.tap?.received(id, leg: leg.side, buffer, at: now)
         run { $0.received(buffer, from: leg, now: now) }
     }
 
-    func readComplete(from leg: Leg) { run { $0.readComplete(from: leg) } }
+    func readComplete(from leg: Leg) {
+        let count = leg == .client ? direct.client : direct.upstream
+        if leg == .client { direct.client = 0 } else { direct.upstream = 0 }
+        let now = count > 0 ? self.now : 0
+        run {
+            if count > 0 { $0.deliveredDirectly(from: leg, count: count, now: now) }
+            $0.readComplete(from: leg)
+        }
+    }
 
     func writabilityChanged(of leg: Leg, writable: Bool) { run { $0.writabilityChanged(of: leg, writable: writable) } }
 

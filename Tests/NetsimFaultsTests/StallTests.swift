@@ -74,11 +74,24 @@ struct StallTests {
         #expect(h.text(.client) == "late")
     }
 
-    @Test("the unimpaired, fault-free path writes each read straight through, one action")
+    @Test("the unimpaired, fault-free path may bypass the machine; a model, a fault or a queue ends that")
     func fastPath() {
         var h = MachineHarness()
+        #expect(h.machine.canBypass(from: .client) && h.machine.canBypass(from: .upstream))
         h.machine.received(Array("x".utf8), from: .client, now: 0)
-        #expect(h.machine.actions.count == 1)
+        #expect(h.machine.actions.count == 1, "read through the machine, still one write")
         if case .write(.upstream, let bytes) = h.machine.actions.first { #expect(bytes == Array("x".utf8)) } else { Issue.record("\(h.machine.actions)") }
+        h.process()
+        h.apply(.slowClose(.seconds(1)))
+        #expect(!h.machine.canBypass(from: .client), "a fault in force")
+        h.lift()
+        #expect(h.machine.canBypass(from: .client))
+        var link = LinkConfiguration.unimpaired
+        link.up.latency = .milliseconds(1)
+        h.machine.update(link: link)
+        #expect(!h.machine.canBypass(from: .client), "a model on the up direction")
+        #expect(h.machine.canBypass(from: .upstream), "the down direction is still plain")
+        let unconnected = MachineHarness(connect: false)
+        #expect(!unconnected.machine.canBypass(from: .client), "no upstream leg yet")
     }
 }

@@ -177,19 +177,6 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         guard expectLeg(leg, "bytes") else { return }
         lastActivity = now
         let direction = leg.outgoing
-        if isPlain, lane(direction).canBypass, hasLeg(.destination(direction)) {
-            // The fast path: no fault, no model, nothing queued.
-            let destination = Leg.destination(direction)
-            actions.append(.write(destination, chunk))
-            withLeg(leg) { $0.unflushed += chunk.count }
-            withLane(direction) { $0.deliveredBytes += chunk.count }
-            updateReadGates()
-            return
-        }
-        receivedSlowly(chunk, direction: direction, now: now)
-    }
-
-    private mutating func receivedSlowly(_ chunk: Chunk, direction: Direction, now: Int64) {
         if discarding || phase == .finished {
             log(.dropped(direction, count: chunk.count, fault: "closing"))
             return
@@ -257,7 +244,23 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         deliverDue(direction, now: now)
     }
 
-    /// A read cycle on `leg` ended: flush what the fast path wrote.
+    /// Whether bytes read from `leg` may go straight to the other leg, untouched and unrecorded
+    /// by the machine: no fault, no model, nothing queued, the other leg up. The executor asks
+    /// after each event and writes such reads itself (the fast path: one check per read),
+    /// reporting them with ``deliveredDirectly(from:count:now:)`` at the end of the read cycle.
+    public func canBypass(from leg: Leg) -> Bool {
+        isPlain && lane(leg.outgoing).canBypass && hasLeg(.destination(leg.outgoing))
+    }
+
+    /// The executor wrote `count` bytes read from `leg` straight through during this read cycle.
+    public mutating func deliveredDirectly(from leg: Leg, count: Int, now: Int64) {
+        self.now = now
+        lastActivity = now
+        withLeg(leg) { $0.unflushed += count }
+        withLane(leg.outgoing) { $0.deliveredBytes += count }
+    }
+
+    /// A read cycle on `leg` ended: flush what was written straight through.
     public mutating func readComplete(from leg: Leg) {
         let count = self.leg(leg).unflushed
         guard count > 0 else { return }
