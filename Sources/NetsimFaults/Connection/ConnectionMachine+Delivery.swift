@@ -52,15 +52,14 @@ extension ConnectionMachine {
     }
 
     private mutating func armReleaseTimer(_ direction: Direction) {
-        let lane = self.lane(direction)
-        guard let next = lane.nextReleaseTime, next != Release.neverNanoseconds else { return }
-        if lane.timerDeadline <= next { return }
+        guard let next = lane(direction, { $0.nextReleaseTime }), next != Release.neverNanoseconds else { return }
+        if lane(direction, { $0.timerDeadline }) <= next { return }
         withLane(direction) { $0.timerDeadline = next }
         actions.append(.arm(.release(direction), at: next))
     }
 
     mutating func cancelReleaseTimer(_ direction: Direction) {
-        guard lane(direction).timerDeadline != .max else { return }
+        guard lane(direction, { $0.timerDeadline }) != .max else { return }
         withLane(direction) { $0.timerDeadline = .max }
         actions.append(.cancel(.release(direction)))
     }
@@ -90,7 +89,7 @@ extension ConnectionMachine {
         let direction = leg.outgoing
         if leg == .client, standIn != nil { return !holding.up }
         guard !holds(direction), phase == .relaying || (phase == .connecting && leg == .client) else { return false }
-        let queued = lane(direction).queuedBytes
+        let queued = lane(direction) { $0.queuedBytes }
         let limit = bufferLimit
         if queued >= limit {
             withLeg(leg) { $0.paused = true }

@@ -136,7 +136,11 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         leg == .client ? body(&client) : body(&server)
     }
 
-    func lane(_ direction: Direction) -> ShapedDirection<Chunk> { direction == .up ? up : down }
+    /// Reads one property of a direction's lane in place (returning the lane would copy it, with
+    /// its queue and model, on every read of the hot path).
+    func lane<T>(_ direction: Direction, _ property: (borrowing ShapedDirection<Chunk>) -> T) -> T {
+        direction == .up ? property(up) : property(down)
+    }
 
     mutating func withLane<R>(_ direction: Direction, _ body: (inout ShapedDirection<Chunk>) -> R) -> R {
         direction == .up ? body(&up) : body(&down)
@@ -208,7 +212,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     mutating func forward(_ chunk: Chunk, _ direction: Direction, now: Int64) {
         if observesHTTP { actions.append(.observe(direction, chunk)) }
         let destination = Leg.destination(direction)
-        if lane(direction).canBypass, !holds(direction), hasLeg(destination) {
+        if lane(direction, { $0.canBypass }), !holds(direction), hasLeg(destination) {
             actions.append(.write(destination, chunk))
             withLeg(direction == .up ? .client : .upstream) { $0.unflushed += chunk.count }
             withLane(direction) { $0.deliveredBytes += chunk.count }
@@ -249,7 +253,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// after each event and writes such reads itself (the fast path: one check per read),
     /// reporting them with ``deliveredDirectly(from:count:now:)`` at the end of the read cycle.
     public func canBypass(from leg: Leg) -> Bool {
-        isPlain && lane(leg.outgoing).canBypass && hasLeg(.destination(leg.outgoing))
+        isPlain && lane(leg.outgoing, { $0.canBypass }) && hasLeg(.destination(leg.outgoing))
     }
 
     /// The executor wrote `count` bytes read from `leg` straight through during this read cycle.
@@ -337,7 +341,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         let state = self.leg(leg)
         withLeg(leg) { $0.active = false }
         if !state.closedByRelay, !state.resetSeen, phase != .finished {
-            if !lane(leg.outgoing).sourceFinished {
+            if !lane(leg.outgoing, { $0.sourceFinished }) {
                 // A clean EOF that NIO turned straight into a full close (our half of this leg was
                 // already shut, so no inputClosed event came): it is the peer's FIN.
                 inputClosed(on: leg, now: now)
