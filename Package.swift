@@ -119,7 +119,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
-        .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink"]),
+        .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimLoopback"]),
         // The catalog and the connection machine, driven without sockets or event loops.
         .testTarget(name: "NetsimFaultsTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimFaults"]),
         .testTarget(name: "NetsimHTTPTests", dependencies: ["NetsimCore", "NetsimHTTP", "NetsimLoopback"]),

@@ -1,6 +1,7 @@
 import Foundation
 import NetsimCore
 import NetsimLink
+import NetsimLoopback
 import Testing
 
 @Suite struct JitterDistributionTests {
@@ -64,13 +65,15 @@ import Testing
     /// Standardised Pareto(3)'s 99.9th percentile is (0.001^(−1/3) − 1.5)/√0.75 ≈ 9.8 sd,
     /// the normal's 3.09 sd: the tail must be clearly heavier, and the Pareto never goes more
     /// than 1.5/√3 ≈ 0.58 sd below the latency.
-    @Test func paretoHasAHeavierUpperTailThanNormal() {
-        let excessPareto = Self.percentile(Self.delays(.pareto), 0.999) - Double(Self.latency)
-        let excessNormal = Self.percentile(Self.delays(.normal), 0.999) - Double(Self.latency)
+    @Test func paretoHasAHeavierUpperTailThanNormal() async throws {
+        // Many draws: off the test pool that other tests' timers need (see Offload.swift).
+        let (pareto, normal) = try await offload { (Self.delays(.pareto), Self.delays(.normal)) }
+        let excessPareto = Self.percentile(pareto, 0.999) - Double(Self.latency)
+        let excessNormal = Self.percentile(normal, 0.999) - Double(Self.latency)
         #expect(excessPareto > 2 * excessNormal)
         #expect(abs(excessNormal / Double(Self.jitter) - 3.09) < 0.3)
         #expect(abs(excessPareto / Double(Self.jitter) - 9.8) < 1.5)
-        #expect(Self.delays(.pareto).min()! >= Double(Self.latency) - 0.578 * Double(Self.jitter))
+        #expect(pareto.min()! >= Double(Self.latency) - 0.578 * Double(Self.jitter))
     }
 
     @Test func delayIsClampedAtZeroWhenJitterExceedsLatency() {

@@ -1,5 +1,6 @@
 import NetsimCore
 import NetsimLink
+import NetsimLoopback
 import Testing
 
 @Suite struct RateAccuracyTests {
@@ -38,25 +39,30 @@ import Testing
 
     /// The token-bucket guarantee with irregular arrivals and idle gaps: in any interval
     /// [t_i, t_j] no more than one burst plus rate × (t_j − t_i) bytes are released.
-    @Test func neverExceedsOneBurstPlusTheRateInAnyInterval() {
+    @Test func neverExceedsOneBurstPlusTheRateInAnyInterval() async throws {
         let rate = DataRate.kbit(256)
         let burst = 1500.0
-        var random = SeededRandom(seed: 11)
-        var arrival: Int64 = 0
-        var chunks: [(count: Int, arrival: Int64)] = []
-        for _ in 0..<300 {
-            arrival += random.chance(0.1) ? Int64(random.nextUnit() * 2e9) : Int64(random.nextUnit() * 20e6)
-            chunks.append((1 + Int(random.nextUnit() * 4000), arrival))
-        }
-        let releases = allReleases(feed(DirectionLink(bandwidth: rate), chunks: chunks))
-        var worstExcess = -Double.infinity
-        for i in releases.indices {
-            var bytes = 0
-            for j in i..<releases.count {
-                bytes += releases[j].bytes
-                let allowance = burst + rate.bytesPerSecond * Double(releases[j].at - releases[i].at) / 1e9
-                worstExcess = max(worstExcess, Double(bytes) - allowance)
+        // Quadratic in the releases: computed on a thread of its own, not on the test pool that
+        // other tests' timers need (see Offload.swift).
+        let worstExcess = try await offload { () -> Double in
+            var random = SeededRandom(seed: 11)
+            var arrival: Int64 = 0
+            var chunks: [(count: Int, arrival: Int64)] = []
+            for _ in 0..<300 {
+                arrival += random.chance(0.1) ? Int64(random.nextUnit() * 2e9) : Int64(random.nextUnit() * 20e6)
+                chunks.append((1 + Int(random.nextUnit() * 4000), arrival))
             }
+            let releases = allReleases(feed(DirectionLink(bandwidth: rate), chunks: chunks))
+            var worstExcess = -Double.infinity
+            for i in releases.indices {
+                var bytes = 0
+                for j in i..<releases.count {
+                    bytes += releases[j].bytes
+                    let allowance = burst + rate.bytesPerSecond * Double(releases[j].at - releases[i].at) / 1e9
+                    worstExcess = max(worstExcess, Double(bytes) - allowance)
+                }
+            }
+            return worstExcess
         }
         // Release times are rounded up to whole nanoseconds, which can only help.
         #expect(worstExcess <= 0.001)
