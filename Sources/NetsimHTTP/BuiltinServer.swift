@@ -21,6 +21,7 @@ import NetsimCore
 /// `HTTPResponseEncoder`, request decoder, ``RequestRecorder``, `HTTPServerPipelineHandler`,
 /// header validator, `HTTPServerProtocolErrorHandler`, ``KeepAliveTimeout`` (with a timeout),
 /// ``RouteResponder``.
+// `@unchecked Sendable`: mutable state (listener, open channels) is behind its lock.
 public final class BuiltinServer: @unchecked Sendable {
     public let routes: [HTTPRoute]
     public let idleTimeout: Duration?

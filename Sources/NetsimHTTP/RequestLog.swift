@@ -5,6 +5,7 @@ import NetsimCore
 ///
 /// A request is appended when its head arrives (so it is on record even if the client goes away
 /// before the answer) and its body count grows as body bytes arrive.
+// `@unchecked Sendable`: every request record is read and written with the lock held.
 final class RequestLog: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ServerRequest] = []

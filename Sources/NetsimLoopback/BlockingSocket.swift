@@ -37,6 +37,7 @@ public enum SocketFailure: Error, Equatable, CustomStringConvertible {
 ///
 /// Deliberately not NIO: tests and benchmarks need to see exactly what a client's socket sees
 /// (EOF, ECONNRESET, ECONNREFUSED, silence), and measuring code must not share the relay's loops.
+// `@unchecked Sendable`: the descriptor is immutable; the open/closed state is behind a lock.
 public final class BlockingSocket: @unchecked Sendable {
     public let fd: Int32
     private var closed = false

@@ -4,6 +4,7 @@ import NetsimCore
 /// a test waits for "connection 2 closed" itself instead of polling a count or sleeping.
 ///
 /// Add it to the log before the events it waits for can happen (sinks see only what comes after).
+// `@unchecked Sendable`: it holds only a `Waitable`, which locks.
 public final class EventWaiter: EventSink, @unchecked Sendable {
     private let seen = Waitable<[Event]>([])
 

@@ -9,6 +9,7 @@ import NetsimCore
 /// Each accepted connection is handed to `handler` on its own thread (or on the accept thread
 /// when `threadPerConnection` is false, for servers that only hold connections).
 /// ``stop()`` closes the listener and every connection it accepted.
+// `@unchecked Sendable`: its connection list and stop flag are behind a lock; the rest is immutable.
 public final class LoopbackServer: @unchecked Sendable {
     public let endpoint: Endpoint
     private let listenFD: Int32

@@ -15,6 +15,7 @@ import NetsimCore
 /// handle.readabilityHandler = { lines.update { $0.append(...) } }
 /// let ready = await lines.wait(within: .seconds(10)) { $0.first { $0.hasPrefix("ready") } }
 /// ```
+// `@unchecked Sendable`: every stored property is reached only with `lock` held.
 public final class Waitable<State>: @unchecked Sendable {
     private let lock = NSLock()
     private var state: State

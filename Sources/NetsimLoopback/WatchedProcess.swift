@@ -9,6 +9,7 @@ import Foundation
 /// `waitUntilExit()` and no test sleeps to poll `isRunning`. Both pipes are always drained, so a
 /// chatty child never blocks on a full pipe. A child still running when this is released is
 /// sent SIGTERM.
+// `@unchecked Sendable`: its state is in `Waitable`s and pipe readers that lock; `Process` itself is not marked Sendable.
 public final class WatchedProcess: @unchecked Sendable {
     /// How a child that ran to the end finished.
     public struct Result: Sendable {

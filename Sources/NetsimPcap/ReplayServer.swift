@@ -38,6 +38,7 @@ public struct ReplayedRequest: Sendable, Equatable {
 
 /// Serves the server side of captured conversations to real clients: the upstream for
 /// `netsim replay` and for scenarios with `upstream: { replay: FILE }`.
+// `@unchecked Sendable`: mutable state (listener, connections) is behind its lock.
 public final class ReplayServer: @unchecked Sendable {
     public let plan: ReplayPlan
     public let timing: ReplayTiming
@@ -101,6 +102,7 @@ public final class ReplayServer: @unchecked Sendable {
 
 /// The replay's shared state: which captured answer each (method, target) gets next, which raw
 /// conversation the next connection plays, and the log of what was served.
+// `@unchecked Sendable`: every `var` is reached only with `lock` held.
 final class ReplayBook: @unchecked Sendable {
     let plan: ReplayPlan
     private let lock = NIOLock()

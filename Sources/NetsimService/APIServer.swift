@@ -11,6 +11,7 @@ import NetsimCore
 /// ...
 /// await server.stop()
 /// ```
+// `@unchecked Sendable`: `channel` is set by `start` and read by `stop`, which callers never run concurrently.
 public final class APIServer: @unchecked Sendable {
     public let api: ToxiproxyAPI
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -22,6 +22,7 @@ import NetsimRelay
 /// without any upstream, and the destination is resolved and connected only when the relay
 /// connects upstream — when no stand-in answers for the connection (``HostConnector``); an
 /// unreachable destination then resets the client, as a refused connect does.
+// `@unchecked Sendable`: mutable state (listener, relays) is behind `lock`.
 public final class ForwardProxy: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var listen: Endpoint

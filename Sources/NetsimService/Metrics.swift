@@ -3,6 +3,7 @@ import NetsimCore
 
 /// Counts one proxy's traffic from its relays' event logs (attached as a sink, so nothing polls
 /// the log and nothing is kept in memory). Survives disabling and enabling the proxy.
+// `@unchecked Sendable`: counters are behind its lock (sinks are called from every event loop).
 public final class ProxyMetrics: EventSink, @unchecked Sendable {
     private let lock = NSLock()
     private var bytesUp = 0

@@ -14,6 +14,7 @@ public struct APIAccess: Sendable {
 
 /// Toxiproxy's REST API over netsim relays: each proxy is a ``Relay``; toxics become link models and
 /// fault rules on it. Requests are handled one at a time, in arrival order.
+// `@unchecked Sendable`: mutable state is touched only inside `gate`, which admits one request at a time.
 public final class ToxiproxyAPI: @unchecked Sendable {
     public static let version = "netsim-0.1.0 (toxiproxy API 2)"
 

@@ -10,6 +10,7 @@ import NetsimLoopback
 
 /// A ``LoopbackServer`` that counts its running handlers, so ``stop()`` can let them return
 /// (they end when their client closes) before the server closes their sockets.
+// `@unchecked Sendable`: immutable after init; `DispatchGroup` and `LoopbackServer` are thread-safe.
 final class BenchServer: @unchecked Sendable {
     private let server: LoopbackServer
     private let handlers: DispatchGroup
@@ -137,6 +138,7 @@ struct SinkResult: Sendable {
 }
 
 /// Hands sink results from the server's threads to the measuring thread.
+// `@unchecked Sendable`: `results` is reached only with `condition` held.
 final class SinkTally: @unchecked Sendable {
     private let condition = NSCondition()
     private var results: [SinkResult] = []

@@ -5,6 +5,7 @@ import Foundation
 
 /// A child process the benchmark starts and always stops: the relay and the connection holder
 /// of the rss part, socat for the throughput comparison.
+// `@unchecked Sendable`: used by the benchmark task that started it; `Process` itself is not marked Sendable.
 final class ChildProcess: @unchecked Sendable {
     let name: String
     private let process = Process()

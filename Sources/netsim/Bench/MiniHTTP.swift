@@ -57,6 +57,7 @@ enum MiniHTTP {
     }
 
     /// A keep-alive client connection.
+    // `@unchecked Sendable`: one client per measuring thread; never shared while in use.
     final class Client: @unchecked Sendable {
         let socket: BlockingSocket
         /// How long connect(2) took.
