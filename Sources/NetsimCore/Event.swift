@@ -59,15 +59,15 @@ public enum EventKind: Sendable, Equatable {
     /// Bytes delivered to the far side in this direction (after impairment).
     case bytes(Direction, count: Int)
     /// Bytes a fault swallowed instead of delivering.
-    case dropped(Direction, count: Int, fault: String)
+    case dropped(Direction, count: Int, fault: FaultName)
     /// A side sent FIN; it was forwarded (after the bytes ahead of it).
     case halfClosed(by: Side)
     /// A fault rule was added to the relay (it acts when its trigger says).
-    case faultAdded(fault: String, rule: String)
+    case faultAdded(fault: FaultName, rule: String)
     /// A fault acted on a connection (or on the listener when `connection` is nil).
-    case faultFired(fault: String, detail: String)
+    case faultFired(fault: FaultName, detail: String)
     /// A fault stopped acting.
-    case faultLifted(fault: String)
+    case faultLifted(fault: FaultName)
     /// The link model changed.
     case linkChanged(description: String)
     /// The client under test started a request (scenario runs).

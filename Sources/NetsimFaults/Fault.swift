@@ -95,6 +95,8 @@ public struct FaultKind: Hashable, Sendable, CustomStringConvertible {
     public init(parsing text: String) throws(UnitParseError) { self = try FaultCatalog.parse(text) }
 
     public var name: String { type(of: fault).name }
+    /// The name as events carry it.
+    public var faultName: FaultName { FaultName(name) }
     public var scope: FaultScope { type(of: fault).scope }
     public var description: String { fault.argument.map { "\(name)=\($0)" } ?? name }
 

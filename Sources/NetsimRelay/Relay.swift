@@ -246,7 +246,7 @@ public final class Relay: @unchecked Sendable {
             rules[id] = RuleState(rule: rule, addedAt: now)
             return (id, Array(pairs.values))
         }
-        eventLog.record(.faultAdded(fault: rule.kind.name, rule: rule.description))
+        eventLog.record(.faultAdded(fault: rule.kind.faultName, rule: rule.description))
         switch rule.trigger {
         case .immediately:
             await activate(id)
@@ -308,7 +308,7 @@ public final class Relay: @unchecked Sendable {
             return (state, Array(pairs.values))
         }) else { return }
         for task in state.scheduled { task.cancel() }
-        eventLog.record(.faultLifted(fault: state.rule.kind.name))
+        eventLog.record(.faultLifted(fault: state.rule.kind.faultName))
         await stopRefusing(id)
         for pair in open { try? await pair.eventLoop.submit { pair.lift(id) }.get() }
     }

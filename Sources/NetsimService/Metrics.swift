@@ -21,7 +21,7 @@ public final class ProxyMetrics: EventSink, @unchecked Sendable {
             case .bytes(.down, let n): bytesDown += n
             case .opened: opened += 1
             case .closed: closed += 1
-            case .faultFired(let fault, _): faults[fault, default: 0] += 1
+            case .faultFired(let fault, _): faults[fault.rawValue, default: 0] += 1
             default: break
             }
         }

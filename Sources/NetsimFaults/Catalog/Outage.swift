@@ -30,7 +30,7 @@ public struct Outage: Fault {
     struct Effect: FaultEffect, StandIn {
         let kind: OutageKind
         var standIn: (any StandIn)? { self }
-        var faultName: String { Outage.name }
+        var faultName: FaultName { FaultName(Outage.name) }
 
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
             connection.fire((atAccept ? "no upstream connect; " : "") + "the relay answers requests itself (\(kind.rawValue)) until the fault lifts")

@@ -39,7 +39,7 @@ public struct Portal: Fault {
     struct Effect: FaultEffect, StandIn {
         let settings: PortalSettings
         var standIn: (any StandIn)? { self }
-        var faultName: String { Portal.name }
+        var faultName: FaultName { FaultName(Portal.name) }
 
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
             let answer = settings.answer == .redirect ? "a redirect to its login page" : "its login page"

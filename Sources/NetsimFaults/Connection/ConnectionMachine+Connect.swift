@@ -19,7 +19,7 @@ extension ConnectionMachine {
         switch ConnectModel.outcome(link: link, random: &synRandom) {
         case .connect(let afterNanoseconds):
             if afterNanoseconds > 0 {
-                log(.faultFired(fault: "syn-loss", detail: "lost SYNs delay the upstream connect by \(formatNanoseconds(afterNanoseconds))"))
+                log(.faultFired(fault: .synLoss, detail: "lost SYNs delay the upstream connect by \(formatNanoseconds(afterNanoseconds))"))
             }
             let delay = connectDelay + afterNanoseconds
             if delay > 0 {
@@ -29,7 +29,7 @@ extension ConnectionMachine {
             }
             updateReadGates()
         case .timeout(let afterNanoseconds):
-            log(.faultFired(fault: "syn-loss", detail: "every SYN lost; the connect times out after \(formatNanoseconds(afterNanoseconds))"))
+            log(.faultFired(fault: .synLoss, detail: "every SYN lost; the connect times out after \(formatNanoseconds(afterNanoseconds))"))
             actions.append(.arm(.connectTimeout, at: now + afterNanoseconds))
         }
     }

@@ -9,7 +9,7 @@ extension ConnectionMachine {
         self.now = now
         guard phase != .finished, appliedFaults.insert(id).inserted else { return }
         if kind.scope == .accept, !atAccept { return }
-        faults.append(ActiveFault(id: id, name: kind.name, effect: kind.fault.makeEffect()))
+        faults.append(ActiveFault(id: id, name: kind.faultName, effect: kind.fault.makeEffect()))
         let lifetime = withFault(at: faults.count - 1) { effect, machine in effect.applied(to: &machine, atAccept: atAccept) }
         if lifetime == .done { faults.removeAll { $0.id == id } }
         faultsChanged(now: now)

@@ -19,7 +19,7 @@ extension ConnectionMachine {
     public mutating func requestReceived(_ request: HTTPRequestSummary, now: Int64) {
         self.now = now
         guard let standIn, phase != .finished else { return }
-        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), answeredBy: standIn.faultName, tag: request.tag))
+        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), answeredBy: standIn.faultName.rawValue, tag: request.tag))
         let due = withLane(.up) { $0.markerReleaseTime(arrivedAt: now) }
         nextAnswer += 1
         pendingAnswers[nextAnswer] = request
@@ -66,7 +66,7 @@ extension ConnectionMachine {
             // A request that asks for the connection to close (or HTTP/1.0) gets what a server
             // gives: `Connection: close` and a FIN after the answer.
             let closing = !request.isKeepAlive
-            log(.httpResponse(status: response.status, bytes: bodyless ? 0 : response.body.utf8.count, answeredBy: standIn.faultName))
+            log(.httpResponse(status: response.status, bytes: bodyless ? 0 : response.body.utf8.count, answeredBy: standIn.faultName.rawValue))
             withLane(.down) { $0.enqueue(Chunk(bytes: response.bytes(bodyless: bodyless, closing: closing)), at: now) }
             if closing || (truncated && !bodyless) {
                 let detail = closing ? "closed after the answer, as the request asked (Connection: close)" : "closed short of the declared Content-Length"

@@ -57,7 +57,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// A fault acting on this connection.
     struct ActiveFault: Sendable {
         var id: FaultID
-        var name: String
+        var name: FaultName
         var effect: any FaultEffect
     }
 
@@ -89,7 +89,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// Rules that have acted on this connection (each acts once, whichever path delivered it).
     var appliedFaults: Set<FaultID> = []
     /// The fault whose hook is running, for its log lines and timers.
-    var actingFault = ""
+    var actingFault: FaultName = ""
     var actingFaultID: FaultID?
     /// The time of the event being handled (the event loop's clock).
     public internal(set) var now: Int64
@@ -182,7 +182,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         lastActivity = now
         let direction = leg.outgoing
         if discarding || phase == .finished {
-            log(.dropped(direction, count: chunk.count, fault: "closing"))
+            log(.dropped(direction, count: chunk.count, fault: .closing))
             return
         }
         if let mode = stale {
@@ -324,7 +324,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         let towardsDeadSide = leg.outgoing.reversed
         let lost = withLane(towardsDeadSide) { $0.discardAll() }
         cancelReleaseTimer(towardsDeadSide)
-        if lost > 0 { log(.dropped(towardsDeadSide, count: lost, fault: "peer reset")) }
+        if lost > 0 { log(.dropped(towardsDeadSide, count: lost, fault: .peerReset)) }
         if stale != nil || discarding {
             if hasLeg(leg.other) { closeLeg(leg.other) }
             return

@@ -15,7 +15,7 @@ struct ShapedDirection<Chunk: ByteChunk> {
         case rst
         /// A fault ends the whole connection once the bytes ahead have gone (limit, cut):
         /// both legs with FIN, or the client's with RST.
-        case endConnection(fault: String, how: CloseKind, detail: String)
+        case endConnection(fault: FaultName, how: CloseKind, detail: String)
     }
 
     enum Entry {

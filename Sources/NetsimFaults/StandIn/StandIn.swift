@@ -6,7 +6,7 @@ import NetsimRoutes
 /// parses the client's requests, never forwards them, and answers each with what this says.
 public protocol StandIn: Sendable {
     /// The fault's name, for `answered_by` and the log.
-    var faultName: String { get }
+    var faultName: FaultName { get }
     /// The client's first bytes, before any is parsed: a stand-in may refuse to treat them as
     /// HTTP (a portal meeting a TLS ClientHello). nil: parse them.
     func refuses(firstBytes: [UInt8]) -> StandInRefusal?
