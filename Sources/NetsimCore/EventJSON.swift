@@ -71,8 +71,8 @@ extension EventKind {
                 + (error.map { [("error", JSONValue.string($0))] } ?? [])
                 + (port.map { [("port", JSONValue.int($0))] } ?? [])
         case .step(let description): [("step", .string(description))]
-        case .httpRequest(let method, let path, let reused, let answeredBy, let tag):
-            [("method", .string(method)), ("path", .string(path)), ("reused", .bool(reused))]
+        case .httpRequest(let method, let path, let reused, let answeredBy, let tag, let version):
+            [("method", .string(method)), ("path", .string(path)), ("version", .string(version.description)), ("reused", .bool(reused))]
                 + (answeredBy.map { [("answered_by", JSONValue.string($0))] } ?? [])
                 + (tag.map { [("tag", JSONValue.string($0))] } ?? [])
         case .httpResponse(let status, let bytes, let answeredBy):

@@ -47,6 +47,7 @@ extension HTTPRequestHead {
     var summary: HTTPRequestSummary {
         HTTPRequestSummary(method: method.rawValue, uri: uri,
                            headers: headers.map { HTTPHeader($0.name, $0.value) },
-                           isKeepAlive: isKeepAlive)
+                           isKeepAlive: isKeepAlive,
+                           version: HTTPWireVersion(major: Int(version.major), minor: Int(version.minor)))
     }
 }

@@ -89,7 +89,7 @@ enum TimelineText {
         case .requestFinished(let name, let index, let status, let error, let port):
             "← \(name) #\(index + 1) " + (error ?? status.map { String($0) } ?? "?") + (port.map { " (client port \($0))" } ?? "")
         case .step(let description): "step: \(description)"
-        case .httpRequest(let method, let path, let reused, let answeredBy, let tag):
+        case .httpRequest(let method, let path, let reused, let answeredBy, let tag, _):
             "HTTP \(method) \(path)" + (tag.map { " [\($0)]" } ?? "") + (reused ? " (reused connection)" : " (new connection)") + (answeredBy.map { ", answered by the \($0) fault" } ?? "")
         case .httpResponse(let status, let bytes, let answeredBy):
             "HTTP \(status) (\(bytes) body bytes)" + (answeredBy.map { ", from the \($0) fault" } ?? "")

@@ -141,6 +141,22 @@ struct HTTPTests {
         }
     }
 
+    @Test func theRequestsVersionIsLoggedTyped() async throws {
+        let server = try Self.httpServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, observeHTTP: true) { relay, endpoint in
+            _ = try await offload { () -> String in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                try socket.send("GET /old HTTP/1.0\r\nHost: example.test\r\nConnection: keep-alive\r\n\r\n")
+                return try Self.readResponse(socket, bodyLength: 5)
+            }
+            #expect(Self.httpEvents(relay).first == .httpRequest(method: "GET", path: "/old", reused: false, version: .http1_0))
+            let line = relay.eventLog.events.first { if case .httpRequest = $0.kind { true } else { false } }?.jsonLine ?? ""
+            #expect(line.contains(#""version":"HTTP/1.0""#), "\(line)")
+        }
+    }
+
     @Test func observationIsOffByDefault() async throws {
         let server = try Self.httpServer()
         defer { server.stop() }

@@ -19,7 +19,7 @@ extension ConnectionMachine {
     public mutating func requestReceived(_ request: HTTPRequestSummary, now: Int64) {
         self.now = now
         guard let standIn, phase != .finished else { return }
-        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), answeredBy: standIn.faultName.rawValue, tag: request.tag))
+        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), answeredBy: standIn.faultName.rawValue, tag: request.tag, version: request.version))
         let due = withLane(.up) { $0.markerReleaseTime(arrivedAt: now) }
         nextAnswer += 1
         pendingAnswers[nextAnswer] = request
@@ -45,7 +45,7 @@ extension ConnectionMachine {
     /// The HTTP observer saw a request go upstream. Logged here, so requests answered by a
     /// stand-in and forwarded ones are numbered on one count (`reused`).
     public mutating func requestForwarded(_ request: HTTPRequestSummary) {
-        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), tag: request.tag))
+        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), tag: request.tag, version: request.version))
     }
 
     /// Counts a request on this connection; true when it is not the first.

@@ -48,8 +48,10 @@ public struct HTTPRequestSummary: Sendable, Equatable {
     public var headers: [HTTPHeader]
     /// False when the request asked to close the connection (or is HTTP/1.0 without keep-alive).
     public var isKeepAlive: Bool
+    public var version: HTTPWireVersion
 
-    public init(method: String, uri: String, headers: [HTTPHeader] = [], isKeepAlive: Bool = true) {
+    public init(method: String, uri: String, headers: [HTTPHeader] = [], isKeepAlive: Bool = true, version: HTTPWireVersion = .http1_1) {
+        self.version = version
         self.method = method
         self.uri = uri
         self.headers = headers
