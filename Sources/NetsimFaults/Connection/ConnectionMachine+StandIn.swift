@@ -50,8 +50,8 @@ extension ConnectionMachine {
 
     /// Counts a request on this connection; true when it is not the first.
     private mutating func countRequest() -> Bool {
-        defer { answeredRequests += 1 }
-        return answeredRequests > 0
+        defer { requestsSeen += 1 }
+        return requestsSeen > 0
     }
 
     mutating func answer(_ request: HTTPRequestSummary, now: Int64) {

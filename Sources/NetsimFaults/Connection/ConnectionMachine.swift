@@ -10,7 +10,8 @@ import NetsimLink
 /// out in order. The pattern is SwiftNIO's own state machines: the same events always give the
 /// same actions, so tests drive a machine directly, with `[UInt8]` chunks and a time they choose.
 ///
-/// The unimpaired, fault-free path is one check (``isPlain``) per read.
+/// The unimpaired, fault-free path bypasses the machine: the executor asks ``canBypass(from:)``
+/// after each event and writes such reads itself (one check per read).
 public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     public enum Phase: Sendable, Equatable {
         /// Accepted; the upstream connect has not been decided yet.
@@ -102,10 +103,10 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// No fault, not stale, not closing: bytes take the fast path when the link allows.
     var isPlain = false
 
-    /// Stand-in bookkeeping: client bytes parsed so far, requests answered, answers waiting.
+    /// HTTP bookkeeping: client bytes a stand-in parsed so far, requests seen on the connection
+    /// (answered by a stand-in or forwarded), answers waiting for their time.
     var standInBytesParsed = 0
-    var answeredRequests = 0
-    var observedRequests = 0
+    var requestsSeen = 0
     var pendingAnswers: [Int: HTTPRequestSummary] = [:]
     var nextAnswer = 0
 
@@ -400,6 +401,4 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         (up.deliveredBytes, down.deliveredBytes, up.queuedBytes, down.queuedBytes, max(up.peakQueuedBytes, down.peakQueuedBytes))
     }
 
-    /// The HTTP observer counted a request going upstream (the stand-in numbers its own after it).
-    public mutating func noteObservedRequest() { observedRequests += 1 }
 }
