@@ -28,21 +28,21 @@ public final class Relay: @unchecked Sendable {
     /// Sees bytes crossing the sockets, if set.
     let tap: (any RelayTap)?
     let clock = SystemClock()
-    private let group: any EventLoopGroup
+    let group: any EventLoopGroup
     private let ownsGroup: Bool
 
-    private let lock = NIOLock()
-    private var listener: (any Channel)?
+    let lock = NIOLock()
+    var listener: (any Channel)?
     private var boundEndpoint: Endpoint?
-    private var pairs: [ConnectionID: ConnectionPair] = [:]
+    var pairs: [ConnectionID: ConnectionPair] = [:]
     private var nextConnection: UInt64 = 1
-    private var nextFault: UInt64 = 1
-    private var rules: [FaultID: RuleState] = [:]
+    var nextFault: UInt64 = 1
+    var rules: [FaultID: RuleState] = [:]
     private var currentLink: LinkConfiguration
     /// Picks each connection's link when set (see ``setLinkChooser(_:)``).
     private var linkChooser: (@Sendable (ConnectionID) -> LinkConfiguration)?
-    private var startedAt: Int64 = 0
-    private var refusingRules: Set<FaultID> = []
+    var startedAt: Int64 = 0
+    var refusingRules: Set<FaultID> = []
     /// How each connection reaches upstream; set by `init` or, from the configuration, by `start`.
     private var upstreamConnector: (any UpstreamConnector)?
     var connector: any UpstreamConnector { lock.withLock { upstreamConnector! } }
@@ -141,7 +141,7 @@ public final class Relay: @unchecked Sendable {
     /// The address clients connect to, once started.
     public var endpoint: Endpoint? { lock.withLock { boundEndpoint } }
 
-    private func bind(_ endpoint: Endpoint) async throws -> Endpoint {
+    func bind(_ endpoint: Endpoint) async throws -> Endpoint {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 4096)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -216,138 +216,16 @@ public final class Relay: @unchecked Sendable {
     }
 
     /// The same connection and rule always make the same decision for a given seed.
-    private func affects(_ fault: FaultID, _ connection: ConnectionID, _ probability: Probability) -> Bool {
+    func affects(_ fault: FaultID, _ connection: ConnectionID, _ probability: Probability) -> Bool {
         if probability.fraction >= 1 { return true }
         var random = SeededRandom(seed: configuration.seed).derived(SeededRandom.label("fault"), fault.raw, connection.raw)
         return random.chance(probability.fraction)
     }
 
-    private func scheduleDelayedFault(_ id: FaultID, on pair: ConnectionPair, at deadline: Int64) {
+    func scheduleDelayedFault(_ id: FaultID, on pair: ConnectionPair, at deadline: Int64) {
         pair.schedule(at: deadline) { [self] pair in
             guard let kind = lock.withLock({ rules[id]?.rule.kind }) else { return }
             pair.apply(kind, id: id, atAccept: false)
-        }
-    }
-
-    // MARK: Faults
-
-    /// Adds a fault; it activates according to its trigger. When this returns, a fault that
-    /// activates immediately is in force on every targeted connection (and a refusing listener is
-    /// closed). Returns an id to remove it with.
-    @discardableResult
-    public func addFault(_ rule: FaultRule) async throws -> FaultID {
-        try rule.validate()
-        let now = clock.now()
-        // The rule and the connections open when it arrives are taken together, so a connection
-        // starting meanwhile gets a per-connection (`after`) rule from exactly one path.
-        let (id, openWhenAdded) = lock.withLock {
-            defer { nextFault += 1 }
-            let id = FaultID(raw: nextFault)
-            rules[id] = RuleState(rule: rule, addedAt: now)
-            return (id, Array(pairs.values))
-        }
-        eventLog.record(.faultAdded(fault: rule.kind.faultName, rule: rule.description))
-        switch rule.trigger {
-        case .immediately:
-            await activate(id)
-        case .at(let offset):
-            let delay = startedAt + offset.nanoseconds - now
-            if delay <= 0 {
-                await activate(id)
-            } else {
-                let task = group.next().scheduleTask(in: .nanoseconds(delay)) { [self] in
-                    _ = Task { await activate(id) }
-                }
-                lock.withLock { rules[id]?.scheduled.append(task) }
-            }
-        case .after(let delay):
-            // Per connection: D after it opened — or, for a connection already open when the
-            // rule arrives, D after the rule arrived (a rule never acts retroactively).
-            let existing = rule.target == .new ? [] : openWhenAdded
-            for pair in existing where affects(id, pair.id, rule.probability) {
-                try? await pair.eventLoop.submit { [self] in
-                    scheduleDelayedFault(id, on: pair, at: pair.now + delay.nanoseconds)
-                }.get()
-            }
-            scheduleLift(id, after: rule.lasts)
-        }
-        return id
-    }
-
-    private func activate(_ id: FaultID) async {
-        let now = clock.now()
-        guard let (rule, existing) = lock.withLock({ () -> (FaultRule, [ConnectionPair])? in
-            guard rules[id] != nil else { return nil }
-            rules[id]!.activatedAt = now
-            let rule = rules[id]!.rule
-            return (rule, rule.target == .new ? [] : Array(pairs.values))
-        }) else { return }
-        if rule.kind.fault is Refuse, rule.probability.fraction >= 1 {
-            await startRefusing(id)
-        }
-        for pair in existing where affects(id, pair.id, rule.probability) {
-            try? await pair.eventLoop.submit { pair.apply(rule.kind, id: id, atAccept: false) }.get()
-        }
-        scheduleLift(id, after: rule.lasts)
-    }
-
-    private func scheduleLift(_ id: FaultID, after lasts: Duration?) {
-        guard let lasts else { return }
-        let task = group.next().scheduleTask(in: .nanoseconds(lasts.nanoseconds)) { [self] in
-            _ = Task { await removeFault(id) }
-        }
-        lock.withLock { rules[id]?.scheduled.append(task) }
-    }
-
-    /// Removes a fault: it stops acting on new connections and lifts from open ones (a
-    /// blackhole clears, a refused listener reopens; stale connections stay dead). When this
-    /// returns, the fault no longer acts.
-    public func removeFault(_ id: FaultID) async {
-        guard let (state, open) = lock.withLock({ () -> (RuleState, [ConnectionPair])? in
-            guard let state = rules.removeValue(forKey: id) else { return nil }
-            return (state, Array(pairs.values))
-        }) else { return }
-        for task in state.scheduled { task.cancel() }
-        eventLog.record(.faultLifted(fault: state.rule.kind.faultName))
-        await stopRefusing(id)
-        for pair in open { try? await pair.eventLoop.submit { pair.lift(id) }.get() }
-    }
-
-    /// Removes every fault.
-    public func removeAllFaults() async {
-        for id in lock.withLock({ Array(rules.keys) }) { await removeFault(id) }
-    }
-
-    /// A login at the captive portal: every `portal` fault is removed, so plain HTTP and TLS go
-    /// upstream again (connections the portal held without an upstream connect now). Returns how
-    /// many portals were lifted.
-    @discardableResult
-    public func login() async -> Int {
-        let portals = lock.withLock { rules.filter { $0.value.rule.kind.isPortal }.map(\.key) }
-        for id in portals { await removeFault(id) }
-        return portals.count
-    }
-
-    /// A real refusal: with the listener closed the kernel answers SYNs with RST.
-    private func startRefusing(_ id: FaultID) async {
-        let channel = lock.withLock { () -> (any Channel)? in
-            refusingRules.insert(id)
-            guard refusingRules.count == 1 else { return nil }
-            defer { listener = nil }
-            return listener
-        }
-        guard let channel else { return }
-        try? await channel.close()
-        eventLog.record(.listenerClosed(reason: "refuse: new connections are refused"))
-    }
-
-    private func stopRefusing(_ id: FaultID) async {
-        let reopen = lock.withLock { refusingRules.remove(id) != nil && refusingRules.isEmpty }
-        guard reopen, let endpoint = endpoint else { return }
-        do {
-            _ = try await bind(endpoint)
-        } catch {
-            eventLog.record(.listenerClosed(reason: "could not listen again on \(endpoint): \(error)"))
         }
     }
 

@@ -249,37 +249,6 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         deliverDue(direction, now: now)
     }
 
-    /// Whether bytes read from `leg` may go straight to the other leg, untouched and unrecorded
-    /// by the machine: no fault, no model, nothing queued, the other leg up. The executor asks
-    /// after each event and writes such reads itself (the fast path: one check per read),
-    /// reporting them with ``deliveredDirectly(from:count:now:)`` at the end of the read cycle.
-    public func canBypass(from leg: Leg) -> Bool {
-        isPlain && lane(leg.outgoing, { $0.canBypass }) && hasLeg(.destination(leg.outgoing))
-    }
-
-    /// The executor wrote `count` bytes read from `leg` straight through during this read cycle.
-    public mutating func deliveredDirectly(from leg: Leg, count: Int, now: Int64) {
-        self.now = now
-        lastActivity = now
-        withLeg(leg) { $0.unflushed += count }
-        withLane(leg.outgoing) { $0.deliveredBytes += count }
-    }
-
-    /// A read cycle on `leg` ended: flush what was written straight through.
-    public mutating func readComplete(from leg: Leg) {
-        let count = self.leg(leg).unflushed
-        guard count > 0 else { return }
-        withLeg(leg) { $0.unflushed = 0 }
-        let destination = leg.other
-        if hasLeg(destination) { actions.append(.flush(destination)) }
-        log(.bytes(leg.outgoing, count: count))
-    }
-
-    public mutating func writabilityChanged(of leg: Leg, writable: Bool) {
-        withLeg(leg) { $0.writable = writable }
-        updateReadGates()
-    }
-
     /// The peer on `leg` sent FIN.
     public mutating func inputClosed(on leg: Leg, now: Int64) {
         self.now = now
@@ -393,12 +362,4 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         if hasLeg(.upstream) { closeLeg(.upstream) }
         checkFinished()
     }
-
-    // MARK: Observation
-
-    /// Bytes delivered and queued each way.
-    public var counters: (deliveredUp: Int, deliveredDown: Int, queuedUp: Int, queuedDown: Int, peakQueued: Int) {
-        (up.deliveredBytes, down.deliveredBytes, up.queuedBytes, down.queuedBytes, max(up.peakQueuedBytes, down.peakQueuedBytes))
-    }
-
 }

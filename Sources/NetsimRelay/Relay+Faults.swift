@@ -1,0 +1,129 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NetsimCore
+import NetsimFaults
+
+/// Fault rules on a running relay: adding, activating on their trigger, lifting, the login that
+/// lifts portals, and the real refusal (`refuse` at 100% closes the listener).
+extension Relay {
+
+    /// Adds a fault; it activates according to its trigger. When this returns, a fault that
+    /// activates immediately is in force on every targeted connection (and a refusing listener is
+    /// closed). Returns an id to remove it with.
+    @discardableResult
+    public func addFault(_ rule: FaultRule) async throws -> FaultID {
+        try rule.validate()
+        let now = clock.now()
+        // The rule and the connections open when it arrives are taken together, so a connection
+        // starting meanwhile gets a per-connection (`after`) rule from exactly one path.
+        let (id, openWhenAdded) = lock.withLock {
+            defer { nextFault += 1 }
+            let id = FaultID(raw: nextFault)
+            rules[id] = RuleState(rule: rule, addedAt: now)
+            return (id, Array(pairs.values))
+        }
+        eventLog.record(.faultAdded(fault: rule.kind.faultName, rule: rule.description))
+        switch rule.trigger {
+        case .immediately:
+            await activate(id)
+        case .at(let offset):
+            let delay = startedAt + offset.nanoseconds - now
+            if delay <= 0 {
+                await activate(id)
+            } else {
+                let task = group.next().scheduleTask(in: .nanoseconds(delay)) { [self] in
+                    _ = Task { await activate(id) }
+                }
+                lock.withLock { rules[id]?.scheduled.append(task) }
+            }
+        case .after(let delay):
+            // Per connection: D after it opened — or, for a connection already open when the
+            // rule arrives, D after the rule arrived (a rule never acts retroactively).
+            let existing = rule.target == .new ? [] : openWhenAdded
+            for pair in existing where affects(id, pair.id, rule.probability) {
+                try? await pair.eventLoop.submit { [self] in
+                    scheduleDelayedFault(id, on: pair, at: pair.now + delay.nanoseconds)
+                }.get()
+            }
+            scheduleLift(id, after: rule.lasts)
+        }
+        return id
+    }
+
+    private func activate(_ id: FaultID) async {
+        let now = clock.now()
+        guard let (rule, existing) = lock.withLock({ () -> (FaultRule, [ConnectionPair])? in
+            guard rules[id] != nil else { return nil }
+            rules[id]!.activatedAt = now
+            let rule = rules[id]!.rule
+            return (rule, rule.target == .new ? [] : Array(pairs.values))
+        }) else { return }
+        if rule.kind.fault is Refuse, rule.probability.fraction >= 1 {
+            await startRefusing(id)
+        }
+        for pair in existing where affects(id, pair.id, rule.probability) {
+            try? await pair.eventLoop.submit { pair.apply(rule.kind, id: id, atAccept: false) }.get()
+        }
+        scheduleLift(id, after: rule.lasts)
+    }
+
+    private func scheduleLift(_ id: FaultID, after lasts: Duration?) {
+        guard let lasts else { return }
+        let task = group.next().scheduleTask(in: .nanoseconds(lasts.nanoseconds)) { [self] in
+            _ = Task { await removeFault(id) }
+        }
+        lock.withLock { rules[id]?.scheduled.append(task) }
+    }
+
+    /// Removes a fault: it stops acting on new connections and lifts from open ones (a
+    /// blackhole clears, a refused listener reopens; stale connections stay dead). When this
+    /// returns, the fault no longer acts.
+    public func removeFault(_ id: FaultID) async {
+        guard let (state, open) = lock.withLock({ () -> (RuleState, [ConnectionPair])? in
+            guard let state = rules.removeValue(forKey: id) else { return nil }
+            return (state, Array(pairs.values))
+        }) else { return }
+        for task in state.scheduled { task.cancel() }
+        eventLog.record(.faultLifted(fault: state.rule.kind.faultName))
+        await stopRefusing(id)
+        for pair in open { try? await pair.eventLoop.submit { pair.lift(id) }.get() }
+    }
+
+    /// Removes every fault.
+    public func removeAllFaults() async {
+        for id in lock.withLock({ Array(rules.keys) }) { await removeFault(id) }
+    }
+
+    /// A login at the captive portal: every `portal` fault is removed, so plain HTTP and TLS go
+    /// upstream again (connections the portal held without an upstream connect now). Returns how
+    /// many portals were lifted.
+    @discardableResult
+    public func login() async -> Int {
+        let portals = lock.withLock { rules.filter { $0.value.rule.kind.isPortal }.map(\.key) }
+        for id in portals { await removeFault(id) }
+        return portals.count
+    }
+
+    /// A real refusal: with the listener closed the kernel answers SYNs with RST.
+    private func startRefusing(_ id: FaultID) async {
+        let channel = lock.withLock { () -> (any Channel)? in
+            refusingRules.insert(id)
+            guard refusingRules.count == 1 else { return nil }
+            defer { listener = nil }
+            return listener
+        }
+        guard let channel else { return }
+        try? await channel.close()
+        eventLog.record(.listenerClosed(reason: "refuse: new connections are refused"))
+    }
+
+    private func stopRefusing(_ id: FaultID) async {
+        let reopen = lock.withLock { refusingRules.remove(id) != nil && refusingRules.isEmpty }
+        guard reopen, let endpoint = endpoint else { return }
+        do {
+            _ = try await bind(endpoint)
+        } catch {
+            eventLog.record(.listenerClosed(reason: "could not listen again on \(endpoint): \(error)"))
+        }
+    }
+}
