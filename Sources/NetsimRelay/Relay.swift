@@ -45,7 +45,12 @@ public final class Relay: @unchecked Sendable {
     var refusingRules: Set<FaultID> = []
     /// How each connection reaches upstream; set by `init` or, from the configuration, by `start`.
     private var upstreamConnector: (any UpstreamConnector)?
-    var connector: any UpstreamConnector { lock.withLock { upstreamConnector! } }
+    var connector: any UpstreamConnector {
+        guard let connector = lock.withLock({ upstreamConnector }) else {
+            preconditionFailure("Relay: start() or startWithoutListener() before adopting or accepting connections")
+        }
+        return connector
+    }
     /// Resumed when the last connection finishes during ``stop()``.
     private var drained: EventLoopPromise<Void>?
 

@@ -127,34 +127,36 @@ struct HTTPTests {
         }
     }
 
-    @Test func theRequestTagHeaderIsLogged() async throws {
+    /// Sends one raw request head through an observing relay, reads the 5-byte answer, and
+    /// returns the relay's events.
+    static func observe(_ head: String) async throws -> [Event] {
         let server = try Self.httpServer()
         defer { server.stop() }
-        try await withRelay(upstream: server.endpoint, observeHTTP: true) { relay, endpoint in
+        return try await withRelay(upstream: server.endpoint, observeHTTP: true) { relay, endpoint in
             _ = try await offload { () -> String in
                 let socket = try BlockingSocket.connect(to: endpoint)
                 defer { socket.close() }
-                try socket.send("GET /a HTTP/1.1\r\nHost: example.test\r\nX-Netsim-Request: warm#2\r\n\r\n")
+                try socket.send(head)
                 return try Self.readResponse(socket, bodyLength: 5)
             }
-            #expect(Self.httpEvents(relay).first == .httpRequest(method: "GET", path: "/a", reused: false, tag: "warm#2"))
+            return relay.eventLog.events
         }
     }
 
+    static func firstRequest(_ events: [Event]) -> Event? {
+        events.first { if case .httpRequest = $0.kind { true } else { false } }
+    }
+
+    @Test func theRequestTagHeaderIsLogged() async throws {
+        let events = try await Self.observe("GET /a HTTP/1.1\r\nHost: example.test\r\nX-Netsim-Request: warm#2\r\n\r\n")
+        #expect(Self.firstRequest(events)?.kind == .httpRequest(method: "GET", path: "/a", reused: false, tag: "warm#2"))
+    }
+
     @Test func theRequestsVersionIsLoggedTyped() async throws {
-        let server = try Self.httpServer()
-        defer { server.stop() }
-        try await withRelay(upstream: server.endpoint, observeHTTP: true) { relay, endpoint in
-            _ = try await offload { () -> String in
-                let socket = try BlockingSocket.connect(to: endpoint)
-                defer { socket.close() }
-                try socket.send("GET /old HTTP/1.0\r\nHost: example.test\r\nConnection: keep-alive\r\n\r\n")
-                return try Self.readResponse(socket, bodyLength: 5)
-            }
-            #expect(Self.httpEvents(relay).first == .httpRequest(method: "GET", path: "/old", reused: false, version: .http1_0))
-            let line = relay.eventLog.events.first { if case .httpRequest = $0.kind { true } else { false } }?.jsonLine ?? ""
-            #expect(line.contains(#""version":"HTTP/1.0""#), "\(line)")
-        }
+        let events = try await Self.observe("GET /old HTTP/1.0\r\nHost: example.test\r\nConnection: keep-alive\r\n\r\n")
+        let request = Self.firstRequest(events)
+        #expect(request?.kind == .httpRequest(method: "GET", path: "/old", reused: false, version: .http1_0))
+        #expect(request?.jsonLine.contains(#""version":"HTTP/1.0""#) == true, "\(request?.jsonLine ?? "none")")
     }
 
     @Test func observationIsOffByDefault() async throws {
