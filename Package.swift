@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "NetsimRelay", targets: ["NetsimRelay"]),
         .library(name: "NetsimRoutes", targets: ["NetsimRoutes"]),
         .library(name: "NetsimHTTP", targets: ["NetsimHTTP"]),
+        .library(name: "NetsimTLS", targets: ["NetsimTLS"]),
         .library(name: "NetsimScenario", targets: ["NetsimScenario"]),
         .library(name: "NetsimRunner", targets: ["NetsimRunner"]),
         .library(name: "NetsimPcap", targets: ["NetsimPcap"]),
@@ -27,6 +28,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
     ],
     targets: [
         // Vocabulary shared by every module: units, endpoints, seeded randomness, clocks, events.
@@ -54,14 +59,31 @@ let package = Package(
         ),
         // What the built-in upstream answers: routes, generated bodies, connectivity probes (no I/O).
         .target(name: "NetsimRoutes", dependencies: ["NetsimCore"]),
-        // The built-in HTTP/1.1 upstream (routes from the scenario), recording what it receives.
+        // netsim's own certificate authority (kept in $NETSIM_HOME), leaves minted per name, and the
+        // TLS configurations built from them: what interception and the TLS upstream present.
+        .target(
+            name: "NetsimTLS",
+            dependencies: [
+                "NetsimCore",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // The built-in upstream (routes from the scenario): HTTP/1.1, and over TLS HTTP/1.1 or h2 by
+        // ALPN; records what it receives.
         .target(
             name: "NetsimHTTP",
             dependencies: [
-                "NetsimCore", "NetsimRoutes",
+                "NetsimCore", "NetsimRoutes", "NetsimTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ]
         ),
         // Scenario files: model, Yams parser keeping positions, validator, diagnostics.
@@ -111,7 +133,7 @@ let package = Package(
         .executableTarget(
             name: "netsim",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap", "NetsimTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -123,6 +145,16 @@ let package = Package(
         // The catalog and the connection machine, driven without sockets or event loops.
         .testTarget(name: "NetsimFaultsTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimFaults"]),
         .testTarget(name: "NetsimHTTPTests", dependencies: ["NetsimCore", "NetsimHTTP", "NetsimLoopback"]),
+        .testTarget(
+            name: "NetsimTLSTests",
+            dependencies: [
+                "NetsimCore", "NetsimTLS", "NetsimLoopback",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(name: "NetsimScenarioTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimScenario"]),
         .testTarget(
             name: "NetsimRunnerTests",

@@ -2,10 +2,13 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
+import NIOTLS
+import NetsimTLS
 import NetsimCore
 
-/// The built-in upstream: an HTTP/1.1 server that answers from a scenario's routes and records
-/// every request it receives.
+/// The built-in upstream: an HTTP server that answers from a scenario's routes and records
+/// every request it receives — plaintext HTTP/1.1 by default, over TLS HTTP/1.1 and h2 by ALPN.
 ///
 /// ```swift
 /// let server = BuiltinServer(routes: [HTTPRoute(path: "/feed", body: .generated(bytes: 100_000))],
@@ -17,16 +20,18 @@ import NetsimCore
 /// ```
 ///
 /// Keep-alive and pipelining follow HTTP/1.1; `idleTimeout` closes idle keep-alive connections
-/// like a real server's keep-alive timeout. Each connection's pipeline is
-/// `HTTPResponseEncoder`, request decoder, ``RequestRecorder``, `HTTPServerPipelineHandler`,
-/// header validator, `HTTPServerProtocolErrorHandler`, ``KeepAliveTimeout`` (with a timeout),
-/// ``RouteResponder``.
+/// like a real server's keep-alive timeout (on h2: a GOAWAY, then a close). The pipelines are in
+/// `BuiltinServer+Pipelines.swift`.
 // `@unchecked Sendable`: mutable state (listener, open channels) is behind its lock.
 public final class BuiltinServer: @unchecked Sendable {
     public let routes: [HTTPRoute]
     public let idleTimeout: Duration?
-    private let table: RouteTable
-    private let log: RequestLog
+    /// Plaintext HTTP/1.1 unless told otherwise: TLS with ALPN, or h2c.
+    public let transport: UpstreamTransport
+    let table: RouteTable
+    let log: RequestLog
+    /// Made from ``transport`` in ``start(host:port:)`` (where a bad configuration can throw).
+    private var sslContext: NIOSSLContext?
     private let group: any EventLoopGroup
     private let ownsGroup: Bool
 
@@ -46,9 +51,14 @@ public final class BuiltinServer: @unchecked Sendable {
     ///     otherwise they count from ``start(host:port:)``.
     ///   - group: event loops to run on; by default the server makes one thread and shuts it down
     ///     in ``stop()``.
-    public init(routes: [HTTPRoute], idleTimeout: Duration? = nil, eventLog: EventLog? = nil, group: (any EventLoopGroup)? = nil) {
+    ///   - transport: plaintext HTTP/1.1 by default; TLS (HTTP/1.1 and h2 by ALPN) or h2c.
+    public init(
+        routes: [HTTPRoute], idleTimeout: Duration? = nil, transport: UpstreamTransport = .plaintextHTTP1,
+        eventLog: EventLog? = nil, group: (any EventLoopGroup)? = nil
+    ) {
         self.routes = routes
         self.idleTimeout = idleTimeout
+        self.transport = transport
         self.table = RouteTable(routes: routes)
         self.log = RequestLog(eventLog: eventLog)
         if let group {
@@ -74,6 +84,8 @@ public final class BuiltinServer: @unchecked Sendable {
     @discardableResult
     public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> Endpoint {
         log.restartClock()
+        let context = try transport.tls.map { try NIOSSLContext(configuration: $0) }
+        lock.withLock { sslContext = context }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -139,12 +151,32 @@ public final class BuiltinServer: @unchecked Sendable {
         channel.closeFuture.whenComplete { [self] _ in
             _ = lock.withLock { connections.removeValue(forKey: id) }
         }
+        let served = ServedConnection(number: number)
+        guard let sslContext = lock.withLock({ sslContext }) else {
+            if transport.protocols.first == .http2 {
+                try configureHTTP2(channel, connection: served)
+            } else {
+                try configureHTTP1(channel, connection: served)
+            }
+            return
+        }
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
-        let pipelining = try pipeline.handler(type: HTTPServerPipelineHandler.self)
-        try pipeline.addHandler(RequestRecorder(log: log, routes: table, connection: number), position: .before(pipelining))
-        if let idleTimeout { try pipeline.addHandler(KeepAliveTimeout(timeout: idleTimeout)) }
-        try pipeline.addHandler(RouteResponder(routes: table))
+        try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+        let offersHTTP1 = transport.protocols.contains(.http1)
+        try pipeline.addHandler(ApplicationProtocolNegotiationHandler { [self] result, channel in
+            channel.eventLoop.makeCompletedFuture {
+                switch result {
+                case .negotiated(ApplicationProtocol.http2.rawValue):
+                    try configureHTTP2(channel, connection: served)
+                case .negotiated(ApplicationProtocol.http1.rawValue):
+                    try configureHTTP1(channel, connection: served)
+                default:
+                    // No ALPN: HTTP/1.1 if offered, else h2 (a client that asked for nothing and
+                    // speaks h2 by prior knowledge).
+                    if offersHTTP1 { try configureHTTP1(channel, connection: served) } else { try configureHTTP2(channel, connection: served) }
+                }
+            }
+        })
     }
 }
 

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NetsimCore
 
 /// Records each request of one connection in the server's ``RequestLog`` as it is decoded.
 ///
@@ -13,16 +14,17 @@ final class RequestRecorder: ChannelInboundHandler {
 
     private let log: RequestLog
     private let routes: RouteTable
-    /// 1-based, in accept order.
-    private let connection: Int
-    private var requestCount = 0
+    private let connection: ServedConnection
+    /// The HTTP/2 stream this recorder sits on; nil on an HTTP/1.x connection.
+    private let stream: Int?
     /// The log index of the request whose body is arriving.
     private var current: Int?
 
-    init(log: RequestLog, routes: RouteTable, connection: Int) {
+    init(log: RequestLog, routes: RouteTable, connection: ServedConnection, stream: Int? = nil) {
         self.log = log
         self.routes = routes
         self.connection = connection
+        self.stream = stream
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -31,8 +33,9 @@ final class RequestRecorder: ChannelInboundHandler {
             let route = routes.route(method: head.method.rawValue, target: head.uri)
             current = log.append(ServerRequest(
                 method: head.method.rawValue, path: RouteTable.path(of: head.uri), bodyBytes: 0,
-                connection: connection, reusedConnection: requestCount > 0, time: log.now(), status: route.status))
-            requestCount += 1
+                connection: connection.number, reusedConnection: connection.countRequest(), time: log.now(), status: route.status,
+                version: stream == nil ? HTTPWireVersion(major: head.version.major, minor: head.version.minor) : .http2,
+                stream: stream))
         case .body(let buffer):
             if let current { log.addBodyBytes(buffer.readableBytes, to: current) }
         case .end:

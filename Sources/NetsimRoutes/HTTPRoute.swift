@@ -59,8 +59,17 @@ public struct ServerRequest: Equatable, Sendable {
     public var time: Int64
     /// The status the server answered with (404 when no route matched).
     public var status: Int
+    /// The HTTP version it came with (HTTP/2 over TLS or h2c).
+    public var version: HTTPWireVersion
+    /// Its HTTP/2 stream id; nil for HTTP/1.x.
+    public var stream: Int?
 
-    public init(method: String, path: String, bodyBytes: Int, connection: Int, reusedConnection: Bool, time: Int64, status: Int) {
+    public init(
+        method: String, path: String, bodyBytes: Int, connection: Int, reusedConnection: Bool, time: Int64, status: Int,
+        version: HTTPWireVersion = .http1_1, stream: Int? = nil
+    ) {
+        self.version = version
+        self.stream = stream
         self.method = method
         self.path = path
         self.bodyBytes = bodyBytes

@@ -1,0 +1,92 @@
+import Crypto
+import Foundation
+import NIOConcurrencyHelpers
+import X509
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// netsim's own certificate authority: made on first use, kept in ``NetsimHome`` (certificate
+/// `ca.pem`, key `ca-key.pem` with mode 0600), and the issuer of every leaf netsim presents.
+///
+/// A client trusts interception and the TLS upstream by trusting this one certificate, as it
+/// would trust mitmproxy's or Charles's. Leaves are minted per name on demand and cached;
+/// a cached leaf is replaced a day before it expires, so a long-running `netsim serve` never
+/// presents an expired one.
+public final class CertificateAuthority: Sendable {
+    public let certificate: Certificate
+    let privateKey: P256.Signing.PrivateKey
+    /// Where the certificate is on disk (nil for a CA that lives only in memory).
+    public let certificatePath: URL?
+    private let leaves = NIOLockedValueBox<[Set<ServerName>: (IssuedCertificate, Date)]>([:])
+
+    init(certificate: Certificate, privateKey: P256.Signing.PrivateKey, certificatePath: URL?) {
+        self.certificate = certificate
+        self.privateKey = privateKey
+        self.certificatePath = certificatePath
+    }
+
+    /// A CA that lives only in memory: for tests and for the `untrusted` bad certificate.
+    public static func ephemeral(commonName: String = "netsim ephemeral CA", now: Date = Date()) throws -> CertificateAuthority {
+        let (certificate, key) = try CertificateMinter.authority(commonName: commonName, now: now)
+        return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: nil)
+    }
+
+    /// The CA kept in `home`, made there first if it has none (or, with `regenerate`, replaced).
+    /// Processes that start at once agree on one CA: creation holds a lock file.
+    public static func load(from home: NetsimHome, regenerate: Bool = false, now: Date = Date()) throws -> CertificateAuthority {
+        try home.ensureExists()
+        return try CAFiles.withLock(home.lockFile) {
+            let manager = FileManager.default
+            let exists = manager.fileExists(atPath: home.caCertificate.path) || manager.fileExists(atPath: home.caKey.path)
+            if exists && !regenerate {
+                return try CAFiles.read(certificate: home.caCertificate, key: home.caKey)
+            }
+            let (certificate, key) = try CertificateMinter.authority(commonName: "netsim CA \(CAFiles.creationStamp(now))", now: now)
+            try CAFiles.write(certificate: certificate, key: key, home: home)
+            return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: home.caCertificate)
+        }
+    }
+
+    /// The certificate as PEM.
+    public var pem: String {
+        get throws { try certificate.serializeAsPEM().pemString + "\n" }
+    }
+
+    /// SHA-256 of the certificate's DER, as `AB:CD:…` (how browsers and `openssl x509 -fingerprint
+    /// -sha256` show it).
+    public var fingerprintSHA256: String {
+        get throws {
+            let der = try certificate.serializeAsPEM().derBytes
+            return SHA256.hash(data: der).map { String(format: "%02X", $0) }.joined(separator: ":")
+        }
+    }
+
+    /// A leaf for `name` (from SNI; nil when the client sent none, as for an IP address) that also
+    /// names 127.0.0.1, ::1 and localhost. Minted on first use, then cached.
+    public func leaf(for name: ServerName?, now: Date = Date()) throws -> IssuedCertificate {
+        var names = ServerName.loopback
+        if let name, !names.contains(name) { names.insert(name, at: 0) }
+        return try leaf(names: names, now: now)
+    }
+
+    /// A leaf for exactly these names (the first is its common name).
+    public func leaf(names: [ServerName], now: Date = Date()) throws -> IssuedCertificate {
+        let key = Set(names)
+        if let (cached, expiry) = leaves.withLockedValue({ $0[key] }), expiry.timeIntervalSince(now) > 24 * 3600 {
+            return cached
+        }
+        let issued = try issue(names: names, notBefore: now - CertificateMinter.backdate, notAfter: now + CertificateMinter.leafLifetime)
+        leaves.withLockedValue { $0[key] = (issued, now + CertificateMinter.leafLifetime) }
+        return issued
+    }
+
+    /// A leaf with the validity given (not cached): `bad-cert=expired` asks for one in the past.
+    public func issue(names: [ServerName], notBefore: Date, notAfter: Date) throws -> IssuedCertificate {
+        let (leaf, key) = try CertificateMinter.leaf(
+            names: names, issuer: (certificate, privateKey), notBefore: notBefore, notAfter: notAfter)
+        return try IssuedCertificate(chain: [leaf, certificate], privateKey: key)
+    }
+}

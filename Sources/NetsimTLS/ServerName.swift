@@ -1,0 +1,63 @@
+import Foundation
+import X509
+import SwiftASN1
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A name a client asks a TLS server for: a DNS name (from SNI or the URL's host) or an IP
+/// address (clients send no SNI for those), as it goes into a certificate's subjectAltName.
+public enum ServerName: Hashable, Sendable, CustomStringConvertible {
+    case dns(String)
+    /// Network-order bytes: 4 for IPv4, 16 for IPv6.
+    case ip([UInt8])
+
+    /// The names every netsim leaf also carries, so a loopback client reaches it by any of them.
+    public static let loopback: [ServerName] = [.dns("localhost"), .ip([127, 0, 0, 1]), .ip(Array(repeating: 0, count: 15) + [1])]
+
+    /// Parses `127.0.0.1`, `::1`, `[::1]` as addresses and anything else as a DNS name
+    /// (lowercased, trailing dot dropped: names compare case-insensitively).
+    public init(_ text: String) {
+        var host = text
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if let bytes = ServerName.addressBytes(host, family: AF_INET, count: 4) {
+            self = .ip(bytes)
+        } else if let bytes = ServerName.addressBytes(host, family: AF_INET6, count: 16) {
+            self = .ip(bytes)
+        } else {
+            var name = host.lowercased()
+            if name.hasSuffix(".") { name.removeLast() }
+            self = .dns(name)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .dns(let name): return name
+        case .ip(let bytes): return ServerName.addressText(bytes)
+        }
+    }
+
+    var generalName: GeneralName {
+        switch self {
+        case .dns(let name): return .dnsName(name)
+        case .ip(let bytes): return .ipAddress(ASN1OctetString(contentBytes: bytes[...]))
+        }
+    }
+
+    private static func addressBytes(_ text: String, family: Int32, count: Int) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let parsed = buffer.withUnsafeMutableBytes { inet_pton(family, text, $0.baseAddress) }
+        return parsed == 1 ? Array(buffer.prefix(count)) : nil
+    }
+
+    private static func addressText(_ bytes: [UInt8]) -> String {
+        var text = [CChar](repeating: 0, count: 64)
+        let family = bytes.count == 4 ? AF_INET : AF_INET6
+        let ok = bytes.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &text, socklen_t(text.count)) }
+        guard ok != nil else { return bytes.map(String.init).joined(separator: ".") }
+        return String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import NetsimLoopback
+import NetsimTLS
+import Testing
+import X509
+
+/// netsim's CA on disk: made once, kept, shared by concurrent first users, replaced on request,
+/// and clear errors for files that are not what they should be.
+@Suite struct CertificateAuthorityTests {
+    let home = TemporaryHome()
+
+    @Test func madeOnFirstUseWithAPrivateKeyOnlyTheOwnerReads() throws {
+        let authority = try CertificateAuthority.load(from: home.home)
+        #expect(authority.certificatePath == home.home.caCertificate)
+        #expect(try home.mode(of: home.home.caKey) == 0o600)
+        #expect(try home.mode(of: home.home.directory) == 0o700)
+        let again = try CertificateAuthority.load(from: home.home)
+        #expect(try again.fingerprintSHA256 == authority.fingerprintSHA256)
+        #expect(try authority.fingerprintSHA256.split(separator: ":").count == 32)
+    }
+
+    @Test func regenerateReplacesIt() throws {
+        let first = try CertificateAuthority.load(from: home.home)
+        let second = try CertificateAuthority.load(from: home.home, regenerate: true)
+        #expect(try first.fingerprintSHA256 != second.fingerprintSHA256)
+        #expect(try CertificateAuthority.load(from: home.home).fingerprintSHA256 == second.fingerprintSHA256)
+        #expect(try home.mode(of: home.home.caKey) == 0o600)
+    }
+
+    @Test func concurrentFirstUsersAgreeOnOneCA() async throws {
+        let fingerprints = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 {
+                group.addTask { [home] in try CertificateAuthority.load(from: home.home).fingerprintSHA256 }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(fingerprints.count == 1)
+    }
+
+    @Test func aFileThatIsNotPEMIsNamed() throws {
+        try home.write("not a certificate\n", to: home.home.caCertificate)
+        try home.write("not a key\n", to: home.home.caKey)
+        #expect(throws: TLSSetupError.notPEM(home.home.caCertificate.path, expected: "a PEM certificate")) {
+            try CertificateAuthority.load(from: home.home)
+        }
+        let other = try CertificateAuthority.ephemeral()
+        try home.write(try other.pem, to: home.home.caCertificate)
+        #expect(throws: TLSSetupError.notPEM(home.home.caKey.path, expected: "a PEM P-256 private key")) {
+            try CertificateAuthority.load(from: home.home)
+        }
+    }
+
+    @Test func aKeyOfAnotherCAIsRefused() throws {
+        _ = try CertificateAuthority.load(from: home.home)
+        let key = try String(contentsOf: home.home.caKey, encoding: .utf8)
+        _ = try CertificateAuthority.load(from: home.home, regenerate: true)
+        try home.write(key, to: home.home.caKey)
+        #expect(throws: TLSSetupError.keyMismatch(certificate: home.home.caCertificate.path, key: home.home.caKey.path)) {
+            try CertificateAuthority.load(from: home.home)
+        }
+    }
+
+    @Test func leavesAreCachedPerNameAndCarryTheLoopbackNames() throws {
+        let authority = try CertificateAuthority.ephemeral()
+        let api = try authority.leaf(for: ServerName("API.Example.test."))
+        #expect(try authority.leaf(for: ServerName("api.example.test")).leaf.serialNumber == api.leaf.serialNumber)
+        #expect(try authority.leaf(for: ServerName("other.test")).leaf.serialNumber != api.leaf.serialNumber)
+        let names = try #require(try api.leaf.extensions.subjectAlternativeNames).map { "\($0)" }
+        #expect(names.count == 4)
+        #expect(api.leaf.subject.description.contains("CN=api.example.test"))
+        let lifetime = api.leaf.notValidAfter.timeIntervalSince(api.leaf.notValidBefore)
+        #expect(lifetime > 24 * 3600 && lifetime <= 8 * 24 * 3600)
+        #expect(api.leaf.issuer == authority.certificate.subject)
+    }
+
+    @Test func serverNamesParseAddressesAndNames() {
+        #expect(ServerName("127.0.0.1") == .ip([127, 0, 0, 1]))
+        #expect(ServerName("[::1]") == .ip(Array(repeating: 0, count: 15) + [1]))
+        #expect(ServerName("::1").description == "::1")
+        #expect(ServerName("Example.COM.") == .dns("example.com"))
+    }
+}
+
+/// A `NETSIM_HOME` of the test's own, removed when the test ends.
+final class TemporaryHome: @unchecked Sendable {
+    let root: URL
+    let home: NetsimHome
+
+    init() {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-tls-\(UUID().uuidString)")
+        home = NetsimHome(directory: root.appendingPathComponent("home"))
+    }
+
+    deinit { try? FileManager.default.removeItem(at: root) }
+
+    func mode(of url: URL) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+    }
+
+    func write(_ text: String, to url: URL) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+
+    /// Writes a file under the test's directory and returns its path.
+    func file(_ name: String, _ text: String) throws -> String {
+        let url = root.appendingPathComponent(name)
+        try write(text, to: url)
+        return url.path
+    }
+}
