@@ -144,7 +144,15 @@ let package = Package(
         .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimLoopback"]),
         // The catalog and the connection machine, driven without sockets or event loops.
         .testTarget(name: "NetsimFaultsTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimFaults"]),
-        .testTarget(name: "NetsimHTTPTests", dependencies: ["NetsimCore", "NetsimHTTP", "NetsimLoopback"]),
+        .testTarget(
+            name: "NetsimHTTPTests",
+            dependencies: [
+                "NetsimCore", "NetsimHTTP", "NetsimLoopback", "NetsimTLS",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(
             name: "NetsimTLSTests",
             dependencies: [

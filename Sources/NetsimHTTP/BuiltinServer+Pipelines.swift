@@ -24,8 +24,9 @@ extension BuiltinServer {
         let pipeline = channel.pipeline.syncOperations
         let log = log
         let table = table
+        let idle = idleTimeout.map { HTTP2IdleTimeout(timeout: $0) }
         _ = try pipeline.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init(), streamDelegate: idle
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
                 let streamID = try stream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
@@ -35,6 +36,6 @@ extension BuiltinServer {
                 try handlers.addHandler(RouteResponder(routes: table))
             }
         }
-        if let idleTimeout { try pipeline.addHandler(HTTP2IdleTimeout(timeout: idleTimeout)) }
+        if let idle { try pipeline.addHandler(idle) }
     }
 }

@@ -6,9 +6,12 @@ import NIOHTTP2
 /// it processed, then a close. A client that pools the connection learns it is gone from the
 /// GOAWAY instead of from a reset on its next request.
 ///
-/// It sits after `NIOHTTP2Handler` on the connection's channel, counting streams from the
-/// handler's stream-created and stream-closed events.
-final class HTTP2IdleTimeout: ChannelDuplexHandler {
+/// It sits after `NIOHTTP2Handler` on the connection's channel (to write the GOAWAY) and is the
+/// handler's stream delegate (the inline multiplexer reports streams opening and closing only to
+/// its delegate, not down the pipeline).
+// `@unchecked Sendable`: NIOHTTP2 calls the delegate on the connection's event loop, where
+// everything else of this handler runs.
+final class HTTP2IdleTimeout: ChannelDuplexHandler, NIOHTTP2StreamDelegate, @unchecked Sendable {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
@@ -18,12 +21,14 @@ final class HTTP2IdleTimeout: ChannelDuplexHandler {
     private var open = Set<HTTP2StreamID>()
     private var lastStream = HTTP2StreamID.rootStream
     private var timer: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
 
     init(timeout: Duration) {
         self.timeout = .nanoseconds(max(0, timeout.nanoseconds))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         if context.channel.isActive { arm(context: context) }
     }
 
@@ -37,18 +42,20 @@ final class HTTP2IdleTimeout: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { disarm() }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        disarm()
+        self.context = nil
+    }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let created = event as? NIOHTTP2StreamCreatedEvent {
-            open.insert(created.streamID)
-            if created.streamID > lastStream { lastStream = created.streamID }
-            disarm()
-        } else if let closed = event as? StreamClosedEvent {
-            open.remove(closed.streamID)
-            if open.isEmpty { arm(context: context) }
-        }
-        context.fireUserInboundEventTriggered(event)
+    func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
+        open.insert(id)
+        if id > lastStream { lastStream = id }
+        disarm()
+    }
+
+    func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
+        open.remove(id)
+        if open.isEmpty, let context { arm(context: context) }
     }
 
     private func arm(context: ChannelHandlerContext) {

@@ -1,0 +1,84 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NetsimCore
+import NetsimHTTP
+import NetsimTLS
+import Testing
+
+/// An idle h2 connection ends as real servers end it: GOAWAY (NO_ERROR, last stream id), then a
+/// close — seen in the raw frames a client receives.
+@Suite struct HTTP2IdleTimeoutTests {
+    @Test func anIdleConnectionGetsGoAwayWithTheLastStreamThenACloseAfterTheTimeout() async throws {
+        let files = TLSTestFiles()
+        let server = BuiltinServer(routes: [HTTPRoute(path: "/x", body: .text("x"))], idleTimeout: .milliseconds(300),
+                                   transport: try .tls(authority: files.authority, protocols: [.http2]))
+        let endpoint = try await server.start()
+        defer { Task { await server.stop() } }
+        let group = MultiThreadedEventLoopGroup.singleton
+
+        let collector = RawCollector()
+        let sslContext = try NIOSSLContext(configuration: try files.authority.clientConfiguration(protocols: [.http2]))
+        let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: "localhost"))
+                try channel.pipeline.syncOperations.addHandler(collector)
+            }
+        }.connect(host: endpoint.host, port: endpoint.port).get()
+        let start = ContinuousClock.now
+        // The client preface, an empty SETTINGS, then one request (HEADERS with END_STREAM, HPACK
+        // literal-free indexed fields: :method GET, :scheme https, :path /, then :authority).
+        var preface = channel.allocator.buffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        preface.writeBytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+        let block: [UInt8] = [0x82, 0x87, 0x84, 0x41, 0x09] + Array("localhost".utf8)
+        preface.writeBytes([0, 0, UInt8(block.count), 1, 0x05, 0, 0, 0, 1] + block)
+        try await channel.writeAndFlush(preface)
+        try await channel.closeFuture.get()
+        let elapsed = ContinuousClock.now - start
+
+        let frames = HTTP2Frames.parse(collector.bytes)
+        let goAway = try #require(frames.first { $0.type == 7 }, "frame types seen: \(frames.map(\.type))")
+        let lastStream = goAway.payload.prefix(4).reduce(0) { $0 << 8 | Int($1) } & 0x7fff_ffff
+        let errorCode = goAway.payload.dropFirst(4).prefix(4).reduce(0) { $0 << 8 | Int($1) }
+        #expect(lastStream == 1)
+        #expect(errorCode == 0)
+        #expect(frames.contains { $0.type == 1 && $0.stream == 1 })   // the answer's HEADERS came first
+        #expect(elapsed >= .milliseconds(300))
+        #expect(server.requests.map(\.stream) == [1])
+    }
+}
+
+/// Collects every decrypted byte the server sends.
+private final class RawCollector: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    private(set) var bytes: [UInt8] = []
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        bytes += Array(unwrapInboundIn(data).readableBytesView)
+    }
+}
+
+/// HTTP/2 frames from raw bytes (RFC 9113 §4.1): enough for a test to read types and streams.
+enum HTTP2Frames {
+    struct Frame {
+        var type: UInt8
+        var flags: UInt8
+        var stream: Int
+        var payload: [UInt8]
+    }
+
+    static func parse(_ bytes: [UInt8]) -> [Frame] {
+        var frames: [Frame] = []
+        var index = 0
+        while index + 9 <= bytes.count {
+            let length = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
+            guard index + 9 + length <= bytes.count else { break }
+            let stream = bytes[(index + 5)..<(index + 9)].reduce(0) { $0 << 8 | Int($1) } & 0x7fff_ffff
+            frames.append(Frame(type: bytes[index + 3], flags: bytes[index + 4], stream: stream,
+                                payload: Array(bytes[(index + 9)..<(index + 9 + length)])))
+            index += 9 + length
+        }
+        return frames
+    }
+}
