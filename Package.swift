@@ -95,13 +95,14 @@ let package = Package(
         .target(
             name: "NetsimRunner",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimPcap",
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimPcap", "NetsimTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // libpcap, the system library (Debian: libpcap-dev).
@@ -167,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "NetsimRunnerTests",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimLoopback",
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimLoopback", "NetsimTLS",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

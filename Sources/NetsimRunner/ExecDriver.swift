@@ -32,13 +32,17 @@ public final class ExecDriver: ClientDriver {
     public var name: String { state.withLockedValue { $0.name } }
 
     /// Starts `command` with `client`'s settings as its first input line.
-    public init(command: [String], client: ClientSpec, workingDirectory: String? = nil) throws {
+    /// - Parameter environment: added to netsim's own environment for the client (a TLS run's CA).
+    public init(command: [String], client: ClientSpec, workingDirectory: String? = nil, environment: [String: String] = [:]) throws {
         guard let program = command.first else { throw RunnerError.invalid("the exec driver needs a command") }
         state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
         answerDeadline = (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [program] + command.dropFirst()
         if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

@@ -99,8 +99,12 @@ public enum JSONReport {
         /// Seconds of scenario time.
         public var time: Double
         public var status: Int
+        /// `HTTP/1.1`, `HTTP/2`.
+        public var version: String
+        /// The HTTP/2 stream id; absent for HTTP/1.x.
+        public var stream: Int?
 
-        enum CodingKeys: String, CodingKey { case method, path, connection, time, status }
+        enum CodingKeys: String, CodingKey { case method, path, connection, time, status, version, stream }
 
         public init(_ request: NetsimHTTP.ServerRequest) {
             method = request.method
@@ -108,6 +112,8 @@ public enum JSONReport {
             connection = request.connection
             time = Double(request.time) / 1e9
             status = request.status
+            version = request.version.description
+            stream = request.stream
         }
     }
 

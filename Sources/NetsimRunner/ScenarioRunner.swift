@@ -5,6 +5,7 @@ import NetsimLink
 import NetsimPcap
 import NetsimRelay
 import NetsimScenario
+import NetsimTLS
 
 /// How a run is set up beyond what the scenario says.
 public struct RunOptions: Sendable {
@@ -16,15 +17,22 @@ public struct RunOptions: Sendable {
     public var workingDirectory: String
     /// Told about steps and outcomes as they happen (the live view).
     public var observer: (any RunObserver)?
-    /// `--pcap`: record both legs of every relayed connection to this pcap file.
+    /// `--pcap`: record both legs of every relayed connection to this pcap file (and, over TLS,
+    /// the session secrets beside it: `run.keys`).
     public var pcapPath: String?
+    /// Where netsim's CA lives (`$NETSIM_HOME`, default `~/.netsim`): used when a scenario speaks TLS.
+    public var netsimHome: NetsimHome
 
-    public init(driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath, observer: (any RunObserver)? = nil, pcapPath: String? = nil) {
+    public init(
+        driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath,
+        observer: (any RunObserver)? = nil, pcapPath: String? = nil, netsimHome: NetsimHome = .fromEnvironment()
+    ) {
         self.driver = driver
         self.seed = seed
         self.workingDirectory = workingDirectory
         self.observer = observer
         self.pcapPath = pcapPath
+        self.netsimHome = netsimHome
     }
 }
 
@@ -43,7 +51,9 @@ public enum ScenarioRunner {
         // Every part is registered as it starts; whatever fails unwinds exactly what started.
         let started = StartedParts()
         do {
-            let upstream = try await UpstreamHandle.start(scenario.upstream, log: log, scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
+            let tls = try RunTLS.prepare(for: scenario, options: options)
+            started.push { tls?.keyLog?.close() }
+            let upstream = try await UpstreamHandle.start(scenario.upstream, log: log, tls: tls, scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
             started.push { await upstream.stop() }
             let recorder: PcapRecorder?
             do { recorder = try options.pcapPath.map(PcapRecorder.init(path:)) } catch {
@@ -61,7 +71,7 @@ public enum ScenarioRunner {
                 throw RunnerError.failed("cannot start the relay: \(error)")
             }
             started.push { await relay.stop() }
-            let driver = try DriverFactory.make(options.driver ?? scenario.client.driver, scenario: scenario, options: options)
+            let driver = try DriverFactory.make(options.driver ?? scenario.client.driver, scenario: scenario, options: options, caFile: tls?.caFile)
             started.push { await driver.shutdown() }
             try await driver.ready(timeout: .seconds(20))
 
@@ -79,6 +89,7 @@ public enum ScenarioRunner {
             await started.stopLast()  // the recorder
             let serverRequests = await upstream.requests()
             await started.stopLast()  // the upstream
+            await started.stopLast()  // the key log
             return judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests,
                          driverName: driver.name, duration: finished, clientLog: clientLog)
         } catch {
@@ -128,16 +139,19 @@ public enum DriverFactory {
     /// `all`) asks for the exec driver: the reference urllib3 client.
     public static let referenceExecCommand = ["python3", "Fixtures/clients/urllib3_client.py"]
 
-    static func make(_ name: String, scenario: Scenario, options: RunOptions) throws -> any ClientDriver {
+    /// - Parameter caFile: the CA the client is given to trust (a TLS scenario); nil in plaintext.
+    static func make(_ name: String, scenario: Scenario, options: RunOptions, caFile: String? = nil) throws -> any ClientDriver {
         switch name {
         case "exec":
             let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
                 .resolve(scenario.client.command.isEmpty ? referenceExecCommand : scenario.client.command)
-            return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory)
+            return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory,
+                                  environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
         case "urlsession":
+            // FoundationNetworking on Linux cannot be given a CA (docs/tls.md): it trusts the system store only.
             return URLSessionDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
         case "async-http-client":
-            return AsyncHTTPClientDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
+            return AsyncHTTPClientDriver(client: scenario.client, seed: options.seed ?? scenario.seed, trusting: caFile)
         case "naive":
             return NaiveDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
         case "resilient":
@@ -180,10 +194,16 @@ struct UpstreamHandle {
     /// origin when they are read (the log is rebased after the upstream started).
     private var log: EventLog?
 
-    static func start(_ spec: UpstreamSpec, log: EventLog, scenarioFile: String = "", workingDirectory: String = ".") async throws -> UpstreamHandle {
+    static func start(_ spec: UpstreamSpec, log: EventLog, tls: RunTLS? = nil, scenarioFile: String = "", workingDirectory: String = ".") async throws -> UpstreamHandle {
         switch spec {
-        case .builtin(let routes, let idleTimeout):
-            let server = BuiltinServer(routes: routes, idleTimeout: idleTimeout, eventLog: log)
+        case .builtin(let routes, let idleTimeout, let wire):
+            let transport: UpstreamTransport
+            do {
+                transport = try tls?.transport(wire) ?? UpstreamTransport(protocols: wire.protocols)
+            } catch {
+                throw RunnerError.invalid("cannot set up TLS for the built-in upstream: \(error)")
+            }
+            let server = BuiltinServer(routes: routes, idleTimeout: idleTimeout, transport: transport, eventLog: log)
             do {
                 return UpstreamHandle(endpoint: try await server.start(), server: server)
             } catch {

@@ -4,7 +4,7 @@ import NetsimRoutes
 
 extension Validator {
     static let upstreamKinds = ["routes", "address", "replay"]
-    static let upstreamKeys = upstreamKinds + ["idle_timeout"]
+    static let upstreamKeys = upstreamKinds + ["idle_timeout", "tls", "http"]
     static let routeKeys = ["path", "method", "status", "headers", "body", "body_bytes", "delay", "chunked"]
 
     func upstream(_ entry: Entry) -> UpstreamSpec? {
@@ -32,11 +32,12 @@ extension Validator {
                 ok = false
             }
         }
+        let wire = self.wire(map, builtin: kind.key == "routes")
         switch kind.key {
         case "routes":
             let routes = self.routes(kind)
-            guard ok, let routes else { return nil }
-            return .builtin(routes: routes, idleTimeout: idleTimeout)
+            guard ok, let routes, let wire else { return nil }
+            return .builtin(routes: routes, idleTimeout: idleTimeout, wire: wire)
         case "address":
             let endpoint = self.endpoint(kind)
             guard ok, let endpoint else { return nil }
@@ -46,6 +47,57 @@ extension Validator {
             guard ok, let path else { return nil }
             return .replay(path: path)
         }
+    }
+
+    /// `tls` and `http`: how the built-in server speaks (plaintext HTTP/1.1 when both are absent).
+    private func wire(_ map: Mapping, builtin: Bool) -> UpstreamWire? {
+        let tlsEntry = map["tls"]
+        let httpEntry = map["http"]
+        if !builtin {
+            for entry in [tlsEntry, httpEntry].compactMap({ $0 }) {
+                error(entry.keyLocation, "'\(entry.key)' applies to the built-in server ('routes') only",
+                      hint: "a real server or a replay speaks what it speaks")
+            }
+            return tlsEntry == nil && httpEntry == nil ? .plaintext : nil
+        }
+        var tls = false
+        if let tlsEntry {
+            guard let value = boolean(tlsEntry) else { return nil }
+            tls = value
+        }
+        guard let httpEntry else { return tls ? .tlsDefault : .plaintext }
+        let names = ApplicationProtocol.allCases.map(\.rawValue)
+        let items: [Node]
+        if case .scalar = httpEntry.value {
+            items = [httpEntry.value]
+        } else {
+            guard let list = list(httpEntry, of: "protocols (\(names.joined(separator: ", ")))") else { return nil }
+            items = list
+        }
+        var protocols: [ApplicationProtocol] = []
+        for item in items {
+            guard let name = item.string, let value = ApplicationProtocol(rawValue: name.lowercased()) else {
+                let written = item.string ?? "\(item)"
+                error(location(item), "'\(written)' is not an HTTP protocol netsim's server speaks",
+                      hint: suggestionHint(written.lowercased(), among: names, listing: "protocols"))
+                return nil
+            }
+            if protocols.contains(value) {
+                error(location(item), "'\(name)' is listed twice in 'http'", hint: "list each protocol once, in order of preference")
+                return nil
+            }
+            protocols.append(value)
+        }
+        if protocols.isEmpty {
+            error(httpEntry.valueLocation, "'http' is empty", hint: "for example: http: [h2, http/1.1]")
+            return nil
+        }
+        if !tls, protocols.count > 1 {
+            error(httpEntry.valueLocation, "without TLS the server speaks one protocol, and 'http' lists \(protocols.count)",
+                  hint: "add 'tls: true' to offer them by ALPN, or keep one: http/1.1, or h2 (h2c with prior knowledge)")
+            return nil
+        }
+        return UpstreamWire(tls: tls, protocols: protocols)
     }
 
     private func routes(_ entry: Entry) -> [HTTPRoute]? {

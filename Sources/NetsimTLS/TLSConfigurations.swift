@@ -1,11 +1,6 @@
 import NIOCore
 import NIOSSL
-
-/// The application protocols netsim speaks over TLS, as ALPN names them.
-public enum ApplicationProtocol: String, Sendable, CaseIterable, Codable {
-    case http2 = "h2"
-    case http1 = "http/1.1"
-}
+@_exported import enum NetsimCore.ApplicationProtocol
 
 extension CertificateAuthority {
     /// A server configuration that presents, for each handshake, a leaf for the name the client

@@ -59,7 +59,8 @@ struct JSONReportTests {
         #expect(Set(requests[1].keys).isSuperset(of: ["error", "error_message"]) && requests[1]["status"] == nil)
 
         let served = try #require(run["server_requests"] as? [[String: Any]])
-        #expect(served.map { Set($0.keys) } == [["method", "path", "connection", "time", "status"]])
+        #expect(served.map { Set($0.keys) } == [["method", "path", "connection", "time", "status", "version"]])   // "stream" on h2 only
+        #expect(served.first?["version"] as? String == "HTTP/1.1")
         #expect(served.first?["status"] as? Int == 200)
         // On the scenario timeline, as the client's times are: received while the client waited.
         let received = try #require(served.first?["time"] as? Double)

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOSSL
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -32,16 +33,24 @@ public final class AsyncHTTPClientDriver: ClientDriver {
     private let deadline: Duration
     private let notes = ClientLog()
 
-    public convenience init(client: ClientSpec, seed: UInt64 = 0) {
-        self.init(config: DriverConfig(client, seed: seed))
+    /// - Parameter caFile: a CA certificate (PEM) to trust besides nothing else: a TLS run's CA.
+    public convenience init(client: ClientSpec, seed: UInt64 = 0, trusting caFile: String? = nil) {
+        self.init(config: DriverConfig(client, seed: seed), caFile: caFile)
     }
 
-    init(config: DriverConfig) {
+    init(config: DriverConfig, caFile: String? = nil) {
         let ports = PortBook()
         self.ports = ports
         deadline = config.timeout ?? .seconds(30)
         var configuration = HTTPClient.Configuration()
-        configuration.httpVersion = .http1Only
+        // Over TLS AsyncHTTPClient negotiates h2 by ALPN, as it does with any HTTPS server; in
+        // plaintext it speaks HTTP/1.1 (it has no h2c).
+        configuration.httpVersion = caFile == nil ? .http1Only : .automatic
+        if let caFile {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(caFile)
+            configuration.tlsConfiguration = tls
+        }
         configuration.timeout = HTTPClient.Configuration.Timeout(
             connect: (config.connectTimeout ?? config.timeout).map { .nanoseconds($0.nanoseconds) },
             read: config.timeout.map { .nanoseconds($0.nanoseconds) })

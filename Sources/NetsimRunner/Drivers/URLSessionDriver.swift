@@ -96,7 +96,11 @@ public final class URLSessionDriver: ClientDriver {
         case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
              NSURLErrorServerCertificateNotYetValid, NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorClientCertificateRejected:
             return .tls
-        default: return .other
+        default:
+            // FoundationNetworking reports libcurl's certificate failures (CURLE_PEER_FAILED_VERIFICATION)
+            // as −1 with libcurl's text: "SSL certificate problem: …".
+            let text = error.localizedDescription.lowercased()
+            return text.contains("ssl") || text.contains("certificate") ? .tls : .other
         }
     }
 }

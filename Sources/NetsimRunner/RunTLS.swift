@@ -1,0 +1,50 @@
+import Foundation
+import NetsimCore
+import NetsimHTTP
+import NetsimScenario
+import NetsimTLS
+
+/// A run's TLS material: netsim's CA from `$NETSIM_HOME` (loaded only when the scenario speaks
+/// TLS), and the session secrets written beside `--pcap` (`run.pcap` → `run.keys`) so the capture
+/// can be decrypted.
+struct RunTLS: Sendable {
+    let authority: CertificateAuthority
+    /// The CA certificate clients are told to trust (`NETSIM_CA`, `SSL_CERT_FILE`, …).
+    let caFile: String
+    let keyLog: KeyLogFile?
+
+    /// nil when the scenario's upstream speaks plaintext.
+    static func prepare(for scenario: Scenario, options: RunOptions) throws -> RunTLS? {
+        guard case .builtin(_, _, let wire) = scenario.upstream, wire.tls else { return nil }
+        let authority: CertificateAuthority
+        do { authority = try CertificateAuthority.load(from: options.netsimHome) } catch {
+            throw RunnerError.invalid("cannot set up netsim's CA: \(error)")
+        }
+        guard let caFile = authority.certificatePath?.path else { throw RunnerError.invalid("netsim's CA has no file") }
+        var keyLog: KeyLogFile?
+        if let pcap = options.pcapPath {
+            do { keyLog = try KeyLogFile(url: keyLogURL(forPcap: pcap)) } catch {
+                throw RunnerError.invalid("cannot write the TLS key log: \(error)")
+            }
+        }
+        return RunTLS(authority: authority, caFile: caFile, keyLog: keyLog)
+    }
+
+    /// `run.pcap` → `run.keys` (SSLKEYLOGFILE format, for `tshark -o tls.keylog_file:run.keys`).
+    static func keyLogURL(forPcap path: String) -> URL {
+        let url = URL(fileURLWithPath: path)
+        return url.pathExtension.isEmpty ? url.appendingPathExtension("keys") : url.deletingPathExtension().appendingPathExtension("keys")
+    }
+
+    func transport(_ wire: UpstreamWire) throws -> UpstreamTransport {
+        guard wire.tls else { return UpstreamTransport(protocols: wire.protocols) }
+        return try .tls(authority: authority, protocols: wire.protocols, keyLog: keyLog)
+    }
+
+    /// What an exec client finds in its environment: the CA under every name the common
+    /// libraries read (OpenSSL and Python's ssl: `SSL_CERT_FILE`; requests: `REQUESTS_CA_BUNDLE`;
+    /// curl: `CURL_CA_BUNDLE`; Node: `NODE_EXTRA_CA_CERTS`), and `NETSIM_CA` for the rest.
+    static func clientEnvironment(caFile: String) -> [String: String] {
+        ["NETSIM_CA": caFile, "SSL_CERT_FILE": caFile, "REQUESTS_CA_BUNDLE": caFile, "CURL_CA_BUNDLE": caFile, "NODE_EXTRA_CA_CERTS": caFile]
+    }
+}
