@@ -48,12 +48,13 @@ let package = Package(
         .target(
             name: "NetsimRelay",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -193,7 +194,7 @@ let package = Package(
         .testTarget(
             name: "NetsimRelayTests",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback",
+                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NetsimCore
 import NetsimFaults
 import NetsimLink
@@ -14,6 +15,8 @@ import NetsimLink
 /// same loop). `@unchecked Sendable`: loop-confined; scheduled closures and futures capture it.
 final class ConnectionPair: @unchecked Sendable {
     let id: ConnectionID
+    /// The whole connection, or one layer of an intercepted one (same id for both layers).
+    let layer: ConnectionLayer
     let eventLoop: any EventLoop
     let relay: Relay
     /// How this connection reaches upstream (the relay's, or one given to ``Relay/adopt(_:connector:)``).
@@ -40,15 +43,17 @@ final class ConnectionPair: @unchecked Sendable {
         return parser
     }
 
-    init(id: ConnectionID, relay: Relay, eventLoop: any EventLoop, link: LinkConfiguration, connector: any UpstreamConnector) {
+    init(id: ConnectionID, layer: ConnectionLayer = .whole, relay: Relay, eventLoop: any EventLoop, link: LinkConfiguration,
+         connector: any UpstreamConnector) {
         self.id = id
+        self.layer = layer
         self.relay = relay
         self.connector = connector
         self.eventLoop = eventLoop
         self.client = LegHandler(leg: .client)
         self.machine = ConnectionMachine(
             id: id, openedAt: Int64(eventLoop.now.uptimeNanoseconds), link: link, seed: relay.configuration.seed,
-            bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP)
+            bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP)
         client.pair = self
     }
 
@@ -86,11 +91,14 @@ final class ConnectionPair: @unchecked Sendable {
     }
     private var started = false
 
+    /// The pcap tap sees the wire: never the plaintext of an HTTP layer.
+    private var tap: (any RelayTap)? { layer == .http ? nil : relay.tap }
+
     func received(_ buffer: ByteBuffer, from leg: Leg) {
-        if let tap = relay.tap { tap.received(id, leg: leg.side, buffer, at: now) }
+        if let tap { tap.received(id, leg: leg.side, buffer, at: now) }
         if leg == .client ? bypass.client : bypass.upstream, let destination = handler(leg.other) {
             // The fast path: no fault, no model, nothing queued (the machine said so).
-            if let tap = relay.tap { tap.sent(id, leg: destination.leg.side, buffer, at: now) }
+            if let tap { tap.sent(id, leg: destination.leg.side, buffer, at: now) }
             destination.write(buffer)
             if leg == .client { direct.client += buffer.readableBytes } else { direct.upstream += buffer.readableBytes }
             return
@@ -117,6 +125,12 @@ final class ConnectionPair: @unchecked Sendable {
     }
 
     func failed(_ leg: Leg, error: any Error) {
+        if leg == .upstream, error is NIOSSLError || error is BoringSSLError {
+            // The relay's own TLS to upstream (interception) failed: a certificate that does not
+            // verify, a protocol error. NIOSSL closes the leg next; the log says why.
+            relay.eventLog.record(.upstreamFailed(reason: .other, detail: "TLS with upstream failed: \(error)"), connection: id, at: now)
+            return
+        }
         // Any socket error (ECONNRESET, EPIPE, ETIMEDOUT, ...) ends this leg abruptly: forward it
         // as a reset. Channel-state errors (writing after close) say nothing about the peer.
         guard error is IOError else { return }
@@ -136,7 +150,7 @@ final class ConnectionPair: @unchecked Sendable {
     private func execute(_ action: ConnectionAction<ByteBuffer>) {
         switch action {
         case .write(let leg, let buffer):
-            relay.tap?.sent(id, leg: leg.side, buffer, at: now)
+            tap?.sent(id, leg: leg.side, buffer, at: now)
             handler(leg)?.write(buffer)
         case .flush(let leg):
             handler(leg)?.flush()
@@ -160,9 +174,9 @@ final class ConnectionPair: @unchecked Sendable {
         case .cancel(let timer):
             timers.removeValue(forKey: timer)?.cancel()
         case .log(let kind):
-            relay.eventLog.record(kind, connection: id, at: now)
+            if layer.records(kind) { relay.eventLog.record(kind, connection: id, at: now) }
         case .peerEnded(let leg, let how):
-            relay.tap?.ended(id, leg: leg.side, how, fromPeer: true, at: now)
+            tap?.ended(id, leg: leg.side, how, fromPeer: true, at: now)
         case .parseRequests(let buffer):
             parseRequests(buffer)
         case .stopParsingRequests:
@@ -235,6 +249,7 @@ final class ConnectionPair: @unchecked Sendable {
     }
 
     func apply(_ kind: FaultKind, id fault: FaultID, atAccept: Bool) {
+        guard layer.takes(kind.scope) else { return }
         let now = self.now
         run { $0.apply(kind, id: fault, atAccept: atAccept, now: now) }
     }
@@ -256,11 +271,11 @@ final class ConnectionPair: @unchecked Sendable {
     }
 
     func tapOpened(_ leg: Leg) {
-        guard let tap = relay.tap, let handler = handler(leg) else { return }
+        guard let tap, let handler = handler(leg) else { return }
         tap.legOpened(id, leg: leg.side, local: handler.localAddress, remote: handler.remoteAddress, at: now)
     }
 
     func tapEnded(_ leg: Leg, _ how: CloseKind) {
-        relay.tap?.ended(id, leg: leg.side, how, fromPeer: false, at: now)
+        tap?.ended(id, leg: leg.side, how, fromPeer: false, at: now)
     }
 }

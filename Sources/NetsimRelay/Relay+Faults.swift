@@ -20,7 +20,7 @@ extension Relay {
             defer { nextFault += 1 }
             let id = FaultID(raw: nextFault)
             rules[id] = RuleState(rule: rule, addedAt: now)
-            return (id, Array(pairs.values))
+            return (id, allPairs)
         }
         eventLog.record(.faultAdded(fault: rule.kind.faultName, rule: rule.description))
         switch rule.trigger {
@@ -56,7 +56,7 @@ extension Relay {
             guard rules[id] != nil else { return nil }
             rules[id]!.activatedAt = now
             let rule = rules[id]!.rule
-            return (rule, rule.target == .new ? [] : Array(pairs.values))
+            return (rule, rule.target == .new ? [] : allPairs)
         }) else { return }
         if rule.kind.fault is Refuse, rule.probability.fraction >= 1 {
             await startRefusing(id)
@@ -81,7 +81,7 @@ extension Relay {
     public func removeFault(_ id: FaultID) async {
         guard let (state, open) = lock.withLock({ () -> (RuleState, [ConnectionPair])? in
             guard let state = rules.removeValue(forKey: id) else { return nil }
-            return (state, Array(pairs.values))
+            return (state, allPairs)
         }) else { return }
         for task in state.scheduled { task.cancel() }
         eventLog.record(.faultLifted(fault: state.rule.kind.faultName))

@@ -35,6 +35,10 @@ public final class Relay: @unchecked Sendable {
     var listener: (any Channel)?
     private var boundEndpoint: Endpoint?
     var pairs: [ConnectionID: ConnectionPair] = [:]
+    /// The HTTP layers of intercepted connections, by the id they share with their wire layer.
+    var httpLayers: [ConnectionID: ConnectionPair] = [:]
+    /// Every pair faults may act on (call with `lock` held).
+    var allPairs: [ConnectionPair] { Array(pairs.values) + Array(httpLayers.values) }
     private var nextConnection: UInt64 = 1
     var nextFault: UInt64 = 1
     var rules: [FaultID: RuleState] = [:]
@@ -112,11 +116,21 @@ public final class Relay: @unchecked Sendable {
 
     private func prepare() throws {
         for rule in configuration.faults { try rule.validate() }
-        if lock.withLock({ upstreamConnector == nil }) {
-            let connector = try AddressConnector(resolving: configuration.upstream)
-            lock.withLock { upstreamConnector = connector }
+        var connector = lock.withLock { upstreamConnector }
+        if connector == nil { connector = try AddressConnector(resolving: configuration.upstream) }
+        if let interception = configuration.tls, let base = connector, !(base is InterceptConnector) {
+            connector = try InterceptConnector(relay: self, interception: interception, base: base)
         }
+        lock.withLock { upstreamConnector = connector }
         startedAt = clock.now()
+    }
+
+    /// Adopts the HTTP layer of intercepted connection `id` (its TLS already terminated in the
+    /// channel's pipeline): called by ``InterceptConnector`` on the connection's event loop.
+    func adoptHTTPLayer(_ channel: any Channel, of id: ConnectionID, connector: any UpstreamConnector) throws {
+        channel.eventLoop.preconditionInEventLoop()
+        let pair = ConnectionPair(id: id, layer: .http, relay: self, eventLoop: channel.eventLoop, link: .unimpaired, connector: connector)
+        try channel.pipeline.syncOperations.addHandler(pair.client)
     }
 
     /// Takes over a connection accepted elsewhere: from here on it is a relay connection like
@@ -140,7 +154,9 @@ public final class Relay: @unchecked Sendable {
 
     private func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil) -> ConnectionPair {
         let id = allocateConnectionID()
-        return ConnectionPair(id: id, relay: self, eventLoop: eventLoop, link: link(for: id), connector: connector ?? self.connector)
+        let connector = connector ?? self.connector
+        return ConnectionPair(id: id, layer: connector is InterceptConnector ? .wire : .whole, relay: self, eventLoop: eventLoop,
+                              link: link(for: id), connector: connector)
     }
 
     /// The address clients connect to, once started.
@@ -183,22 +199,25 @@ public final class Relay: @unchecked Sendable {
     /// Called on the pair's event loop when its client leg becomes active: registers it, applies
     /// the faults that act on new connections, and starts the upstream connect.
     func start(_ pair: ConnectionPair) {
-        eventLog.record(.opened(client: pair.client.remoteEndpoint), connection: pair.id, at: pair.now)
-        if configuration.observeHTTP { pair.startObserving() }
+        if pair.layer.records(.opened(client: nil)) {
+            eventLog.record(.opened(client: pair.client.remoteEndpoint), connection: pair.id, at: pair.now)
+        }
+        if configuration.observeHTTP, pair.layer.seesHTTP { pair.startObserving() }
         pair.tapOpened(.client)
         let (link, acceptFaults, delayedFaults) = lock.withLock { () -> (LinkConfiguration, [(FaultID, FaultKind)], [(FaultID, Int64)]) in
-            pairs[pair.id] = pair
+            if pair.layer == .http { httpLayers[pair.id] = pair } else { pairs[pair.id] = pair }
             var immediate: [(FaultID, FaultKind)] = []
             var delayed: [(FaultID, Int64)] = []
             for (id, state) in rules.sorted(by: { $0.key.raw < $1.key.raw }) where state.rule.target != .existing {
-                guard affects(id, pair.id, state.rule.probability) else { continue }
+                guard pair.layer.takes(state.rule.kind.scope), affects(id, pair.id, state.rule.probability) else { continue }
                 if case .after(let d) = state.rule.trigger {
                     delayed.append((id, d.nanoseconds))
                 } else if state.activatedAt != nil {
                     immediate.append((id, state.rule.kind))
                 }
             }
-            return (linkChooser?(pair.id) ?? currentLink, immediate, delayed)
+            let link = pair.layer == .http ? .unimpaired : linkChooser?(pair.id) ?? currentLink
+            return (link, immediate, delayed)
         }
         // The link chosen as the pair joined `pairs`: a `setLink`/`setLinkChooser` between the
         // accept (when the pair was built) and now did not see the pair, so apply it here.
@@ -212,8 +231,12 @@ public final class Relay: @unchecked Sendable {
 
     func finished(_ pair: ConnectionPair) {
         let drained = lock.withLock { () -> EventLoopPromise<Void>? in
-            pairs.removeValue(forKey: pair.id)
-            guard pairs.isEmpty else { return nil }
+            if pair.layer == .http {
+                if httpLayers[pair.id] === pair { httpLayers.removeValue(forKey: pair.id) }
+            } else {
+                pairs.removeValue(forKey: pair.id)
+            }
+            guard pairs.isEmpty, httpLayers.isEmpty else { return nil }
             defer { self.drained = nil }
             return self.drained
         }
@@ -296,7 +319,7 @@ public final class Relay: @unchecked Sendable {
     public func stop() async {
         let (channel, open, scheduled) = lock.withLock {
             defer { listener = nil }
-            return (listener, Array(pairs.values), rules.values.flatMap(\.scheduled))
+            return (listener, allPairs, rules.values.flatMap(\.scheduled))
         }
         for task in scheduled { task.cancel() }
         try? await channel?.close()
@@ -304,8 +327,9 @@ public final class Relay: @unchecked Sendable {
         let loop = group.next()
         let drained = loop.makePromise(of: Void.self)
         let empty = lock.withLock {
-            self.drained = pairs.isEmpty ? nil : drained
-            return pairs.isEmpty
+            let empty = pairs.isEmpty && httpLayers.isEmpty
+            self.drained = empty ? nil : drained
+            return empty
         }
         if empty { drained.succeed(()) }
         let giveUp = loop.scheduleTask(in: .seconds(2)) { [self] in

@@ -24,6 +24,8 @@ public struct RelayConfiguration: Sendable {
     /// changed, and a connection whose bytes are not HTTP is left alone after one
     /// `httpUnobserved` event. Off by default; the scenario runner turns it on.
     public var observeHTTP: Bool
+    /// Intercept TLS (see ``TLSInterception``); nil: TLS passes through untouched, as any bytes.
+    public var tls: TLSInterception?
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -33,8 +35,10 @@ public struct RelayConfiguration: Sendable {
         seed: UInt64 = 1,
         connectTimeout: Duration = .seconds(127),
         bufferLimit: Int = 4 << 20,
-        observeHTTP: Bool = false
+        observeHTTP: Bool = false,
+        tls: TLSInterception? = nil
     ) {
+        self.tls = tls
         self.listen = listen
         self.upstream = upstream
         self.link = link

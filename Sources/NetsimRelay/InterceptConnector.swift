@@ -1,0 +1,76 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NetsimCore
+
+/// The upstream of an intercepted connection's wire layer: one end of a loopback TCP pair whose
+/// other end the relay adopts as the connection's HTTP layer (TLS terminated with netsim's CA,
+/// HTTP observed and answered by request faults, then TLS again to the real upstream through
+/// ``TLSUpstreamConnector``).
+///
+/// Both ends live on the connection's event loop; the HTTP layer shares the connection's id, so
+/// its HTTP events and request faults are logged as the connection's own.
+struct InterceptConnector: UpstreamConnector {
+    let relay: Relay
+    let clientFacing: NIOSSLContext
+    /// How the HTTP layer reaches upstream: TLS over the relay's own connector.
+    let upstream: TLSUpstreamConnector
+    let base: any UpstreamConnector
+
+    init(relay: Relay, interception: TLSInterception, base: any UpstreamConnector) throws {
+        self.relay = relay
+        self.base = base
+        clientFacing = try NIOSSLContext(configuration: interception.clientFacing)
+        upstream = TLSUpstreamConnector(base: base, context: try NIOSSLContext(configuration: interception.upstream),
+                                        serverName: interception.upstreamServerName)
+    }
+
+    var name: String { "\(base.name) (TLS intercepted)" }
+
+    func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
+                 initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+        let ends: (NIOBSDSocket.Handle, NIOBSDSocket.Handle)
+        do { ends = try LoopbackPair.make() } catch { return eventLoop.makeFailedFuture(error) }
+        let (relay, context, upstream) = (relay, clientFacing, upstream)
+        let httpLayer = Relay.legOptions(ClientBootstrap(group: eventLoop))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    try relay.adoptHTTPLayer(channel, of: connection, connector: upstream)
+                }
+            }
+            .withConnectedSocket(ends.1)
+        let wireSide = Relay.legOptions(ClientBootstrap(group: eventLoop))
+            .channelInitializer(initializer)
+            .withConnectedSocket(ends.0)
+        return httpLayer.and(wireSide).map { $0.1 }
+    }
+}
+
+/// Connects through `base`, then speaks TLS over it with verification on: the HTTP layer's way
+/// to the real upstream when the relay intercepts.
+struct TLSUpstreamConnector: UpstreamConnector {
+    let base: any UpstreamConnector
+    let context: NIOSSLContext
+    let serverName: String?
+
+    var name: String { base.name }
+
+    func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
+                 initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+        let context = self.context
+        let serverName = self.serverName ?? Self.hostName(of: base.name)
+        return base.connect(for: connection, on: eventLoop, timeout: timeout) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: serverName))
+            }.flatMap { initializer(channel) }
+        }
+    }
+
+    /// The host of `host:port` when it is a name (an IP address is verified as such, with no SNI).
+    static func hostName(of endpoint: String) -> String? {
+        let host = endpoint.hasPrefix("[") ? String(endpoint.dropFirst().prefix { $0 != "]" }) : String(endpoint.prefix { $0 != ":" })
+        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        return host.isEmpty || isAddress ? nil : host
+    }
+}

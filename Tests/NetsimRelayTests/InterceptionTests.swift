@@ -1,0 +1,121 @@
+import Foundation
+import NetsimCore
+import NetsimFaults
+import NetsimHTTP
+import NetsimLink
+import NetsimLoopback
+import NetsimRelay
+import NetsimTLS
+import Testing
+
+/// TLS interception: the relay terminates the client's TLS with netsim's CA, observes and answers
+/// HTTP inside, and opens its own verified TLS to upstream; the link and connection faults act
+/// on the client's TCP connection, on the encrypted bytes.
+@Suite("TLS interception", .serialized)
+struct InterceptionTests {
+    static let routes = [HTTPRoute(path: "/hello", body: .text("hello through interception")), HTTPRoute(path: "/big", body: .generated(bytes: 200_000))]
+
+    final class Setup: @unchecked Sendable {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-intercept-\(UUID().uuidString)")
+        let authority: CertificateAuthority
+        let caFile: String
+        let server: BuiltinServer
+
+        init(upstreamProtocols: [ApplicationProtocol] = [.http2, .http1]) throws {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            authority = try CertificateAuthority.ephemeral()
+            caFile = folder.appendingPathComponent("ca.pem").path
+            try (try authority.pem).write(toFile: caFile, atomically: true, encoding: .utf8)
+            server = BuiltinServer(routes: InterceptionTests.routes, transport: try .tls(authority: authority, protocols: upstreamProtocols))
+        }
+
+        deinit { try? FileManager.default.removeItem(at: folder) }
+
+        func relay(link: LinkConfiguration = .unimpaired, faults: [FaultRule] = [], trust: TLSInterception.UpstreamTrust? = nil) async throws -> (Relay, Endpoint) {
+            let upstream = try await server.start()
+            let interception = try TLSInterception(authority: authority, upstreamTrust: trust ?? .authority(authority))
+            let relay = Relay(configuration: RelayConfiguration(upstream: upstream, link: link, faults: faults, observeHTTP: true, tls: interception))
+            return (relay, try await relay.start())
+        }
+
+        /// curl through the CA; `<status> <http version> <appconnect−connect seconds>` per URL.
+        func curl(_ urls: [String], extra: [String] = []) async throws -> WatchedProcess.Result {
+            try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+                "curl", "-sS", "--max-time", "20", "--cacert", caFile,
+                "-w", "%{http_code} %{http_version} %{time_connect} %{time_appconnect}\\n",
+            ] + extra + urls.flatMap { ["-o", "/dev/null", $0] }).result(within: .seconds(30))
+        }
+    }
+
+    @Test func requestsInsideTLSAreObservedOnOneConnectionOpenedOnce() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay()
+        let base = "https://localhost:\(endpoint.port)"
+        let result = try await setup.curl(["\(base)/hello", "\(base)/big"], extra: ["-H", "X-Netsim-Request: feed#1"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") } == ["200 1.1", "200 1.1"])
+        let events = relay.eventLog.events
+        let requests = events.compactMap { event -> (ConnectionID?, String, Bool, String?)? in
+            if case .httpRequest(_, let path, let reused, _, let tag, _) = event.kind { return (event.connection, path, reused, tag) }
+            return nil
+        }
+        #expect(requests.map(\.1) == ["/hello", "/big"])
+        #expect(requests.map(\.2) == [false, true])
+        #expect(requests.map(\.3) == ["feed#1", "feed#1"])
+        let opened = events.filter { if case .opened = $0.kind { true } else { false } }
+        #expect(opened.count == 1)
+        #expect(Set(requests.map(\.0)) == [opened.first?.connection])
+        let responses = events.filter { if case .httpResponse(let status, _, _) = $0.kind { status == 200 } else { false } }
+        #expect(responses.count == 2)
+        // The relay spoke its own TLS to upstream: one connection, HTTP/1.1 as the client asked.
+        #expect(setup.server.requests.map(\.connection) == [1, 1])
+        #expect(setup.server.requests.map(\.version) == [.http1_1, .http1_1])
+    }
+
+    /// The handshake crosses the link: with 100 ms each way, TLS 1.3's one round trip costs at
+    /// least 200 ms between TCP connect and the secure connection (a lower bound only: a slow
+    /// machine is never faster than the model).
+    @Test func theLinkDelaysTheHandshakeItself() async throws {
+        let setup = try Setup()
+        var link = LinkConfiguration.unimpaired
+        link.up.latency = .milliseconds(100)
+        link.down.latency = .milliseconds(100)
+        let (relay, endpoint) = try await setup.relay(link: link)
+        let result = try await setup.curl(["https://localhost:\(endpoint.port)/hello"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        let fields = result.standardOutput.split(separator: " ").map(String.init)
+        let handshake = (Double(fields[3].trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - (Double(fields[2]) ?? 0)
+        #expect(handshake >= 0.19, "handshake took \(handshake) s")
+    }
+
+    @Test func anOutageAnswersInsideTheTLSSessionAndTheServerSeesNothing() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay(faults: [FaultRule(try FaultCatalog.parse("outage=503"))])
+        let result = try await setup.curl(["https://localhost:\(endpoint.port)/hello"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.standardOutput.hasPrefix("503 1.1"), "\(result.standardOutput) \(result.standardError)")
+        #expect(setup.server.requests.isEmpty)
+        #expect(relay.eventLog.events.contains { if case .httpResponse(503, _, let by) = $0.kind { by != nil } else { false } })
+    }
+
+    @Test func anUpstreamCertificateThatFailsVerificationIsNamedInTheLog() async throws {
+        let setup = try Setup()
+        let other = try CertificateAuthority.ephemeral(commonName: "some other CA")
+        let (relay, endpoint) = try await setup.relay(trust: .authority(other))
+        let result = try await setup.curl(["https://localhost:\(endpoint.port)/hello"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(!result.standardOutput.hasPrefix("200"))
+        let failures = relay.eventLog.events.compactMap { event -> String? in
+            if case .upstreamFailed(_, let detail) = event.kind { return detail }
+            return nil
+        }
+        #expect(failures.contains { $0.contains("TLS") }, "\(relay.eventLog.events.map(\.kind))")
+        #expect(setup.server.requests.isEmpty)
+    }
+}
