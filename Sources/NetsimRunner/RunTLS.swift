@@ -1,6 +1,7 @@
 import Foundation
 import NetsimCore
 import NetsimHTTP
+import NetsimRelay
 import NetsimScenario
 import NetsimTLS
 
@@ -13,9 +14,9 @@ struct RunTLS: Sendable {
     let caFile: String
     let keyLog: KeyLogFile?
 
-    /// nil when the scenario's upstream speaks plaintext.
+    /// nil when clients speak plaintext (no TLS upstream, no interception).
     static func prepare(for scenario: Scenario, options: RunOptions) throws -> RunTLS? {
-        guard case .builtin(_, _, let wire) = scenario.upstream, wire.tls else { return nil }
+        guard scenario.clientsSpeakTLS else { return nil }
         let authority: CertificateAuthority
         do { authority = try CertificateAuthority.load(from: options.netsimHome) } catch {
             throw RunnerError.invalid("cannot set up netsim's CA: \(error)")
@@ -34,6 +35,19 @@ struct RunTLS: Sendable {
     static func keyLogURL(forPcap path: String) -> URL {
         let url = URL(fileURLWithPath: path)
         return url.pathExtension.isEmpty ? url.appendingPathExtension("keys") : url.deletingPathExtension().appendingPathExtension("keys")
+    }
+
+    /// The relay's interception when the scenario asks for it: the built-in upstream is verified
+    /// against the run's CA, a real server against the system's trust store.
+    func interception(for scenario: Scenario) throws -> TLSInterception? {
+        guard scenario.interceptTLS else { return nil }
+        let trust: TLSInterception.UpstreamTrust
+        if case .builtin = scenario.upstream { trust = .authority(authority) } else { trust = .system }
+        do {
+            return try TLSInterception(authority: authority, upstreamTrust: trust, keyLog: keyLog)
+        } catch {
+            throw RunnerError.invalid("cannot set up TLS interception: \(error)")
+        }
     }
 
     func transport(_ wire: UpstreamWire) throws -> UpstreamTransport {

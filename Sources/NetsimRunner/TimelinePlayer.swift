@@ -110,7 +110,7 @@ final class TimelinePlayer: Sendable {
             defer { state.nextRequestID += 1 }
             return state.nextRequestID
         }
-        let url = "\(scenario.upstream.scheme)://\(relayEndpoint)\(request.path)"
+        let url = "\(scenario.scheme)://\(relayEndpoint)\(request.path)"
         log.record(.requestStarted(name: request.name, index: index, method: request.method, path: request.path))
         let started = now
         let response: DriverResponse

@@ -17,15 +17,19 @@ public struct Scenario: Sendable {
     public var upstream: UpstreamSpec
     /// The baseline link (profile with explicit settings applied).
     public var link: LinkConfiguration
+    /// `link: { tls: intercept }`: the relay terminates TLS with netsim's CA and sees the HTTP
+    /// inside (docs/tls.md); otherwise TLS passes through untouched.
+    public var interceptTLS: Bool
     public var client: ClientSpec
     public var timeline: [TimelineStep]
     public var expectations: [Expectation]
 
     public init(
         file: String, sourceLines: [String], name: String, description: String, seed: UInt64,
-        upstream: UpstreamSpec, link: LinkConfiguration, client: ClientSpec,
+        upstream: UpstreamSpec, link: LinkConfiguration, interceptTLS: Bool = false, client: ClientSpec,
         timeline: [TimelineStep], expectations: [Expectation]
     ) {
+        self.interceptTLS = interceptTLS
         self.file = file
         self.sourceLines = sourceLines
         self.name = name
@@ -49,12 +53,17 @@ public enum UpstreamSpec: Equatable, Sendable {
     case replay(path: String)
 }
 
-extension UpstreamSpec {
-    /// The scheme of the URLs clients are given: `https` when the built-in upstream speaks TLS.
+extension Scenario {
+    /// The scheme of the URLs clients are given: `https` when the built-in upstream speaks TLS
+    /// or the relay intercepts it.
     public var scheme: String {
-        if case .builtin(_, _, let wire) = self { return wire.scheme }
+        if interceptTLS { return "https" }
+        if case .builtin(_, _, let wire) = upstream { return wire.scheme }
         return "http"
     }
+
+    /// Whether clients see TLS (and so must be given netsim's CA).
+    public var clientsSpeakTLS: Bool { scheme == "https" }
 }
 
 /// How the built-in upstream speaks: `tls` and `http` of the scenario's `upstream`.

@@ -9,6 +9,28 @@ extension Validator {
     ] + gilbertElliottKeys + ["slice", "slice_delay", "up", "down"]
     static let directionKeys = ["latency", "jitter", "bandwidth", "loss"]
 
+    /// `link: { tls: passthrough | intercept }` of the scenario's baseline link: whether the relay
+    /// intercepts TLS. Intercepting needs an upstream that speaks TLS.
+    func linkTLS(_ entry: Entry, upstream: UpstreamSpec?) -> Bool? {
+        // Read quietly: the mapping's own problems are reported once, by `link(_:step:)`.
+        guard case .mapping(let pairs) = entry.value, let (keyNode, value) = pairs.first(where: { $0.key.string == "tls" }) else { return false }
+        let tls = Entry(key: "tls", keyNode: keyNode, value: value, keyLocation: location(keyNode),
+                        valueLocation: value.isNull ? location(keyNode) : location(value))
+        guard let mode = choice(tls, what: "TLS mode", options: [("passthrough", false), ("intercept", true)], normalize: { $0.lowercased() }) else { return nil }
+        guard mode, let upstream else { return mode }
+        switch upstream {
+        case .builtin(_, _, let wire) where !wire.tls:
+            error(tls.valueLocation, "'tls: intercept' needs an upstream that speaks TLS, and the built-in server here speaks plaintext",
+                  hint: "add 'tls: true' to 'upstream'")
+            return nil
+        case .replay:
+            error(tls.valueLocation, "'tls: intercept' cannot be used with a replayed upstream (a capture replays its bytes as they were)")
+            return nil
+        default:
+            return mode
+        }
+    }
+
     /// A `link:` block (the scenario's baseline, or a timeline step's replacement): a profile
     /// plus overrides, meaning exactly what `netsim relay`'s flags mean.
     /// `step` is the timeline step's number for a step's link, nil for the scenario's.
@@ -16,7 +38,11 @@ extension Validator {
         let suffix = step.map { " of timeline step \($0)" } ?? ""
         guard let map = mapping(entry, place: "'link'" + suffix) else { return nil }
         let errorsBefore = errorCount
-        rejectUnknownKeys(map, allowed: Self.linkKeys)
+        rejectUnknownKeys(map, allowed: Self.linkKeys, suggestions: Self.linkKeys + (step == nil ? ["tls"] : []), skipping: ["tls"])
+        if step != nil, let tls = map["tls"] {
+            error(tls.keyLocation, "'tls' is set once, in the scenario's 'link'; a timeline step cannot change interception",
+                  hint: "move 'tls: intercept' to the top-level 'link'")
+        }
         var settings = LinkSettings()
         /// Keys whose value did not parse: problems involving them would only repeat the error.
         var failed: Set<String> = []

@@ -113,8 +113,10 @@ extension Validator {
         let upstream = require("upstream", in: top, hint: "add 'upstream:' with 'routes', 'address' or 'replay'").flatMap(self.upstream)
         var link = LinkConfiguration.unimpaired
         var linkOK = true
+        var interceptTLS = false
         if let entry = top["link"] {
             if let value = self.link(entry) { link = value } else { linkOK = false }
+            if let value = linkTLS(entry, upstream: upstream) { interceptTLS = value } else { linkOK = false }
         }
         let client = require("client", in: top, hint: "add 'client:' with at least 'driver'").flatMap(self.client)
         // nil when there is no readable timeline: expectations then cannot be checked against it.
@@ -129,6 +131,6 @@ extension Validator {
         guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations else { return nil }
         return Scenario(
             file: file, sourceLines: sourceLines, name: name, description: description, seed: seed,
-            upstream: upstream, link: link, client: client, timeline: timeline, expectations: expectations)
+            upstream: upstream, link: link, interceptTLS: interceptTLS, client: client, timeline: timeline, expectations: expectations)
     }
 }
