@@ -153,9 +153,9 @@ public enum DriverFactory {
         case "async-http-client":
             return AsyncHTTPClientDriver(client: scenario.client, seed: options.seed ?? scenario.seed, trusting: caFile)
         case "naive":
-            return NaiveDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
+            return NaiveDriver(client: scenario.client, seed: options.seed ?? scenario.seed, trusting: caFile)
         case "resilient":
-            return ResilientDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
+            return ResilientDriver(client: scenario.client, seed: options.seed ?? scenario.seed, trusting: caFile)
         default:
             throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(available.joined(separator: ", "))")
         }

@@ -91,6 +91,27 @@ final class TLSScenarioTests {
         #expect(withoutKeys.isEmpty)
     }
 
+    /// The lock-screen incident through an intercepting relay: the stale fault acts on the client's
+    /// TCP connections (encrypted bytes), request tags are read inside TLS, and the reference
+    /// clients behave as in plaintext — naive reuses a dead connection, resilient recovers.
+    @Test(arguments: [("naive", false), ("resilient", true)])
+    func lockscreenThroughInterceptionJudgesTheClientsAsInPlaintext(driver: String, passes: Bool) async throws {
+        var text = try String(contentsOfFile: repositoryRoot + "/Scenarios/lockscreen.scn", encoding: .utf8)
+        text = text.replacingOccurrences(of: "upstream:\n", with: "upstream:\n  tls: true\n")
+            .replacingOccurrences(of: "  profile: lte\n", with: "  profile: lte\n  tls: intercept\n")
+        let parsed = try scenario(text, file: "lockscreen-intercept.scn")
+        #expect(parsed.interceptTLS && parsed.scheme == "https")
+        let result = try await ScenarioRunner.run(parsed, options: RunOptions(driver: driver, workingDirectory: repositoryRoot, netsimHome: home))
+        #expect(result.passed == passes, "\(TextReport.render(result))")
+        if !passes {
+            #expect(result.outcomes.contains { $0.name == "after-unlock" && $0.response.error == .reset }, "\(TextReport.render(result))")
+        }
+        // Requests were seen inside TLS, tagged: the warm-up's eight at least (a request written
+        // into a dead connection is reset on the wire and never reaches the HTTP layer).
+        let tagged = result.events.filter { if case .httpRequest(_, _, _, _, let tag, _) = $0.kind { tag != nil } else { false } }
+        #expect(tagged.count >= 8)
+    }
+
     func tshark(_ pcap: String, keys: String?, filter: String) async throws -> String {
         let options = keys.map { ["-o", "tls.keylog_file:\($0)"] } ?? []
         let result = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"),

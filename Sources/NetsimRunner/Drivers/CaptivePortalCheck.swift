@@ -54,7 +54,7 @@ enum CaptivePortalCheck {
         let probeURL = "http://\(probeHost)\(probeTarget)"
         let connection: ReferenceConnection
         do {
-            connection = try await ReferenceConnection.connect(host: url.host, port: url.port, connectTimeout: connectTimeout ?? timeout)
+            connection = try await ReferenceConnection.connect(to: url, connectTimeout: connectTimeout ?? timeout)
         } catch {
             return (nil, "\(suspicion); the probe \(probeURL) could not connect (\(error.message)), so the answer is passed on")
         }

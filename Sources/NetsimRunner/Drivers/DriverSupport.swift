@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import NIOSSL
 import NIOPosix
 import NetsimCore
 import NetsimHTTP
@@ -15,8 +16,11 @@ struct DriverConfig: Sendable {
     var settings: [String: String]
     /// The run's seed (for drivers that draw random numbers, e.g. backoff jitter).
     var seed: UInt64
+    /// The CA to trust for `https://` (a TLS run's); nil: the system's trust store.
+    var caFile: String?
 
-    init(_ client: ClientSpec, seed: UInt64) {
+    init(_ client: ClientSpec, seed: UInt64, caFile: String? = nil) {
+        self.caFile = caFile
         timeout = client.timeout
         connectTimeout = client.connectTimeout
         pool = client.pool
@@ -82,6 +86,7 @@ enum NIOErrorKind {
             }
         }
         if error is NIOConnectionError { return .other }
+        if error is NIOSSLError || error is BoringSSLError { return .tls }
         return nil
     }
 
@@ -95,23 +100,26 @@ enum NIOErrorKind {
     }
 }
 
-/// Splits `http://host:port/path?query` into what a raw HTTP/1.1 client needs.
+/// Splits `http(s)://host:port/path?query` into what a raw HTTP/1.1 client needs.
 struct PlainURL: Sendable {
     var host: String
     var port: Int
     var target: String
+    /// `https`: TLS first.
+    var secure: Bool
 
     init?(_ text: String) {
-        guard let components = URLComponents(string: text), components.scheme?.lowercased() == "http",
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(), ["http", "https"].contains(scheme),
               let host = components.host, !host.isEmpty else { return nil }
         self.host = host
-        port = components.port ?? 80
+        secure = scheme == "https"
+        port = components.port ?? (secure ? 443 : 80)
         var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { target += "?" + query }
         self.target = target
     }
 
-    var authority: String { port == 80 ? host : "\(host):\(port)" }
+    var authority: String { port == (secure ? 443 : 80) ? host : "\(host):\(port)" }
 }
 
 /// Methods a client may repeat without changing the outcome (RFC 9110 §9.2.2).

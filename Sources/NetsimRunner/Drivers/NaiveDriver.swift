@@ -1,4 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
+import NIOSSL
 import NetsimCore
 import NetsimHTTP
 import NetsimScenario
@@ -25,13 +27,31 @@ public final class NaiveDriver: ClientDriver {
     private let cache = ResponseCache()
     private let notes = ClientLog()
 
-    public convenience init(client: ClientSpec, seed: UInt64 = 0) {
-        self.init(config: DriverConfig(client, seed: seed))
+    /// - Parameter caFile: the CA to trust for `https://` (a TLS run's); nil: the system's.
+    public convenience init(client: ClientSpec, seed: UInt64 = 0, trusting caFile: String? = nil) {
+        self.init(config: DriverConfig(client, seed: seed, caFile: caFile))
     }
+
+    /// Made on the first `https://` request.
+    private let tlsContext = NIOLockedValueBox<NIOSSLContext?>(nil)
 
     init(config: DriverConfig) {
         self.config = config
         pool = ConnectionPool(maxIdle: config.pool ?? 10)
+    }
+
+    /// The TLS context for `https://`, made once.
+    private func tls() throws(ExchangeFailure) -> NIOSSLContext {
+        do {
+            return try tlsContext.withLockedValue { context in
+                if let context { return context }
+                let made = try ReferenceTLS.context(caFile: config.caFile)
+                context = made
+                return made
+            }
+        } catch {
+            throw ExchangeFailure(kind: .tls, message: "cannot set up TLS: \(error)", beforeResponse: true)
+        }
     }
 
     public func ready(timeout: Duration) async throws {}
@@ -44,7 +64,7 @@ public final class NaiveDriver: ClientDriver {
 
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         guard let url = PlainURL(request.url) else {
-            return ResponseBuilder.failure(.other, "naive: only http:// URLs are supported: \(request.url)")
+            return ResponseBuilder.failure(.other, "naive: only http:// and https:// URLs are supported: \(request.url)")
         }
         pool.expire(olderThan: Self.keepIdle)
         let method = request.method.uppercased()
@@ -61,7 +81,7 @@ public final class NaiveDriver: ClientDriver {
                 connection = pooled
             } else {
                 do {
-                    connection = try await ReferenceConnection.connect(host: url.host, port: url.port, connectTimeout: config.connectTimeout ?? config.timeout)
+                    connection = try await ReferenceConnection.connect(to: url, tls: url.secure ? try tls() : nil, connectTimeout: config.connectTimeout ?? config.timeout)
                 } catch {
                     note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
                     if attempt < retries {

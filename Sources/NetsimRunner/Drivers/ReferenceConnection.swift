@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NetsimHTTP
 import NetsimScenario
 
@@ -40,13 +41,18 @@ final class ReferenceConnection: Sendable {
         localPort = channel.localAddress?.port
     }
 
-    static func connect(host: String, port: Int, connectTimeout: Duration?) async throws(ExchangeFailure) -> ReferenceConnection {
+    /// - Parameter tls: speaks TLS with this context first (an `https://` URL), verifying the
+    ///   server's certificate for `url.host`.
+    static func connect(to url: PlainURL, tls: NIOSSLContext? = nil, connectTimeout: Duration?) async throws(ExchangeFailure) -> ReferenceConnection {
+        let (host, port) = (url.host, url.port)
+        let serverName = ReferenceTLS.serverName(host)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.nanoseconds((connectTimeout ?? .seconds(10)).nanoseconds))
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
                     try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
                 }

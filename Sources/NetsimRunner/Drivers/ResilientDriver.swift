@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import NetsimCore
 import NetsimHTTP
 import NetsimScenario
@@ -40,9 +41,13 @@ public final class ResilientDriver: ClientDriver {
     private let random: NIOLockedValueBox<SeededRandom>
     private let notes = ClientLog()
 
-    public convenience init(client: ClientSpec, seed: UInt64 = 0) {
-        self.init(config: DriverConfig(client, seed: seed))
+    /// - Parameter caFile: the CA to trust for `https://` (a TLS run's); nil: the system's.
+    public convenience init(client: ClientSpec, seed: UInt64 = 0, trusting caFile: String? = nil) {
+        self.init(config: DriverConfig(client, seed: seed, caFile: caFile))
     }
+
+    /// Made on the first `https://` request.
+    private let tlsContext = NIOLockedValueBox<NIOSSLContext?>(nil)
 
     init(config: DriverConfig) {
         self.config = config
@@ -52,6 +57,20 @@ public final class ResilientDriver: ClientDriver {
         backoffCap = config.duration("backoff_cap") ?? .seconds(5)
         retryAfterCap = config.duration("retry_after_cap") ?? .seconds(10)
         random = NIOLockedValueBox(SeededRandom(seed: config.seed).derived(SeededRandom.label("resilient-backoff")))
+    }
+
+    /// The TLS context for `https://`, made once.
+    private func tls() throws(ExchangeFailure) -> NIOSSLContext {
+        do {
+            return try tlsContext.withLockedValue { context in
+                if let context { return context }
+                let made = try ReferenceTLS.context(caFile: config.caFile)
+                context = made
+                return made
+            }
+        } catch {
+            throw ExchangeFailure(kind: .tls, message: "cannot set up TLS: \(error)", beforeResponse: true)
+        }
     }
 
     public func ready(timeout: Duration) async throws {}
@@ -72,7 +91,7 @@ public final class ResilientDriver: ClientDriver {
 
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         guard let url = PlainURL(request.url) else {
-            return ResponseBuilder.failure(.other, "resilient: only http:// URLs are supported: \(request.url)")
+            return ResponseBuilder.failure(.other, "resilient: only http:// and https:// URLs are supported: \(request.url)")
         }
         pool.expire(olderThan: idleTimeout)
         let method = request.method.uppercased()
@@ -106,7 +125,7 @@ public final class ResilientDriver: ClientDriver {
             }
             if connection == nil {
                 do {
-                    connection = try await ReferenceConnection.connect(host: url.host, port: url.port, connectTimeout: config.connectTimeout ?? config.timeout)
+                    connection = try await ReferenceConnection.connect(to: url, tls: url.secure ? try tls() : nil, connectTimeout: config.connectTimeout ?? config.timeout)
                 } catch {
                     note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
                     // Refused, or reset as it was made: nothing was sent, so trying again is safe.

@@ -1,0 +1,19 @@
+import NIOSSL
+
+/// TLS for the reference clients (`naive`, `resilient`): NIOSSL with full verification against
+/// the run's CA (or the system's trust store). Nothing here can turn verification off.
+enum ReferenceTLS {
+    /// A client context trusting `caFile` (PEM), or the system's roots when nil.
+    static func context(caFile: String?) throws -> NIOSSLContext {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.applicationProtocols = ["http/1.1"]
+        if let caFile { configuration.trustRoots = .file(caFile) }
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    /// The SNI and name to verify: a DNS name as given; nil for an IP address (verified as one).
+    static func serverName(_ host: String) -> String? {
+        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        return isAddress ? nil : host
+    }
+}
