@@ -24,17 +24,11 @@ struct RunTLS: Sendable {
         guard let caFile = authority.certificatePath?.path else { throw RunnerError.invalid("netsim's CA has no file") }
         var keyLog: KeyLogFile?
         if let pcap = options.pcapPath {
-            do { keyLog = try KeyLogFile(url: keyLogURL(forPcap: pcap)) } catch {
+            do { keyLog = try KeyLogFile(url: KeyLogFile.url(besidePcap: pcap)) } catch {
                 throw RunnerError.invalid("cannot write the TLS key log: \(error)")
             }
         }
         return RunTLS(authority: authority, caFile: caFile, keyLog: keyLog)
-    }
-
-    /// `run.pcap` → `run.keys` (SSLKEYLOGFILE format, for `tshark -o tls.keylog_file:run.keys`).
-    static func keyLogURL(forPcap path: String) -> URL {
-        let url = URL(fileURLWithPath: path)
-        return url.pathExtension.isEmpty ? url.appendingPathExtension("keys") : url.deletingPathExtension().appendingPathExtension("keys")
     }
 
     /// The relay's interception when the scenario asks for it: the built-in upstream is verified

@@ -20,6 +20,12 @@ public final class KeyLogFile: Sendable {
         self.handle = NIOLockedValueBox(handle)
     }
 
+    /// `run.pcap` → `run.keys`: where netsim writes a capture's secrets.
+    public static func url(besidePcap path: String) -> URL {
+        let url = URL(fileURLWithPath: path)
+        return url.pathExtension.isEmpty ? url.appendingPathExtension("keys") : url.deletingPathExtension().appendingPathExtension("keys")
+    }
+
     /// The callback to put in a `TLSConfiguration`.
     public var callback: NIOSSLKeyLogCallback {
         { [self] line in append(line) }

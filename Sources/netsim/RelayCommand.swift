@@ -4,6 +4,7 @@ import NetsimCore
 import NetsimLink
 import NetsimPcap
 import NetsimRelay
+import NetsimTLS
 
 /// `netsim relay`: a long-running relay for manual testing.
 struct RelayCommand: AsyncParsableCommand {
@@ -15,6 +16,7 @@ struct RelayCommand: AsyncParsableCommand {
               netsim relay --listen 127.0.0.1:8081 --upstream 127.0.0.1:8080 --profile 3g
               netsim relay --upstream example.test:80 --latency 250ms --jitter 50ms --loss 2% --events -
               netsim relay --upstream 127.0.0.1:8080 --fault stale=rst --fault-at 10s --fault-target existing
+              netsim relay --upstream api.example.test:443 --tls intercept --profile 3g --events -
 
             Durations: 30ms, 1.5s, 250us, 2m. Rates: 256kbit, 2mbit, 1gbit, 64kbps, 100KB/s.
             Percentages: 2%, 0.5%. Sizes: 1400, 64KB, 1MiB.
@@ -30,11 +32,12 @@ struct RelayCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
+    @OptionGroup(title: "TLS") var tlsOptions: TLSOptions
 
     @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
     var events: String?
 
-    @Option(help: ArgumentHelp("Record both legs of every connection to FILE (pcap, raw IPv4/IPv6; open in Wireshark). Example: --pcap relay.pcap", valueName: "file"))
+    @Option(help: ArgumentHelp("Record both legs of every connection to FILE (pcap, raw IPv4/IPv6; open in Wireshark); with --tls intercept the TLS secrets go to FILE's name with .keys. Example: --pcap relay.pcap", valueName: "file"))
     var pcap: String?
 
     @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Example: --seed 42", valueName: "n"))
@@ -54,9 +57,18 @@ struct RelayCommand: AsyncParsableCommand {
         let log = try streamingEventLog(to: events)
 
         if let warning = Self.exposureWarning(listen: listen, upstream: upstream) { warnLoudly(warning) }
+        var keyLog: KeyLogFile?
+        if tlsOptions.tls == .intercept, let pcap {
+            do { keyLog = try KeyLogFile(url: KeyLogFile.url(besidePcap: pcap)) } catch { throw ValidationError("\(error)") }
+        }
+        let interception = try tlsOptions.interception(keyLog: keyLog)
+        if tlsOptions.upstreamInsecure {
+            warnLoudly("--upstream-insecure: the relay does not verify \(upstream)'s certificate; anyone on the path to it can read and change the traffic.")
+        }
         let configuration = RelayConfiguration(
             listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
-            seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes)
+            seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes,
+            observeHTTP: interception != nil, tls: interception?.0)   // intercepting is for seeing the HTTP inside
         let recorder: PcapRecorder?
         do { recorder = try pcap.map(PcapRecorder.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
@@ -71,12 +83,16 @@ struct RelayCommand: AsyncParsableCommand {
         printStatus("netsim relay: \(bound) → \(upstream)")
         printStatus("  link: \(configuration.link)")
         for rule in configuration.faults { printStatus("  fault: \(rule)") }
-        if let recorder { printStatus("  recording: \(recorder.path)") }
+        if let recorder { printStatus("  recording: \(recorder.path)\(keyLog.map { " (TLS secrets: \($0.url.path))" } ?? "")") }
+        if let (_, authority) = interception {
+            printStatus("  TLS: intercepting; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")
+        }
         printStatus("  seed: \(seed)\(duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")")
 
         await stop.wait(duration: duration)
         await relay.stop()
         recorder?.close()
+        keyLog?.close()
         log.flush()
         printStatus("netsim relay: stopped")
     }
