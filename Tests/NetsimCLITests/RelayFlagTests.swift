@@ -98,4 +98,10 @@ struct RelayFlagTests {
     @Test func upstreamIsRequired() {
         #expect(throws: (any Error).self) { try RelayCommand.parse([]) }
     }
+
+    @Test func tlsFlagsSayWhatGoesWithWhat() {
+        #expect(message(["--upstream-insecure"]).contains("go with --tls intercept"))
+        #expect(message(["--tls", "intercept", "--upstream-ca", "a.pem", "--upstream-insecure"]).contains("exclude each other"))
+        #expect(message(["--tls", "decrypt"]).contains("passthrough"))
+    }
 }
