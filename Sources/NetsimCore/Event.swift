@@ -81,10 +81,11 @@ public enum EventKind: Sendable, Equatable {
     /// the request went upstream, or the fault that answered it instead (`outage`, `portal`).
     /// `tag` is the request's `X-Netsim-Request` header: scenario runs tag each request, so the
     /// connection that carried it is known even when the client cannot tell its local port.
-    case httpRequest(method: String, path: String, reused: Bool, answeredBy: String? = nil, tag: String? = nil, version: HTTPWireVersion = .http1_1)
+    /// `stream` is the HTTP/2 stream id (nil for HTTP/1.x).
+    case httpRequest(method: String, path: String, reused: Bool, answeredBy: String? = nil, tag: String? = nil, version: HTTPWireVersion = .http1_1, stream: Int? = nil)
     /// A response ended towards the client: its status and body bytes (after de-chunking);
-    /// `answeredBy` as for ``httpRequest(method:path:reused:answeredBy:)``.
-    case httpResponse(status: Int, bytes: Int, answeredBy: String? = nil)
+    /// `answeredBy` and `stream` as for ``httpRequest(method:path:reused:answeredBy:tag:version:stream:)``.
+    case httpResponse(status: Int, bytes: Int, answeredBy: String? = nil, stream: Int? = nil)
     /// The relay stopped observing HTTP on this connection (not HTTP, TLS, a parse error); the
     /// bytes keep passing untouched.
     case httpUnobserved(reason: String)

@@ -71,13 +71,15 @@ extension EventKind {
                 + (error.map { [("error", JSONValue.string($0))] } ?? [])
                 + (port.map { [("port", JSONValue.int($0))] } ?? [])
         case .step(let description): [("step", .string(description))]
-        case .httpRequest(let method, let path, let reused, let answeredBy, let tag, let version):
+        case .httpRequest(let method, let path, let reused, let answeredBy, let tag, let version, let stream):
             [("method", .string(method)), ("path", .string(path)), ("version", .string(version.description)), ("reused", .bool(reused))]
                 + (answeredBy.map { [("answered_by", JSONValue.string($0))] } ?? [])
                 + (tag.map { [("tag", JSONValue.string($0))] } ?? [])
-        case .httpResponse(let status, let bytes, let answeredBy):
+                + (stream.map { [("stream", JSONValue.int($0))] } ?? [])
+        case .httpResponse(let status, let bytes, let answeredBy, let stream):
             [("status", .int(status)), ("bytes", .int(bytes))]
                 + (answeredBy.map { [("answered_by", JSONValue.string($0))] } ?? [])
+                + (stream.map { [("stream", JSONValue.int($0))] } ?? [])
         case .httpUnobserved(let reason): [("reason", .string(reason))]
         case .closed(let by, let how, let up, let down):
             [("by", .string(by.rawValue)), ("how", .string(how.rawValue)), ("up_bytes", .int(up)), ("down_bytes", .int(down))]

@@ -13,7 +13,7 @@ import NetsimLink
 ///
 /// Everything here runs on the client channel's event loop (the upstream leg is connected on the
 /// same loop). `@unchecked Sendable`: loop-confined; scheduled closures and futures capture it.
-final class ConnectionPair: @unchecked Sendable {
+final class ConnectionPair: FaultTarget, @unchecked Sendable {
     let id: ConnectionID
     /// The whole connection, or one layer of an intercepted one (same id for both layers).
     let layer: ConnectionLayer
@@ -241,7 +241,7 @@ final class ConnectionPair: @unchecked Sendable {
     // MARK: Relay-level
 
     /// Runs `body` at `deadline` (event-loop time) unless the connection finished first.
-    func schedule(at deadline: Int64, _ body: @escaping @Sendable (ConnectionPair) -> Void) {
+    func schedule(at deadline: Int64, _ body: @escaping @Sendable (any FaultTarget) -> Void) {
         let task = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(max(0, deadline)))) { [self] in
             if machine.phase != .finished { body(self) }
         }

@@ -52,7 +52,7 @@ extension Relay {
 
     private func activate(_ id: FaultID) async {
         let now = clock.now()
-        guard let (rule, existing) = lock.withLock({ () -> (FaultRule, [ConnectionPair])? in
+        guard let (rule, existing) = lock.withLock({ () -> (FaultRule, [any FaultTarget])? in
             guard rules[id] != nil else { return nil }
             rules[id]!.activatedAt = now
             let rule = rules[id]!.rule
@@ -79,7 +79,7 @@ extension Relay {
     /// blackhole clears, a refused listener reopens; stale connections stay dead). When this
     /// returns, the fault no longer acts.
     public func removeFault(_ id: FaultID) async {
-        guard let (state, open) = lock.withLock({ () -> (RuleState, [ConnectionPair])? in
+        guard let (state, open) = lock.withLock({ () -> (RuleState, [any FaultTarget])? in
             guard let state = rules.removeValue(forKey: id) else { return nil }
             return (state, allPairs)
         }) else { return }

@@ -36,9 +36,9 @@ public final class Relay: @unchecked Sendable {
     private var boundEndpoint: Endpoint?
     var pairs: [ConnectionID: ConnectionPair] = [:]
     /// The HTTP layers of intercepted connections, by the id they share with their wire layer.
-    var httpLayers: [ConnectionID: ConnectionPair] = [:]
-    /// Every pair faults may act on (call with `lock` held).
-    var allPairs: [ConnectionPair] { Array(pairs.values) + Array(httpLayers.values) }
+    var httpLayers: [ConnectionID: any FaultTarget] = [:]
+    /// Everything faults may act on (call with `lock` held).
+    var allPairs: [any FaultTarget] { pairs.values.map { $0 as any FaultTarget } + Array(httpLayers.values) }
     private var nextConnection: UInt64 = 1
     var nextFault: UInt64 = 1
     var rules: [FaultID: RuleState] = [:]
@@ -56,7 +56,7 @@ public final class Relay: @unchecked Sendable {
         return connector
     }
     /// Resumed when the last connection finishes during ``stop()``.
-    private var drained: EventLoopPromise<Void>?
+    var drained: EventLoopPromise<Void>?
 
     struct RuleState {
         var rule: FaultRule
@@ -204,21 +204,8 @@ public final class Relay: @unchecked Sendable {
         }
         if configuration.observeHTTP, pair.layer.seesHTTP { pair.startObserving() }
         pair.tapOpened(.client)
-        let (link, acceptFaults, delayedFaults) = lock.withLock { () -> (LinkConfiguration, [(FaultID, FaultKind)], [(FaultID, Int64)]) in
-            if pair.layer == .http { httpLayers[pair.id] = pair } else { pairs[pair.id] = pair }
-            var immediate: [(FaultID, FaultKind)] = []
-            var delayed: [(FaultID, Int64)] = []
-            for (id, state) in rules.sorted(by: { $0.key.raw < $1.key.raw }) where state.rule.target != .existing {
-                guard pair.layer.takes(state.rule.kind.scope), affects(id, pair.id, state.rule.probability) else { continue }
-                if case .after(let d) = state.rule.trigger {
-                    delayed.append((id, d.nanoseconds))
-                } else if state.activatedAt != nil {
-                    immediate.append((id, state.rule.kind))
-                }
-            }
-            let link = pair.layer == .http ? .unimpaired : linkChooser?(pair.id) ?? currentLink
-            return (link, immediate, delayed)
-        }
+        let (acceptFaults, delayedFaults) = register(pair)
+        let link = pair.layer == .http ? .unimpaired : lock.withLock { linkChooser?(pair.id) ?? currentLink }
         // The link chosen as the pair joined `pairs`: a `setLink`/`setLinkChooser` between the
         // accept (when the pair was built) and now did not see the pair, so apply it here.
         let now = pair.now
@@ -229,32 +216,11 @@ public final class Relay: @unchecked Sendable {
         for (id, delay) in delayedFaults { scheduleDelayedFault(id, on: pair, at: pair.machine.openedAt + delay) }
     }
 
-    func finished(_ pair: ConnectionPair) {
-        let drained = lock.withLock { () -> EventLoopPromise<Void>? in
-            if pair.layer == .http {
-                if httpLayers[pair.id] === pair { httpLayers.removeValue(forKey: pair.id) }
-            } else {
-                pairs.removeValue(forKey: pair.id)
-            }
-            guard pairs.isEmpty, httpLayers.isEmpty else { return nil }
-            defer { self.drained = nil }
-            return self.drained
-        }
-        drained?.succeed(())
-    }
-
     /// The same connection and rule always make the same decision for a given seed.
     func affects(_ fault: FaultID, _ connection: ConnectionID, _ probability: Probability) -> Bool {
         if probability.fraction >= 1 { return true }
         var random = SeededRandom(seed: configuration.seed).derived(SeededRandom.label("fault"), fault.raw, connection.raw)
         return random.chance(probability.fraction)
-    }
-
-    func scheduleDelayedFault(_ id: FaultID, on pair: ConnectionPair, at deadline: Int64) {
-        pair.schedule(at: deadline) { [self] pair in
-            guard let kind = lock.withLock({ rules[id]?.rule.kind }) else { return }
-            pair.apply(kind, id: id, atAccept: false)
-        }
     }
 
     // MARK: Link

@@ -16,7 +16,7 @@ struct ConnectionMap {
             case .opened(let client):
                 openedAt[id] = event.time
                 if let port = client?.port { opened[port, default: []].append((event.time, id)) }
-            case .httpRequest(_, _, _, _, let tag?, _):
+            case .httpRequest(_, _, _, _, let tag?, _, _):
                 tagged[tag, default: []].append((event.time, id))
             default:
                 break

@@ -28,7 +28,7 @@ extension ExpectationJudge {
         var all: [HTTPSighting] = []
         var matching: [HTTPSighting] = []
         for event in observations.events {
-            guard case .httpRequest(let method, let path, _, let answeredBy, _, _) = event.kind else { continue }
+            guard case .httpRequest(let method, let path, _, let answeredBy, _, _, _) = event.kind else { continue }
             let sighting = HTTPSighting(time: event.time, connection: event.connection, what: "\(method) \(path)", answeredBy: answeredBy)
             all.append(sighting)
             if (filter.method.map { $0 == method } ?? true), (filter.path.map { $0.matches(path) } ?? true),
@@ -68,7 +68,7 @@ extension ExpectationJudge {
         var all: [HTTPSighting] = []
         var matching: [HTTPSighting] = []
         for event in observations.events {
-            guard case .httpResponse(let status, _, let answeredBy) = event.kind else { continue }
+            guard case .httpResponse(let status, _, let answeredBy, _) = event.kind else { continue }
             let sighting = HTTPSighting(time: event.time, connection: event.connection, what: String(status), answeredBy: answeredBy)
             all.append(sighting)
             if (filter.status.map { $0 == status } ?? true), filter.answeredBy.matches(answeredBy), filter.window.contains(event.time) {

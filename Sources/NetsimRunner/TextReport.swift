@@ -89,9 +89,9 @@ enum TimelineText {
         case .requestFinished(let name, let index, let status, let error, let port):
             "← \(name) #\(index + 1) " + (error ?? status.map { String($0) } ?? "?") + (port.map { " (client port \($0))" } ?? "")
         case .step(let description): "step: \(description)"
-        case .httpRequest(let method, let path, let reused, let answeredBy, let tag, _):
+        case .httpRequest(let method, let path, let reused, let answeredBy, let tag, _, _):
             "HTTP \(method) \(path)" + (tag.map { " [\($0)]" } ?? "") + (reused ? " (reused connection)" : " (new connection)") + (answeredBy.map { ", answered by the \($0) fault" } ?? "")
-        case .httpResponse(let status, let bytes, let answeredBy):
+        case .httpResponse(let status, let bytes, let answeredBy, _):
             "HTTP \(status) (\(bytes) body bytes)" + (answeredBy.map { ", from the \($0) fault" } ?? "")
         case .httpUnobserved(let reason): "HTTP observation stopped: \(reason)"
         case .closed(let by, let how, let up, let down): "closed by \(by.rawValue) with \(how.rawValue.uppercased()) (\(up) up, \(down) down)"

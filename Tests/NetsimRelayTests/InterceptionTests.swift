@@ -58,7 +58,7 @@ struct InterceptionTests {
         #expect(result.standardOutput.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") } == ["200 1.1", "200 1.1"])
         let events = relay.eventLog.events
         let requests = events.compactMap { event -> (ConnectionID?, String, Bool, String?)? in
-            if case .httpRequest(_, let path, let reused, _, let tag, _) = event.kind { return (event.connection, path, reused, tag) }
+            if case .httpRequest(_, let path, let reused, _, let tag, _, _) = event.kind { return (event.connection, path, reused, tag) }
             return nil
         }
         #expect(requests.map(\.1) == ["/hello", "/big"])
@@ -67,7 +67,7 @@ struct InterceptionTests {
         let opened = events.filter { if case .opened = $0.kind { true } else { false } }
         #expect(opened.count == 1)
         #expect(Set(requests.map(\.0)) == [opened.first?.connection])
-        let responses = events.filter { if case .httpResponse(let status, _, _) = $0.kind { status == 200 } else { false } }
+        let responses = events.filter { if case .httpResponse(let status, _, _, _) = $0.kind { status == 200 } else { false } }
         #expect(responses.count == 2)
         // The relay spoke its own TLS to upstream: one connection, HTTP/1.1 as the client asked.
         #expect(setup.server.requests.map(\.connection) == [1, 1])
@@ -100,7 +100,7 @@ struct InterceptionTests {
         await setup.server.stop()
         #expect(result.standardOutput.hasPrefix("503 1.1"), "\(result.standardOutput) \(result.standardError)")
         #expect(setup.server.requests.isEmpty)
-        #expect(relay.eventLog.events.contains { if case .httpResponse(503, _, let by) = $0.kind { by != nil } else { false } })
+        #expect(relay.eventLog.events.contains { if case .httpResponse(503, _, let by, _) = $0.kind { by != nil } else { false } })
     }
 
     @Test func anUpstreamCertificateThatFailsVerificationIsNamedInTheLog() async throws {

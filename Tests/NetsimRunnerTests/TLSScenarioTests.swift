@@ -108,7 +108,7 @@ final class TLSScenarioTests {
         }
         // Requests were seen inside TLS, tagged: the warm-up's eight at least (a request written
         // into a dead connection is reset on the wire and never reaches the HTTP layer).
-        let tagged = result.events.filter { if case .httpRequest(_, _, _, _, let tag, _) = $0.kind { tag != nil } else { false } }
+        let tagged = result.events.filter { if case .httpRequest(_, _, _, _, let tag, _, _) = $0.kind { tag != nil } else { false } }
         #expect(tagged.count >= 8)
     }
 

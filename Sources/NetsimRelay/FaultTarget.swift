@@ -1,0 +1,63 @@
+import NIOCore
+import NetsimCore
+import NetsimFaults
+
+/// What the relay's fault rules act on: a connection's ``ConnectionPair``, or the HTTP/2 layer
+/// of an intercepted connection (``HTTP2Layer``). Every method runs on ``eventLoop``.
+protocol FaultTarget: AnyObject, Sendable {
+    var id: ConnectionID { get }
+    var layer: ConnectionLayer { get }
+    var eventLoop: any EventLoop { get }
+    /// Event-loop time, in nanoseconds.
+    var now: Int64 { get }
+    /// Applies a fault (the target ignores those its layer does not take).
+    func apply(_ kind: FaultKind, id: FaultID, atAccept: Bool)
+    func lift(_ fault: FaultID)
+    /// Closes the connection now (relay shutdown).
+    func closeNow()
+    /// Runs `body` at `deadline` (event-loop time) unless the target finished first.
+    func schedule(at deadline: Int64, _ body: @escaping @Sendable (any FaultTarget) -> Void)
+}
+
+extension Relay {
+    /// Registers a target that has started and returns the faults to apply to it now and the
+    /// per-connection (`after`) ones to schedule, by the same rules for every layer.
+    func register(_ target: any FaultTarget) -> (immediate: [(FaultID, FaultKind)], delayed: [(FaultID, Int64)]) {
+        lock.withLock {
+            if target.layer == .http { httpLayers[target.id] = target } else if let pair = target as? ConnectionPair { pairs[target.id] = pair }
+            var immediate: [(FaultID, FaultKind)] = []
+            var delayed: [(FaultID, Int64)] = []
+            for (id, state) in rules.sorted(by: { $0.key.raw < $1.key.raw }) where state.rule.target != .existing {
+                guard target.layer.takes(state.rule.kind.scope), affects(id, target.id, state.rule.probability) else { continue }
+                if case .after(let d) = state.rule.trigger {
+                    delayed.append((id, d.nanoseconds))
+                } else if state.activatedAt != nil {
+                    immediate.append((id, state.rule.kind))
+                }
+            }
+            return (immediate, delayed)
+        }
+    }
+
+    /// A target has ended: forget it (and finish a relay that is stopping once none is left).
+    func finished(_ target: any FaultTarget) {
+        let drained = lock.withLock { () -> EventLoopPromise<Void>? in
+            if target.layer == .http {
+                if httpLayers[target.id] === target { httpLayers.removeValue(forKey: target.id) }
+            } else {
+                pairs.removeValue(forKey: target.id)
+            }
+            guard pairs.isEmpty, httpLayers.isEmpty else { return nil }
+            defer { self.drained = nil }
+            return self.drained
+        }
+        drained?.succeed(())
+    }
+
+    func scheduleDelayedFault(_ id: FaultID, on target: any FaultTarget, at deadline: Int64) {
+        target.schedule(at: deadline) { [self] target in
+            guard let kind = lock.withLock({ rules[id]?.rule.kind }) else { return }
+            target.apply(kind, id: id, atAccept: false)
+        }
+    }
+}
