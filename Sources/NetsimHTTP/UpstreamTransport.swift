@@ -21,6 +21,9 @@ public struct UpstreamTransport: Sendable {
     public static func tls(authority: CertificateAuthority, protocols: [ApplicationProtocol] = [.http2, .http1], keyLog: KeyLogFile? = nil) throws -> UpstreamTransport {
         var configuration = try authority.serverConfiguration(protocols: protocols, keyLog: keyLog?.callback)
         configuration.applicationProtocols = protocols.map(\.rawValue)
+        // Closing, do not wait the default 5 s for the client's close_notify: real servers
+        // (nginx, Go) close at once, and many clients never send one.
+        configuration.shutdownTimeout = .milliseconds(200)
         return UpstreamTransport(tls: configuration, protocols: protocols)
     }
 }

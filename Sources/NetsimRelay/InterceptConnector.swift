@@ -1,6 +1,8 @@
 import NIOCore
 import NIOPosix
 import NIOSSL
+import NIOTLS
+import NetsimTLS
 import NetsimCore
 
 /// The upstream of an intercepted connection's wire layer: one end of a loopback TCP pair whose
@@ -13,8 +15,10 @@ import NetsimCore
 struct InterceptConnector: UpstreamConnector {
     let relay: Relay
     let clientFacing: NIOSSLContext
-    /// How the HTTP layer reaches upstream: TLS over the relay's own connector.
+    /// How the HTTP layer reaches upstream: TLS over the relay's own connector, with ALPN
+    /// `http/1.1` or `h2` as the client chose.
     let upstream: TLSUpstreamConnector
+    let upstreamHTTP2: TLSUpstreamConnector
     let base: any UpstreamConnector
 
     init(relay: Relay, interception: TLSInterception, base: any UpstreamConnector) throws {
@@ -23,6 +27,8 @@ struct InterceptConnector: UpstreamConnector {
         clientFacing = try NIOSSLContext(configuration: interception.clientFacing)
         upstream = TLSUpstreamConnector(base: base, context: try NIOSSLContext(configuration: interception.upstream),
                                         serverName: interception.upstreamServerName)
+        upstreamHTTP2 = TLSUpstreamConnector(base: base, context: try NIOSSLContext(configuration: interception.upstreamHTTP2),
+                                             serverName: interception.upstreamServerName)
     }
 
     var name: String { "\(base.name) (TLS intercepted)" }
@@ -31,12 +37,21 @@ struct InterceptConnector: UpstreamConnector {
                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
         let ends: (NIOBSDSocket.Handle, NIOBSDSocket.Handle)
         do { ends = try LoopbackPair.make() } catch { return eventLoop.makeFailedFuture(error) }
-        let (relay, context, upstream) = (relay, clientFacing, upstream)
+        let (relay, context, upstream, upstreamHTTP2) = (relay, clientFacing, upstream, upstreamHTTP2)
         let httpLayer = Relay.legOptions(ClientBootstrap(group: eventLoop))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                    try relay.adoptHTTPLayer(channel, of: connection, connector: upstream)
+                    // The HTTP layer is chosen by what the client negotiated.
+                    try channel.pipeline.syncOperations.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            if case .negotiated(ApplicationProtocol.http2.rawValue) = result {
+                                try HTTP2Layer(id: connection, relay: relay, client: channel).start(connector: upstreamHTTP2)
+                            } else {
+                                try relay.adoptHTTPLayer(channel, of: connection, connector: upstream)
+                            }
+                        }
+                    })
                 }
             }
             .withConnectedSocket(ends.1)

@@ -1,3 +1,4 @@
+import NIOCore
 import NIOSSL
 import NetsimTLS
 
@@ -10,13 +11,19 @@ import NetsimTLS
 /// its round trips); and the *HTTP* layer behind the TLS termination, where requests are
 /// observed and request faults (`outage`, `portal`) answer in the server's place.
 public struct TLSInterception: Sendable {
-    /// What clients are shown: a leaf per SNI from netsim's CA, ALPN `http/1.1`.
+    /// What clients are shown: a leaf per SNI from netsim's CA, and by ALPN the protocols asked
+    /// (`h2` and `http/1.1` by default: an h2 client is carried as h2 stream by stream).
     public var clientFacing: TLSConfiguration
-    /// Towards upstream: verification on, against ``UpstreamTrust``.
+    /// Towards upstream: verification on, against ``UpstreamTrust``; ALPN `http/1.1` (for a
+    /// client that spoke HTTP/1.1).
     public var upstream: TLSConfiguration
+    /// The same, with ALPN `h2` (for a client that spoke h2).
+    public var upstreamHTTP2: TLSConfiguration
     /// The name upstream's certificate must carry (and the SNI sent); nil: the upstream's host
     /// (an IP address is verified as an IP address, with no SNI).
     public var upstreamServerName: String?
+
+    static let closeNotifyWait = TimeAmount.milliseconds(200)
 
     /// Whom the relay trusts for the upstream's certificate.
     public enum UpstreamTrust: Sendable {
@@ -32,10 +39,17 @@ public struct TLSInterception: Sendable {
 
     /// - Parameter keyLog: receives the secrets of both sessions (client-facing and upstream), so
     ///   a capture of either leg can be decrypted.
+    /// - Parameter protocols: offered to clients by ALPN, in order; list only what upstream speaks
+    ///   (an h2 client is carried on an h2 connection to upstream).
     public init(authority: CertificateAuthority, upstreamTrust: UpstreamTrust, upstreamServerName: String? = nil,
-                keyLog: KeyLogFile? = nil) throws {
-        clientFacing = try authority.serverConfiguration(protocols: [.http1], keyLog: keyLog?.callback)
+                protocols: [ApplicationProtocol] = [.http2, .http1], keyLog: KeyLogFile? = nil) throws {
+        clientFacing = try authority.serverConfiguration(protocols: protocols, keyLog: keyLog?.callback)
+        // Closing, NIOSSL waits for the peer's close_notify (5 s by default). The client-facing
+        // peer is the relay's own wire layer, and a real upstream often never answers one: a
+        // connection whose TLS is over must not linger for that.
+        clientFacing.shutdownTimeout = Self.closeNotifyWait
         var upstream = TLSConfiguration.makeClientConfiguration()
+        upstream.shutdownTimeout = Self.closeNotifyWait
         upstream.applicationProtocols = [ApplicationProtocol.http1.rawValue]
         upstream.keyLogCallback = keyLog?.callback
         switch upstreamTrust {
@@ -53,6 +67,8 @@ public struct TLSInterception: Sendable {
             upstream.certificateVerification = .none
         }
         self.upstream = upstream
+        upstream.applicationProtocols = [ApplicationProtocol.http2.rawValue]
+        self.upstreamHTTP2 = upstream
         self.upstreamServerName = upstreamServerName
     }
 }

@@ -35,10 +35,14 @@ struct RunTLS: Sendable {
     /// against the run's CA, a real server against the system's trust store.
     func interception(for scenario: Scenario) throws -> TLSInterception? {
         guard scenario.interceptTLS else { return nil }
-        let trust: TLSInterception.UpstreamTrust
-        if case .builtin = scenario.upstream { trust = .authority(authority) } else { trust = .system }
+        var trust = TLSInterception.UpstreamTrust.system
+        var protocols: [ApplicationProtocol] = [.http2, .http1]
+        if case .builtin(_, _, let wire) = scenario.upstream {
+            trust = .authority(authority)
+            protocols = wire.protocols  // offer clients only what the server speaks
+        }
         do {
-            return try TLSInterception(authority: authority, upstreamTrust: trust, keyLog: keyLog)
+            return try TLSInterception(authority: authority, upstreamTrust: trust, protocols: protocols, keyLog: keyLog)
         } catch {
             throw RunnerError.invalid("cannot set up TLS interception: \(error)")
         }

@@ -21,12 +21,13 @@ struct InterceptionTests {
         let caFile: String
         let server: BuiltinServer
 
-        init(upstreamProtocols: [ApplicationProtocol] = [.http2, .http1]) throws {
+        init(upstreamProtocols: [ApplicationProtocol] = [.http2, .http1], idleTimeout: Duration? = nil) throws {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             authority = try CertificateAuthority.ephemeral()
             caFile = folder.appendingPathComponent("ca.pem").path
             try (try authority.pem).write(toFile: caFile, atomically: true, encoding: .utf8)
-            server = BuiltinServer(routes: InterceptionTests.routes, transport: try .tls(authority: authority, protocols: upstreamProtocols))
+            server = BuiltinServer(routes: InterceptionTests.routes, idleTimeout: idleTimeout,
+                                   transport: try .tls(authority: authority, protocols: upstreamProtocols))
         }
 
         deinit { try? FileManager.default.removeItem(at: folder) }
@@ -51,7 +52,7 @@ struct InterceptionTests {
         let setup = try Setup()
         let (relay, endpoint) = try await setup.relay()
         let base = "https://localhost:\(endpoint.port)"
-        let result = try await setup.curl(["\(base)/hello", "\(base)/big"], extra: ["-H", "X-Netsim-Request: feed#1"])
+        let result = try await setup.curl(["\(base)/hello", "\(base)/big"], extra: ["--http1.1", "-H", "X-Netsim-Request: feed#1"])
         await relay.stop()
         await setup.server.stop()
         #expect(result.status == 0, "\(result.standardError)")
@@ -95,7 +96,7 @@ struct InterceptionTests {
     @Test func anOutageAnswersInsideTheTLSSessionAndTheServerSeesNothing() async throws {
         let setup = try Setup()
         let (relay, endpoint) = try await setup.relay(faults: [FaultRule(try FaultCatalog.parse("outage=503"))])
-        let result = try await setup.curl(["https://localhost:\(endpoint.port)/hello"])
+        let result = try await setup.curl(["https://localhost:\(endpoint.port)/hello"], extra: ["--http1.1"])
         await relay.stop()
         await setup.server.stop()
         #expect(result.standardOutput.hasPrefix("503 1.1"), "\(result.standardOutput) \(result.standardError)")
@@ -117,5 +118,69 @@ struct InterceptionTests {
         }
         #expect(failures.contains { $0.contains("TLS") }, "\(relay.eventLog.events.map(\.kind))")
         #expect(setup.server.requests.isEmpty)
+    }
+
+    /// An h2 client is carried as h2: each of its streams on a stream of the relay's own h2
+    /// connection to upstream, logged with both stream ids' client side.
+    @Test func anH2ClientIsCarriedStreamByStream() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay()
+        let base = "https://localhost:\(endpoint.port)"
+        let result = try await setup.curl(["\(base)/hello", "\(base)/big", "\(base)/hello"], extra: ["--http2", "-H", "X-Netsim-Request: feed#2"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") } == ["200 2", "200 2", "200 2"])
+        let events = relay.eventLog.events
+        let requests = events.compactMap { event -> (Int?, Bool, String?, HTTPWireVersion)? in
+            if case .httpRequest(_, _, let reused, _, let tag, let version, let stream) = event.kind { return (stream, reused, tag, version) }
+            return nil
+        }
+        #expect(requests.map(\.0) == [1, 3, 5])
+        #expect(requests.map(\.1) == [false, true, true])
+        #expect(requests.allSatisfy { $0.2 == "feed#2" && $0.3 == .http2 })
+        let responses = events.compactMap { event -> (Int, Int, Int?)? in
+            if case .httpResponse(let status, let bytes, _, let stream) = event.kind { return (status, bytes, stream) }
+            return nil
+        }
+        #expect(responses.map(\.0) == [200, 200, 200])
+        #expect(responses.map(\.1) == [26, 200_000, 26])
+        #expect(setup.server.requests.map(\.version) == [.http2, .http2, .http2])
+        #expect(Set(setup.server.requests.map(\.connection)) == [1])
+        #expect(events.filter { if case .opened = $0.kind { true } else { false } }.count == 1)
+    }
+
+    /// On h2 an outage answers each stream with a 503 and the connection lives on.
+    @Test func anOutageOnH2AnswersEachStreamAndKeepsTheConnection() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay(faults: [FaultRule(try FaultCatalog.parse("outage=503"))])
+        let base = "https://localhost:\(endpoint.port)"
+        let result = try await setup.curl(["\(base)/hello", "\(base)/hello"], extra: ["--http2"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.standardOutput.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") } == ["503 2", "503 2"],
+                "\(result.standardOutput) \(result.standardError)")
+        #expect(setup.server.requests.isEmpty)
+        let answered = relay.eventLog.events.compactMap { event -> Int? in
+            if case .httpResponse(503, _, "outage", let stream) = event.kind { return stream }
+            return nil
+        }
+        #expect(answered == [1, 3])
+    }
+
+    /// An upstream's GOAWAY (here its idle timeout, 300 ms) reaches the client: curl, asking again
+    /// a second later, opens a new connection instead of failing on the old one.
+    @Test func upstreamGoAwayReachesTheH2Client() async throws {
+        let setup = try Setup(idleTimeout: .milliseconds(300))
+        let (relay, endpoint) = try await setup.relay()
+        let url = "https://localhost:\(endpoint.port)/hello"
+        let result = try await setup.curl([url, url], extra: ["--http2", "--rate", "1/s"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") } == ["200 2", "200 2"])
+        // Two client connections (the second after the GOAWAY), two upstream connections.
+        #expect(relay.eventLog.events.filter { if case .opened = $0.kind { true } else { false } }.count == 2)
+        #expect(Set(setup.server.requests.map(\.connection)) == [1, 2])
     }
 }

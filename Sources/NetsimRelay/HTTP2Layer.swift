@@ -1,0 +1,237 @@
+import Foundation
+import NIOCore
+import NIOHTTP2
+import NIOSSL
+import NIOTLS
+import NetsimCore
+import NetsimFaults
+
+/// The HTTP layer of an intercepted connection whose client negotiated h2: an HTTP/2 proxy.
+///
+/// The client's h2 connection (TLS already terminated) meets one h2 connection of the relay's own
+/// to upstream, and each client stream is carried on one upstream stream, frame payload by frame
+/// payload (``HTTP2ClientStream``, ``HTTP2UpstreamStream``). Requests and responses are logged
+/// with their stream; request faults (`outage`, `portal`) answer a stream themselves while the
+/// connection and its other streams live on; a GOAWAY from upstream reaches the client with the
+/// last stream translated. Like the HTTP/1 layer it shares the connection's id and logs only HTTP,
+/// its faults and a failure to reach upstream.
+///
+/// Everything runs on the connection's event loop. `@unchecked Sendable`: loop-confined.
+final class HTTP2Layer: FaultTarget, @unchecked Sendable {
+    let id: ConnectionID
+    let layer = ConnectionLayer.http
+    let eventLoop: any EventLoop
+    private let relay: Relay
+    private let client: any Channel
+    private var upstream: (any Channel)?
+    private var multiplexer: NIOHTTP2Handler.StreamMultiplexer?
+    /// Client streams waiting for the upstream connection.
+    private var waiting: [(Result<NIOHTTP2Handler.StreamMultiplexer, any Error>) -> Void] = []
+    private var upstreamFailure: (any Error)?
+    /// Request faults in force, oldest first: the newest answers.
+    private var standIns: [(FaultID, any StandIn)] = []
+    private var requestCount = 0
+    private var tasks: [Scheduled<Void>] = []
+    private var ended = false
+    /// Client stream ↔ upstream stream, for translating a GOAWAY's last stream.
+    private var streams: [(client: Int, upstream: Int)] = []
+
+    var now: Int64 { Int64(eventLoop.now.uptimeNanoseconds) }
+
+    init(id: ConnectionID, relay: Relay, client: any Channel) {
+        self.id = id
+        self.relay = relay
+        self.client = client
+        self.eventLoop = client.eventLoop
+    }
+
+    /// Speaks h2 on the client channel, joins the relay's fault rules and connects upstream.
+    func start(connector: TLSUpstreamConnector) throws {
+        _ = try client.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+        ) { [self] stream in
+            stream.eventLoop.makeCompletedFuture {
+                let streamID = try stream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+                try stream.pipeline.syncOperations.addHandler(HTTP2ClientStream(layer: self, streamID: streamID.map { Int($0) } ?? 0))
+            }
+        }
+        // A peer that half-closes an h2 connection is done with it (relay legs allow half-closure).
+        try client.pipeline.syncOperations.addHandler(CloseOnInputClosed())
+        client.closeFuture.whenComplete { [self] _ in end() }
+        let (immediate, delayed) = relay.register(self)
+        for (fault, kind) in immediate { apply(kind, id: fault, atAccept: true) }
+        for (fault, delay) in delayed { relay.scheduleDelayedFault(fault, on: self, at: now + delay) }
+        connectUpstream(connector)
+    }
+
+    private func connectUpstream(_ connector: TLSUpstreamConnector) {
+        connector.connect(for: id, on: eventLoop, timeout: relay.configuration.connectTimeout) { [self] channel in
+            channel.eventLoop.makeCompletedFuture {
+                let sync = channel.pipeline.syncOperations
+                multiplexer = try sync.configureHTTP2Pipeline(
+                    mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
+                ) { pushed in pushed.close() }  // server push is refused, as browsers now do
+                try sync.addHandler(HTTP2UpstreamConnection(layer: self))
+            }
+        }.whenComplete { [self] result in
+            switch result {
+            case .success(let channel):
+                upstream = channel
+                channel.closeFuture.whenComplete { [self] _ in upstreamClosed() }
+                let ready = waiting
+                waiting.removeAll()
+                if let multiplexer { for resume in ready { resume(.success(multiplexer)) } }
+            case .failure(let error):
+                upstreamFailed(error, detail: "\(ConnectionPair.classify(error).1)")
+            }
+        }
+    }
+
+    // MARK: Streams
+
+    /// A client stream's request arrived: whether a request fault answers it.
+    func standInReply(to request: HTTPRequestSummary) -> (FaultName, StandInReply)? {
+        guard let (_, standIn) = standIns.last else { return nil }
+        return (standIn.faultName, standIn.reply(to: request, now: Date()))
+    }
+
+    /// Counts a request on this connection; true when it is not the first.
+    func countRequest() -> Bool {
+        defer { requestCount += 1 }
+        return requestCount > 0
+    }
+
+    /// Opens the upstream stream that carries client stream `clientStream` (once upstream is
+    /// connected), with `initializer` setting up its pipeline.
+    func openUpstreamStream(for clientStream: Int, _ initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>,
+                            then done: @escaping (Result<any Channel, any Error>) -> Void) {
+        let open: (Result<NIOHTTP2Handler.StreamMultiplexer, any Error>) -> Void = { [self] ready in
+            switch ready {
+            case .failure(let error): done(.failure(error))
+            case .success(let multiplexer):
+                let promise = eventLoop.makePromise(of: (any Channel).self)
+                multiplexer.createStreamChannel(promise: promise, initializer)
+                promise.futureResult.whenComplete { result in done(result) }
+            }
+        }
+        if let upstreamFailure { return open(.failure(upstreamFailure)) }
+        if upstream != nil, let multiplexer { return open(.success(multiplexer)) }
+        waiting.append(open)
+    }
+
+    /// An upstream stream got its id (when its first frame was written).
+    func carried(clientStream: Int, on upstream: any Channel) {
+        if let upstreamID = try? upstream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) {
+            streams.append((clientStream, Int(upstreamID)))
+        }
+    }
+
+    func log(_ kind: EventKind) {
+        relay.eventLog.record(kind, connection: id, at: now)
+    }
+
+    // MARK: Upstream
+
+    func upstreamFailed(_ error: any Error, detail: String) {
+        guard upstreamFailure == nil else { return }
+        upstreamFailure = error
+        log(.upstreamFailed(reason: ConnectionPair.classify(error).0, detail: detail))
+        let stuck = waiting
+        waiting.removeAll()
+        for resume in stuck { resume(.failure(error)) }
+    }
+
+    /// Upstream said GOAWAY: the client hears it too, with the last of its own streams that
+    /// upstream will still process, and the same error code.
+    func upstreamWentAway(lastStream: HTTP2StreamID, errorCode: HTTP2ErrorCode) {
+        let last = streams.filter { $0.upstream <= Int(lastStream) }.map(\.client).max() ?? 0
+        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: HTTP2StreamID(last), errorCode: errorCode, opaqueData: nil))
+        client.writeAndFlush(frame, promise: nil)
+    }
+
+    private func upstreamClosed() {
+        // Streams still open on the client get reset by their own handlers; the connection ends.
+        client.close(promise: nil)
+    }
+
+    private func end() {
+        guard !ended else { return }
+        ended = true
+        upstream?.close(promise: nil)
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        relay.finished(self)
+    }
+
+    // MARK: FaultTarget
+
+    func apply(_ kind: FaultKind, id fault: FaultID, atAccept: Bool) {
+        guard layer.takes(kind.scope), let standIn = kind.fault.makeEffect().standIn else { return }
+        standIns.removeAll { $0.0 == fault }
+        standIns.append((fault, standIn))
+    }
+
+    func lift(_ fault: FaultID) {
+        standIns.removeAll { $0.0 == fault }
+    }
+
+    func closeNow() {
+        client.close(promise: nil)
+    }
+
+    func schedule(at deadline: Int64, _ body: @escaping @Sendable (any FaultTarget) -> Void) {
+        let task = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(max(0, deadline)))) { [self] in
+            if !ended { body(self) }
+        }
+        tasks.append(task)
+    }
+}
+
+/// On the relay's upstream h2 connection, after `NIOHTTP2Handler`: hears the connection's own
+/// frames (GOAWAY), the ALPN outcome and TLS failures.
+private final class HTTP2UpstreamConnection: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    private let layer: HTTP2Layer
+
+    init(layer: HTTP2Layer) { self.layer = layer }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .goAway(let last, let code, _) = unwrapInboundIn(data).payload {
+            layer.upstreamWentAway(lastStream: last, errorCode: code)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            context.close(promise: nil)  // upstream half-closed: the h2 connection is over
+        } else if case TLSUserEvent.handshakeCompleted(let negotiated) = event, negotiated != "h2" {
+            let error = ChannelError.inappropriateOperationForState
+            layer.upstreamFailed(error, detail: "upstream does not speak h2 (ALPN: \(negotiated ?? "none")); the client asked for h2")
+            context.close(promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOSSLError || error is BoringSSLError {
+            layer.upstreamFailed(error, detail: "TLS with upstream failed: \(error)")
+        }
+        context.close(promise: nil)
+    }
+}
+
+/// Closes a channel whose peer half-closed it, or that failed: an h2 connection has no use for
+/// half a connection.
+private final class CloseOnInputClosed: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event { context.close(promise: nil) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,202 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NetsimCore
+import NetsimFaults
+import NetsimRoutes
+
+/// One client stream of an intercepted h2 connection: logs its request, lets a request fault
+/// answer it, or carries it on an upstream stream of the relay's own connection.
+///
+/// Flow control is end to end: a side that cannot take more stops the other side's reads, so the
+/// relay never buffers a stream without bound (HTTP/2's windows then hold the sender back).
+final class HTTP2ClientStream: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    private enum State {
+        case waitingForHeaders
+        /// Carried upstream (frames wait in `pending` until the upstream stream is open).
+        case forwarding
+        /// A request fault answers (or swallows) it; the client's further frames are dropped.
+        case answered
+    }
+
+    private let layer: HTTP2Layer
+    private let streamID: Int
+    private var state = State.waitingForHeaders
+    private var upstream: (any Channel)?
+    private var pending: [HTTP2Frame.FramePayload] = []
+
+    init(layer: HTTP2Layer, streamID: Int) {
+        self.layer = layer
+        self.streamID = streamID
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let payload = unwrapInboundIn(data)
+        switch state {
+        case .answered:
+            return
+        case .forwarding:
+            forward(payload, context: context)
+        case .waitingForHeaders:
+            guard case .headers(let headers) = payload else {
+                context.close(promise: nil)  // a stream must start with HEADERS: reset it
+                return
+            }
+            let request = HTTPRequestSummary(h2: headers.headers)
+            if let (fault, reply) = layer.standInReply(to: request) {
+                state = .answered
+                layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), answeredBy: fault.rawValue,
+                                       tag: request.tag, version: .http2, stream: streamID))
+                answer(request, with: reply, by: fault, context: context)
+                return
+            }
+            state = .forwarding
+            layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), tag: request.tag, version: .http2, stream: streamID))
+            pending.append(payload)
+            openUpstream(context: context)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        upstream?.flush()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { upstream?.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // The client reset or finished the stream: the upstream stream has no reader any more.
+        upstream?.close(promise: nil)
+        context.fireChannelInactive()
+    }
+
+    private func openUpstream(context: ChannelHandlerContext) {
+        let client = context.channel
+        let (layer, streamID) = (self.layer, self.streamID)
+        layer.openUpstreamStream(for: streamID, { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2UpstreamStream(layer: layer, client: client, streamID: streamID))
+            }
+        }) { [self] result in
+            switch result {
+            case .success(let stream):
+                upstream = stream
+                for payload in pending { stream.write(payload, promise: nil) }
+                pending.removeAll()
+                stream.flush()
+                layer.carried(clientStream: streamID, on: stream)
+            case .failure:
+                // Upstream cannot be reached (logged by the layer): the connection ends, as it
+                // does through an HTTP/1.1 layer.
+                layer.closeNow()
+            }
+        }
+    }
+
+    private func forward(_ payload: HTTP2Frame.FramePayload, context: ChannelHandlerContext) {
+        guard let upstream else {
+            pending.append(payload)
+            return
+        }
+        upstream.write(payload, promise: nil)
+        if !upstream.isWritable { context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in } }
+    }
+
+    /// A request fault's answer on this stream; the connection and its other streams live on.
+    private func answer(_ request: HTTPRequestSummary, with reply: StandInReply, by fault: FaultName, context: ChannelHandlerContext) {
+        switch reply {
+        case .silent(let detail):
+            layer.log(.faultFired(fault: fault, detail: detail))
+        case .respond(let response, let detail, let truncated):
+            layer.log(.faultFired(fault: fault, detail: detail))
+            let bodyless = request.method == "HEAD"
+            var headers = HPACKHeaders([(":status", String(response.status))])
+            for (name, value) in response.headers where !HTTP2ClientStream.connectionSpecific.contains(name.lowercased()) {
+                headers.add(name: name.lowercased(), value: value)
+            }
+            headers.add(name: "content-length", value: String(response.declaredLength ?? response.body.utf8.count))
+            context.write(wrapOutboundOut(.headers(.init(headers: headers, endStream: bodyless))), promise: nil)
+            if !bodyless {
+                let body = context.channel.allocator.buffer(string: response.body)
+                context.write(wrapOutboundOut(.data(.init(data: .byteBuffer(body), endStream: !truncated))), promise: nil)
+            }
+            context.flush()
+            if truncated && !bodyless { context.close(promise: nil) }  // short of its content-length: reset
+            layer.log(.httpResponse(status: response.status, bytes: bodyless ? 0 : response.body.utf8.count, answeredBy: fault.rawValue, stream: streamID))
+        }
+    }
+
+    /// Fields HTTP/2 forbids (RFC 9113 §8.2.2).
+    static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "content-length"]
+}
+
+/// The upstream side of one carried stream: the response goes back to the client stream, and is
+/// logged when it ends.
+final class HTTP2UpstreamStream: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+
+    private let layer: HTTP2Layer
+    private let client: any Channel
+    private let streamID: Int
+    private var status: Int?
+    private var bytes = 0
+    private var ended = false
+
+    init(layer: HTTP2Layer, client: any Channel, streamID: Int) {
+        self.layer = layer
+        self.client = client
+        self.streamID = streamID
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let payload = unwrapInboundIn(data)
+        switch payload {
+        case .headers(let headers):
+            if status == nil, let code = headers.headers.first(name: ":status").flatMap(Int.init), code >= 200 { status = code }
+            if headers.endStream { responseEnded() }
+        case .data(let data):
+            if case .byteBuffer(let buffer) = data.data { bytes += buffer.readableBytes }
+            if data.endStream { responseEnded() }
+        default:
+            break
+        }
+        client.write(payload, promise: nil)
+        if !client.isWritable { context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in } }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        client.flush()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { client.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // Upstream reset the stream or went away before the response ended: so does the client's.
+        if !ended { client.close(promise: nil) }
+        context.fireChannelInactive()
+    }
+
+    private func responseEnded() {
+        guard !ended else { return }
+        ended = true
+        layer.log(.httpResponse(status: status ?? 0, bytes: bytes, stream: streamID))
+    }
+}
+
+extension HTTPRequestSummary {
+    /// A request as an h2 HEADERS frame carries it.
+    init(h2 headers: HPACKHeaders) {
+        self.init(
+            method: headers.first(name: ":method") ?? "GET", uri: headers.first(name: ":path") ?? "/",
+            headers: headers.filter { !$0.name.hasPrefix(":") }.map { HTTPHeader($0.name, $0.value) },
+            isKeepAlive: true, version: .http2)
+    }
+}
