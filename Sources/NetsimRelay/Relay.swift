@@ -1,3 +1,4 @@
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -28,6 +29,9 @@ public final class Relay: @unchecked Sendable {
     /// Sees bytes crossing the sockets, if set.
     let tap: (any RelayTap)?
     let clock = SystemClock()
+    /// Diagnostics (`netsim --log-level debug`): what the relay itself did. The event log, not
+    /// this, is the record of the connections.
+    let logger: Logger
     let group: any EventLoopGroup
     private let ownsGroup: Bool
 
@@ -84,6 +88,9 @@ public final class Relay: @unchecked Sendable {
         self.upstreamConnector = connector
         self.eventLog = eventLog
         self.tap = tap
+        var logger = Logger(label: "netsim.relay")
+        logger[metadataKey: "upstream"] = "\(configuration.upstream)"
+        self.logger = logger
         self.currentLink = configuration.link
         if let group {
             self.group = group
@@ -168,6 +175,7 @@ public final class Relay: @unchecked Sendable {
             boundEndpoint = bound
         }
         eventLog.record(.listening(address: bound.description))
+        logger.debug("listening", metadata: ["address": "\(bound)", "link": "\(configuration.link)"])
         return bound
     }
 
@@ -184,6 +192,7 @@ public final class Relay: @unchecked Sendable {
     /// the faults that act on new connections, and starts the upstream connect.
     func start(_ pair: ConnectionPair) {
         eventLog.record(.opened(client: pair.client.remoteEndpoint), connection: pair.id, at: pair.now)
+        logger.trace("connection opened", metadata: ["connection": "\(pair.id)", "client": "\(pair.client.remoteEndpoint.map(\.description) ?? "?")"])
         if configuration.observeHTTP { pair.startObserving() }
         pair.tapOpened(.client)
         let (link, acceptFaults, delayedFaults) = lock.withLock { () -> (LinkConfiguration, [(FaultID, FaultKind)], [(FaultID, Int64)]) in
@@ -211,6 +220,7 @@ public final class Relay: @unchecked Sendable {
     }
 
     func finished(_ pair: ConnectionPair) {
+        logger.trace("connection finished", metadata: ["connection": "\(pair.id)"])
         let drained = lock.withLock { () -> EventLoopPromise<Void>? in
             pairs.removeValue(forKey: pair.id)
             guard pairs.isEmpty else { return nil }
@@ -314,10 +324,12 @@ public final class Relay: @unchecked Sendable {
                 return self.drained
             }?.succeed(())
         }
+        if !open.isEmpty { logger.debug("stopping: closing open connections", metadata: ["open": "\(open.count)"]) }
         for pair in open { try? await pair.eventLoop.submit { pair.closeNow() }.get() }
         try? await drained.futureResult.get()
         giveUp.cancel()
         eventLog.record(.listenerClosed(reason: "relay stopped"))
+        logger.debug("stopped")
         if ownsGroup { try? await group.shutdownGracefully() }
     }
 }
