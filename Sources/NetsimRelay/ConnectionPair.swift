@@ -49,6 +49,7 @@ final class ConnectionPair: @unchecked Sendable {
         self.machine = ConnectionMachine(
             id: id, openedAt: Int64(eventLoop.now.uptimeNanoseconds), link: link, seed: relay.configuration.seed,
             bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP)
+        machine.reportsDelays = relay.configuration.delays != nil
         client.pair = self
     }
 
@@ -161,6 +162,8 @@ final class ConnectionPair: @unchecked Sendable {
             timers.removeValue(forKey: timer)?.cancel()
         case .log(let kind):
             relay.eventLog.record(kind, connection: id, at: now)
+        case .delayed(let direction, let nanoseconds):
+            relay.configuration.delays?.delayed(nanoseconds, direction: direction)
         case .peerEnded(let leg, let how):
             relay.tap?.ended(id, leg: leg.side, how, fromPeer: true, at: now)
         case .parseRequests(let buffer):

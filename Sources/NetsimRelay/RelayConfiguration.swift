@@ -24,6 +24,9 @@ public struct RelayConfiguration: Sendable {
     /// changed, and a connection whose bytes are not HTTP is left alone after one
     /// `httpUnobserved` event. Off by default; the scenario runner turns it on.
     public var observeHTTP: Bool
+    /// Told how long the link model holds back each chunk (metrics' added-latency histogram).
+    /// Nil by default: then the machine does not even measure.
+    public var delays: (any DelayObserver)?
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -33,7 +36,8 @@ public struct RelayConfiguration: Sendable {
         seed: UInt64 = 1,
         connectTimeout: Duration = .seconds(127),
         bufferLimit: Int = 4 << 20,
-        observeHTTP: Bool = false
+        observeHTTP: Bool = false,
+        delays: (any DelayObserver)? = nil
     ) {
         self.listen = listen
         self.upstream = upstream
@@ -43,5 +47,6 @@ public struct RelayConfiguration: Sendable {
         self.connectTimeout = connectTimeout
         self.bufferLimit = bufferLimit
         self.observeHTTP = observeHTTP
+        self.delays = delays
     }
 }

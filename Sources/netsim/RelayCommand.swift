@@ -4,6 +4,7 @@ import NetsimCore
 import NetsimLink
 import NetsimPcap
 import NetsimRelay
+import NetsimService
 
 /// `netsim relay`: a long-running relay for manual testing.
 struct RelayCommand: AsyncParsableCommand {
@@ -15,6 +16,7 @@ struct RelayCommand: AsyncParsableCommand {
               netsim relay --listen 127.0.0.1:8081 --upstream 127.0.0.1:8080 --profile 3g
               netsim relay --upstream example.test:80 --latency 250ms --jitter 50ms --loss 2% --events -
               netsim relay --upstream 127.0.0.1:8080 --fault stale=rst --fault-at 10s --fault-target existing
+              netsim relay --upstream 127.0.0.1:8080 --latency 100ms --metrics 127.0.0.1:9464   (Prometheus: GET /metrics)
 
             Durations: 30ms, 1.5s, 250us, 2m. Rates: 256kbit, 2mbit, 1gbit, 64kbps, 100KB/s.
             Percentages: 2%, 0.5%. Sizes: 1400, 64KB, 1MiB.
@@ -37,6 +39,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Record both legs of every connection to FILE (pcap, raw IPv4/IPv6; open in Wireshark). Example: --pcap relay.pcap", valueName: "file"))
     var pcap: String?
 
+    @Option(help: ArgumentHelp("Serve Prometheus metrics (GET /metrics: bytes, connections, faults, added latency, connection duration) on this address. Loopback unless you say otherwise; port 0 picks a free port. Example: --metrics 127.0.0.1:9464", valueName: "host:port"), transform: parseEndpoint)
+    var metrics: Endpoint?
+
     @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Example: --seed 42", valueName: "n"))
     var seed: UInt64 = 1
 
@@ -49,14 +54,19 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
     var duration: Duration?
 
+    @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let stop = StopSignal()
         let log = try streamingEventLog(to: events)
 
         if let warning = Self.exposureWarning(listen: listen, upstream: upstream) { warnLoudly(warning) }
+        var exporter: MetricsListener?
+        if let metrics { exporter = try await MetricsListener.start(at: metrics, log: log) }
         let configuration = RelayConfiguration(
             listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
-            seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes)
+            seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes, delays: exporter?.metrics)
         let recorder: PcapRecorder?
         do { recorder = try pcap.map(PcapRecorder.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
@@ -72,10 +82,12 @@ struct RelayCommand: AsyncParsableCommand {
         printStatus("  link: \(configuration.link)")
         for rule in configuration.faults { printStatus("  fault: \(rule)") }
         if let recorder { printStatus("  recording: \(recorder.path)") }
+        if let exporter { printStatus("  metrics: http://\(exporter.address)/metrics") }
         printStatus("  seed: \(seed)\(duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")")
 
         await stop.wait(duration: duration)
         await relay.stop()
+        await exporter?.stop()
         recorder?.close()
         log.flush()
         printStatus("netsim relay: stopped")

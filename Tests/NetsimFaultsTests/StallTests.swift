@@ -74,6 +74,22 @@ struct StallTests {
         #expect(h.text(.client) == "late")
     }
 
+    @Test("delays are reported only when asked for, per chunk the model holds back, with its delay")
+    func reportedDelays() {
+        var link = LinkConfiguration.unimpaired
+        link.down.latency = .milliseconds(100)
+        var quiet = MachineHarness(link: link)
+        quiet.receive("late", from: .upstream)
+        #expect(quiet.delays.isEmpty, "nobody asked")
+        var h = MachineHarness(link: link)
+        h.machine.reportsDelays = true
+        h.receive("late", from: .upstream)
+        h.receive("up", from: .client)
+        #expect(h.delays.count == 1, "the up direction is unimpaired: nothing held back, nothing reported")
+        #expect(h.delays.first?.0 == .down)
+        #expect(h.delays.first?.1 == 100_000_000)
+    }
+
     @Test("the unimpaired, fault-free path may bypass the machine; a model, a fault or a queue ends that")
     func fastPath() {
         var h = MachineHarness()
