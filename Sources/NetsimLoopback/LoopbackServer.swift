@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 import NetsimCore
@@ -24,13 +28,13 @@ public final class LoopbackServer: @unchecked Sendable {
         handler: @escaping @Sendable (BlockingSocket) -> Void
     ) throws {
         var address = try SocketAddressStorage(Endpoint(host: host, port: port))
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(address.family, streamSocketType, 0)
         guard fd >= 0 else { throw SocketFailure(errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, 4)
         guard address.withSockAddr({ bind(fd, $0, $1) }) == 0, listen(fd, backlog) == 0 else {
             let code = errno
-            Glibc.close(fd)
+            posixClose(fd)
             throw SocketFailure(errno: code)
         }
         self.listenFD = fd
@@ -40,7 +44,7 @@ public final class LoopbackServer: @unchecked Sendable {
         // alone closes the listening fd: closed elsewhere, the number could be reused by the next
         // server's listener while this thread is about to call accept(2) on it.
         Thread { [self] in
-            defer { Glibc.close(listenFD) }
+            defer { posixClose(listenFD) }
             while let client = acceptOne() {
                 if threadPerConnection {
                     Thread { [self] in
