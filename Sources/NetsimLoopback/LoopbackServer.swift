@@ -104,6 +104,11 @@ public final class LoopbackServer: @unchecked Sendable {
         }
         // Wakes accept(2) (or makes the next call fail at once); the accept thread closes the fd.
         shutdown(listenFD, Int32(SHUT_RDWR))
+        #if !os(Linux)
+        // Apple platforms neither wake accept(2) nor fail it on shutdown(2) of a listening socket
+        // (ENOTCONN): a connection does, which the accept thread, seeing `stopped`, closes.
+        (try? BlockingSocket.connect(to: endpoint, timeout: .seconds(1)))?.close()
+        #endif
         // Only shut connections down here: a handler blocked in recv(2) or send(2) wakes with EOF
         // or EPIPE, and its own thread closes the socket when it returns. Closing here instead
         // would free the fd number while the handler may still use it — and the kernel may
