@@ -23,8 +23,10 @@ public final class MetricsRegistry: Sendable {
     /// The Prometheus text exposition (format 0.0.4) of everything recorded, with a `# HELP`
     /// line for each of netsim's families (swift-metrics handlers carry no help text).
     public func exposition() -> String {
+        let text = registry.emitToString()
+        guard !text.isEmpty else { return "" }  // no series yet (no proxy): an empty page
         var out = ""
-        for line in registry.emitToString().split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("# TYPE "), let name = line.split(separator: " ").dropFirst(2).first,
                let help = MetricNames.help[String(name)] {
                 out += "# HELP \(name) \(help)\n"

@@ -75,6 +75,23 @@ struct OpsCommandTests {
         #expect(objects.contains { $0["label"] as? String == "netsim.runner" && $0["message"] as? String == "judged" }, "\(result.stderr)")
     }
 
+    #if os(Linux)
+    @Test func aTerminalGetsTheProgressBlockRedrawnInPlace() async throws {
+        // util-linux's script(1) gives netsim a pseudo-terminal; CI is unset for it, as on a laptop.
+        let command = "\(NetsimProcess.executable.path) test Scenarios/refused.scn"
+        let result = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"),
+                                              ["-u", "CI", "TERM=xterm", "script", "-qfec", command, "/dev/null"],
+                                              directory: NetsimProcess.root).result(within: .seconds(60))
+        #expect(result.status == 0, "\(result.standardOutput)\(result.standardError)")
+        let out = result.standardOutput
+        #expect(out.contains("netsim test · "), "the block: \(out.debugDescription)")
+        #expect(out.contains("  ▶ refused  "), "the run in progress: \(out.debugDescription)")
+        #expect(out.contains("\u{1B}[2K"), "erased before each redraw: \(out.debugDescription)")
+        #expect(out.contains("PASS Scenarios/refused.scn"))
+        #expect(out.hasSuffix("\u{1B}[2K1 passed, 0 failed\r\n"), "the block is gone before the summary: \(out.debugDescription)")
+    }
+    #endif
+
     @Test func theDefaultLevelIsQuietAndABadLevelIsAUsageError() async throws {
         let quiet = try await NetsimProcess.run(["relay", "--upstream", "127.0.0.1:9", "--duration", "0.2s"])
         #expect(quiet.status == 0)

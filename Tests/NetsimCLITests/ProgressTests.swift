@@ -37,12 +37,4 @@ struct ProgressTests {
         #expect(ProgressDisplay.wanted(isTTY: true, environment: ["TERM": "xterm", "CI": "false"]))
         #expect(!ProgressDisplay.wanted(isTTY: true, environment: ["TERM": "dumb"]), "a dumb terminal")
     }
-
-    @Test func disabledItPrintsOnlyWhatIsEmitted() {
-        let display = ProgressDisplay(title: "netsim test", total: 2, enabled: false)
-        display.started("a")
-        display.finished("a", passed: true)
-        display.stop()
-        #expect(!display.enabled)
-    }
 }

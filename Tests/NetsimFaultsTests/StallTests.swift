@@ -62,11 +62,16 @@ struct StallTests {
         #expect(h.firedDetails.last == "silent for 5s")
     }
 
-    @Test("latency: bytes leave exactly one delay after they arrived")
-    func latency() {
+    /// 100 ms on the way down, nothing on the way up.
+    static let slowDown: LinkConfiguration = {
         var link = LinkConfiguration.unimpaired
         link.down.latency = .milliseconds(100)
-        var h = MachineHarness(link: link)
+        return link
+    }()
+
+    @Test("latency: bytes leave exactly one delay after they arrived")
+    func latency() {
+        var h = MachineHarness(link: Self.slowDown)
         h.receive("late", from: .upstream)
         h.advance(by: .milliseconds(99))
         #expect(h.text(.client) == "")
@@ -76,12 +81,10 @@ struct StallTests {
 
     @Test("delays are reported only when asked for, per chunk the model holds back, with its delay")
     func reportedDelays() {
-        var link = LinkConfiguration.unimpaired
-        link.down.latency = .milliseconds(100)
-        var quiet = MachineHarness(link: link)
+        var quiet = MachineHarness(link: Self.slowDown)
         quiet.receive("late", from: .upstream)
         #expect(quiet.delays.isEmpty, "nobody asked")
-        var h = MachineHarness(link: link)
+        var h = MachineHarness(link: Self.slowDown)
         h.machine.reportsDelays = true
         h.receive("late", from: .upstream)
         h.receive("up", from: .client)
