@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Vocabulary shared by every module: units, endpoints, seeded randomness, clocks, events.
@@ -107,6 +109,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // libpcap, the system library (Debian: libpcap-dev).
@@ -121,7 +124,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        // Service mode: the Toxiproxy-compatible control API, the forward proxy, Prometheus metrics.
+        // Service mode: the Toxiproxy-compatible control API, the forward proxy, Prometheus metrics
+        // (swift-metrics types on a per-server swift-prometheus registry: no global bootstrap).
         .target(
             name: "NetsimService",
             dependencies: [
@@ -129,6 +133,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Blocking loopback sockets and servers: what a plain client sees, for tests, bench and demo;
@@ -143,6 +150,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
@@ -193,7 +201,13 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback"]),
+        .testTarget(
+            name: "NetsimCLITests",
+            dependencies: [
+                "netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "NetsimRelayTests",
             dependencies: [

@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import NetsimCore
 
@@ -9,7 +13,7 @@ extension BlockingSocket {
     /// Bounds every later ``receiveAvailable(into:)`` and ``receiveAll(into:)`` (nil: no bound).
     public func setReceiveTimeout(_ timeout: Duration?) {
         let ns = timeout?.nanoseconds ?? 0
-        var tv = timeval(tv_sec: Int(ns / 1_000_000_000), tv_usec: Int((ns % 1_000_000_000) / 1000))
+        var tv = socketTimeval(nanoseconds: ns)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 

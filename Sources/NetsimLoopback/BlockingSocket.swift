@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 import NetsimCore
@@ -47,6 +51,7 @@ public final class BlockingSocket: @unchecked Sendable {
         self.fd = fd
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        disableSIGPIPE(fd)
     }
 
     deinit { close() }
@@ -54,11 +59,13 @@ public final class BlockingSocket: @unchecked Sendable {
     /// Connects to an IPv4 or IPv6 literal (or localhost). Throws ``SocketFailure``.
     public static func connect(to endpoint: Endpoint, timeout: Duration = .seconds(5)) throws -> BlockingSocket {
         var address = try SocketAddressStorage(endpoint)
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(address.family, streamSocketType, 0)
         guard fd >= 0 else { throw SocketFailure(errno: errno) }
         let sock = BlockingSocket(fd: fd)
-        sock.setTimeout(SO_SNDTIMEO, timeout)  // Linux applies SO_SNDTIMEO to connect(2)
-        let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
+        // Linux applies SO_SNDTIMEO to connect(2); Apple platforms ignore it there (a loopback
+        // connect is answered at once either way).
+        sock.setTimeout(SO_SNDTIMEO, timeout)
+        let result = address.withSockAddr { posixConnect(fd, $0, $1) }
         if result != 0 { throw SocketFailure(errno: errno) }
         sock.setTimeout(SO_SNDTIMEO, nil)
         return sock
@@ -75,7 +82,7 @@ public final class BlockingSocket: @unchecked Sendable {
         try ensureOpen()
         var offset = 0
         while offset < buffer.count {
-            let n = Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+            let n = posixSend(fd, buffer.baseAddress! + offset, buffer.count - offset, noSignalSendFlags)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw SocketFailure(errno: errno)
@@ -165,7 +172,7 @@ public final class BlockingSocket: @unchecked Sendable {
             defer { closed = true }
             return !closed
         }
-        if shouldClose { Glibc.close(fd) }
+        if shouldClose { posixClose(fd) }
     }
 
     public func setBuffer(receive: Int? = nil, send: Int? = nil) {
@@ -175,7 +182,7 @@ public final class BlockingSocket: @unchecked Sendable {
 
     private func setTimeout(_ option: Int32, _ timeout: Duration?) {
         let ns = timeout?.nanoseconds ?? 0
-        var tv = timeval(tv_sec: Int(ns / 1_000_000_000), tv_usec: Int((ns % 1_000_000_000) / 1000))
+        var tv = socketTimeval(nanoseconds: ns)
         setsockopt(fd, SOL_SOCKET, option, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 }

@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 import NetsimCore
@@ -24,13 +28,13 @@ public final class LoopbackServer: @unchecked Sendable {
         handler: @escaping @Sendable (BlockingSocket) -> Void
     ) throws {
         var address = try SocketAddressStorage(Endpoint(host: host, port: port))
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(address.family, streamSocketType, 0)
         guard fd >= 0 else { throw SocketFailure(errno: errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, 4)
         guard address.withSockAddr({ bind(fd, $0, $1) }) == 0, listen(fd, backlog) == 0 else {
             let code = errno
-            Glibc.close(fd)
+            posixClose(fd)
             throw SocketFailure(errno: code)
         }
         self.listenFD = fd
@@ -40,7 +44,7 @@ public final class LoopbackServer: @unchecked Sendable {
         // alone closes the listening fd: closed elsewhere, the number could be reused by the next
         // server's listener while this thread is about to call accept(2) on it.
         Thread { [self] in
-            defer { Glibc.close(listenFD) }
+            defer { posixClose(listenFD) }
             while let client = acceptOne() {
                 if threadPerConnection {
                     Thread { [self] in
@@ -100,6 +104,11 @@ public final class LoopbackServer: @unchecked Sendable {
         }
         // Wakes accept(2) (or makes the next call fail at once); the accept thread closes the fd.
         shutdown(listenFD, Int32(SHUT_RDWR))
+        #if !os(Linux)
+        // Apple platforms neither wake accept(2) nor fail it on shutdown(2) of a listening socket
+        // (ENOTCONN): a connection does, which the accept thread, seeing `stopped`, closes.
+        (try? BlockingSocket.connect(to: endpoint, timeout: .seconds(1)))?.close()
+        #endif
         // Only shut connections down here: a handler blocked in recv(2) or send(2) wakes with EOF
         // or EPIPE, and its own thread closes the socket when it returns. Closing here instead
         // would free the fd number while the handler may still use it — and the kernel may

@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import NetsimCore
 
@@ -15,12 +19,18 @@ struct SocketAddressStorage {
         var v6 = sockaddr_in6()
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
+            #if canImport(Darwin)
+            v4.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+            #endif
             v4.sin_port = in_port_t(UInt16(endpoint.port).bigEndian)
             family = AF_INET
             length = socklen_t(MemoryLayout<sockaddr_in>.size)
             withUnsafeMutableBytes(of: &storage) { dst in withUnsafeBytes(of: v4) { dst.copyMemory(from: $0) } }
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
+            #if canImport(Darwin)
+            v6.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
+            #endif
             v6.sin6_port = in_port_t(UInt16(endpoint.port).bigEndian)
             family = AF_INET6
             length = socklen_t(MemoryLayout<sockaddr_in6>.size)

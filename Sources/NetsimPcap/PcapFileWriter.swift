@@ -33,9 +33,9 @@ final class PcapFileWriter {
     func write(_ packet: [UInt8], nanoseconds: Int64, captureLength: Int? = nil) {
         guard let dumper else { return }
         var header = pcap_pkthdr()
-        header.ts.tv_sec = Int(nanoseconds / 1_000_000_000)
-        // With nanosecond precision libpcap stores this field as nanoseconds.
-        header.ts.tv_usec = Int(nanoseconds % 1_000_000_000)
+        header.ts.tv_sec = .init(nanoseconds / 1_000_000_000)
+        // With nanosecond precision libpcap stores this field as nanoseconds (`Int32` on Apple platforms, `Int` on Linux).
+        header.ts.tv_usec = .init(nanoseconds % 1_000_000_000)
         header.caplen = UInt32(min(captureLength ?? packet.count, packet.count))
         header.len = UInt32(packet.count)
         packet.withUnsafeBufferPointer { bytes in

@@ -54,6 +54,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         self.machine = ConnectionMachine(
             id: id, openedAt: Int64(eventLoop.now.uptimeNanoseconds), link: link, seed: relay.configuration.seed,
             bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP)
+        machine.reportsDelays = relay.configuration.delays != nil && layer != .http
         client.pair = self
     }
 
@@ -175,6 +176,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             timers.removeValue(forKey: timer)?.cancel()
         case .log(let kind):
             if layer.records(kind) { relay.eventLog.record(kind, connection: id, at: now) }
+        case .delayed(let direction, let nanoseconds):
+            relay.configuration.delays?.delayed(nanoseconds, direction: direction)
         case .peerEnded(let leg, let how):
             tap?.ended(id, leg: leg.side, how, fromPeer: true, at: now)
         case .parseRequests(let buffer):

@@ -41,6 +41,7 @@ extension Relay {
 
     /// A target has ended: forget it (and finish a relay that is stopping once none is left).
     func finished(_ target: any FaultTarget) {
+        logger.trace("connection finished", metadata: ["connection": "\(target.id)", "layer": "\(target.layer)"])
         let drained = lock.withLock { () -> EventLoopPromise<Void>? in
             if target.layer == .http {
                 if httpLayers[target.id] === target { httpLayers.removeValue(forKey: target.id) }

@@ -1,3 +1,4 @@
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -28,6 +29,9 @@ public final class Relay: @unchecked Sendable {
     /// Sees bytes crossing the sockets, if set.
     let tap: (any RelayTap)?
     let clock = SystemClock()
+    /// Diagnostics (`netsim --log-level debug`): what the relay itself did. The event log, not
+    /// this, is the record of the connections.
+    let logger: Logger
     let group: any EventLoopGroup
     private let ownsGroup: Bool
 
@@ -88,6 +92,9 @@ public final class Relay: @unchecked Sendable {
         self.upstreamConnector = connector
         self.eventLog = eventLog
         self.tap = tap
+        var logger = Logger(label: "netsim.relay")
+        logger[metadataKey: "upstream"] = "\(configuration.upstream)"
+        self.logger = logger
         self.currentLink = configuration.link
         if let group {
             self.group = group
@@ -184,6 +191,7 @@ public final class Relay: @unchecked Sendable {
             boundEndpoint = bound
         }
         eventLog.record(.listening(address: bound.description))
+        logger.debug("listening", metadata: ["address": "\(bound)", "link": "\(configuration.link)"])
         return bound
     }
 
@@ -201,6 +209,7 @@ public final class Relay: @unchecked Sendable {
     func start(_ pair: ConnectionPair) {
         if pair.layer.records(.opened(client: nil)) {
             eventLog.record(.opened(client: pair.client.remoteEndpoint), connection: pair.id, at: pair.now)
+            logger.trace("connection opened", metadata: ["connection": "\(pair.id)", "client": "\(pair.client.remoteEndpoint.map(\.description) ?? "?")"])
         }
         if configuration.observeHTTP, pair.layer.seesHTTP { pair.startObserving() }
         pair.tapOpened(.client)
@@ -304,10 +313,12 @@ public final class Relay: @unchecked Sendable {
                 return self.drained
             }?.succeed(())
         }
+        if !open.isEmpty { logger.debug("stopping: closing open connections", metadata: ["open": "\(open.count)"]) }
         for pair in open { try? await pair.eventLoop.submit { pair.closeNow() }.get() }
         try? await drained.futureResult.get()
         giveUp.cancel()
         eventLog.record(.listenerClosed(reason: "relay stopped"))
+        logger.debug("stopped")
         if ownsGroup { try? await group.shutdownGracefully() }
     }
 }

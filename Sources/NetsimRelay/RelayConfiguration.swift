@@ -26,6 +26,9 @@ public struct RelayConfiguration: Sendable {
     public var observeHTTP: Bool
     /// Intercept TLS (see ``TLSInterception``); nil: TLS passes through untouched, as any bytes.
     public var tls: TLSInterception?
+    /// Told how long the link model holds back each chunk (metrics' added-latency histogram).
+    /// Nil by default: then the machine does not even measure.
+    public var delays: (any DelayObserver)?
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -36,7 +39,8 @@ public struct RelayConfiguration: Sendable {
         connectTimeout: Duration = .seconds(127),
         bufferLimit: Int = 4 << 20,
         observeHTTP: Bool = false,
-        tls: TLSInterception? = nil
+        tls: TLSInterception? = nil,
+        delays: (any DelayObserver)? = nil
     ) {
         self.tls = tls
         self.listen = listen
@@ -47,5 +51,6 @@ public struct RelayConfiguration: Sendable {
         self.connectTimeout = connectTimeout
         self.bufferLimit = bufferLimit
         self.observeHTTP = observeHTTP
+        self.delays = delays
     }
 }

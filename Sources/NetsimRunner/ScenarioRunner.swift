@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 import NetsimCore
 import NetsimHTTP
@@ -46,7 +47,13 @@ public protocol RunObserver: Sendable {
 /// Runs scenarios: starts the upstream, the relay and the client, plays the timeline, then
 /// judges the expectations.
 public enum ScenarioRunner {
+    /// Diagnostics (`netsim --log-level debug`): each run's parts starting and its verdict.
+    static let logger = Logger(label: "netsim.runner")
+
     public static func run(_ scenario: Scenario, options: RunOptions = RunOptions()) async throws -> RunResult {
+        var logger = Self.logger
+        logger[metadataKey: "scenario"] = "\(scenario.name)"
+        logger[metadataKey: "driver"] = "\(options.driver ?? scenario.client.driver)"
         let log = EventLog()
         // Every part is registered as it starts; whatever fails unwinds exactly what started.
         let started = StartedParts()
@@ -71,9 +78,11 @@ public enum ScenarioRunner {
                 throw RunnerError.failed("cannot start the relay: \(error)")
             }
             started.push { await relay.stop() }
+            logger.debug("relay and upstream up", metadata: ["relay": "\(relayEndpoint)", "upstream": "\(upstream.endpoint)"])
             let driver = try DriverFactory.make(options.driver ?? scenario.client.driver, scenario: scenario, options: options, caFile: tls?.caFile)
             started.push { await driver.shutdown() }
             try await driver.ready(timeout: .seconds(20))
+            logger.debug("client ready", metadata: ["client": "\(driver.name)"])
 
             // Scenario time starts now that the server, the relay and the client are all up.
             log.rebase(toMonotonic: log.clock.now())
@@ -90,9 +99,12 @@ public enum ScenarioRunner {
             let serverRequests = await upstream.requests()
             await started.stopLast()  // the upstream
             await started.stopLast()  // the key log
-            return judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests,
-                         driverName: driver.name, duration: finished, clientLog: clientLog)
+            let result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests,
+                               driverName: driver.name, duration: finished, clientLog: clientLog)
+            logger.debug("judged", metadata: ["passed": "\(result.passed)", "seconds": "\(Double(finished) / 1e9)"])
+            return result
         } catch {
+            logger.debug("run failed, stopping what started", metadata: ["error": "\(error)"])
             await started.stopAll()
             throw error
         }

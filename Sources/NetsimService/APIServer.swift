@@ -1,9 +1,17 @@
+import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NetsimCore
 
-/// Serves ``ToxiproxyAPI`` over HTTP/1.1 (`netsim serve`).
+/// What ``APIServer`` serves: the Toxiproxy API (`netsim serve`) or only `/metrics` (`netsim relay --metrics`).
+public protocol APIResponder: AnyObject, Sendable {
+    func handle(_ request: APIRequest) async -> APIResponse
+    /// The server stopped: stop whatever the responder runs.
+    func shutdown() async
+}
+
+/// Serves an ``APIResponder`` (``ToxiproxyAPI``, ``MetricsEndpoint``) over HTTP/1.1.
 ///
 /// ```swift
 /// let server = APIServer(api: ToxiproxyAPI())
@@ -13,14 +21,17 @@ import NetsimCore
 /// ```
 // `@unchecked Sendable`: `channel` is set by `start` and read by `stop`, which callers never run concurrently.
 public final class APIServer: @unchecked Sendable {
-    public let api: ToxiproxyAPI
+    public let api: any APIResponder
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private var channel: (any Channel)?
+
+    /// Diagnostics: each request served (`--log-level debug`).
+    static let logger = Logger(label: "netsim.api")
 
     /// Request bodies above this size are refused with 413.
     static let maximumBody = 1 << 20
 
-    public init(api: ToxiproxyAPI) {
+    public init(api: any APIResponder) {
         self.api = api
     }
 
@@ -39,10 +50,12 @@ public final class APIServer: @unchecked Sendable {
             .bind(host: host, port: port)
             .get()
         self.channel = channel
-        return Endpoint(host: host, port: channel.localAddress?.port ?? port)
+        let bound = Endpoint(host: host, port: channel.localAddress?.port ?? port)
+        Self.logger.debug("listening", metadata: ["address": "\(bound)"])
+        return bound
     }
 
-    /// Stops listening, stops every proxy and shuts the event loops down.
+    /// Stops listening, stops the responder (every proxy) and shuts the event loops down.
     public func stop() async {
         try? await channel?.close()
         channel = nil
@@ -56,12 +69,12 @@ final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let api: ToxiproxyAPI
+    private let api: any APIResponder
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
 
-    init(api: ToxiproxyAPI) { self.api = api }
+    init(api: any APIResponder) { self.api = api }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -89,7 +102,11 @@ final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
             body = []
             let api = self.api
             let promise = context.eventLoop.makePromise(of: APIResponse.self)
-            promise.completeWithTask { await api.handle(request) }
+            promise.completeWithTask {
+                let response = await api.handle(request)
+                APIServer.logger.debug("request", metadata: ["method": "\(request.method)", "uri": "\(request.uri)", "status": "\(response.status)"])
+                return response
+            }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             promise.futureResult.whenSuccess { response in
                 let (handler, context) = bound.value
@@ -118,6 +135,7 @@ final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // Malformed HTTP is answered with 400 by NIO's HTTPServerProtocolErrorHandler; anything else closes.
+        APIServer.logger.debug("closing an API connection after an error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
 }

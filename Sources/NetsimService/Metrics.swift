@@ -1,80 +1,81 @@
+import CoreMetrics
 import Foundation
 import NetsimCore
+import NetsimRelay
 
 /// Counts one proxy's traffic from its relays' event logs (attached as a sink, so nothing polls
-/// the log and nothing is kept in memory). Survives disabling and enabling the proxy.
-// `@unchecked Sendable`: counters are behind its lock (sinks are called from every event loop).
-public final class ProxyMetrics: EventSink, @unchecked Sendable {
+/// the log and nothing is kept in memory) into swift-metrics handlers on a ``MetricsRegistry``.
+/// Survives disabling and enabling the proxy; ``destroy()`` removes its series when the proxy goes.
+/// Also the relay's ``DelayObserver``, for the added-latency histogram.
+// `@unchecked Sendable`: `openedAt` and `faults` are behind the lock (sinks are called from every
+// event loop); the handlers are thread-safe themselves.
+public final class ProxyMetrics: EventSink, DelayObserver, @unchecked Sendable {
+    private let proxy: String
+    private let factory: any MetricsFactory
+    private let bytesUp, bytesDown, connectionsTotal: Counter
+    private let connectionsOpen: Meter
+    private let latencyUp, latencyDown: CoreMetrics.Timer
+    private let connectionDuration: CoreMetrics.Timer
     private let lock = NSLock()
-    private var bytesUp = 0
-    private var bytesDown = 0
-    private var opened = 0
-    private var closed = 0
-    private var faults: [String: Int] = [:]
+    private var faults: [String: Counter] = [:]
+    private var openedAt: [ConnectionID: Int64] = [:]
 
-    public init() {}
+    /// - Parameter proxy: the `proxy` label of every series (the Toxiproxy proxy's name, or
+    ///   `relay` for `netsim relay`).
+    public init(proxy: String, registry: MetricsRegistry) {
+        self.proxy = proxy
+        let factory = registry.factory
+        self.factory = factory
+        let label = [("proxy", proxy)]
+        bytesUp = Counter(label: MetricNames.bytes, dimensions: label + [("stream", "upstream")], factory: factory)
+        bytesDown = Counter(label: MetricNames.bytes, dimensions: label + [("stream", "downstream")], factory: factory)
+        connectionsTotal = Counter(label: MetricNames.connectionsTotal, dimensions: label, factory: factory)
+        connectionsOpen = Meter(label: MetricNames.connectionsOpen, dimensions: label, factory: factory)
+        latencyUp = CoreMetrics.Timer(label: MetricNames.addedLatency, dimensions: label + [("stream", "upstream")], factory: factory)
+        latencyDown = CoreMetrics.Timer(label: MetricNames.addedLatency, dimensions: label + [("stream", "downstream")], factory: factory)
+        connectionDuration = CoreMetrics.Timer(label: MetricNames.connectionDuration, dimensions: label, factory: factory)
+    }
 
     public func receive(_ event: Event) {
-        lock.withLock {
-            switch event.kind {
-            case .bytes(.up, let n): bytesUp += n
-            case .bytes(.down, let n): bytesDown += n
-            case .opened: opened += 1
-            case .closed: closed += 1
-            case .faultFired(let fault, _): faults[fault.rawValue, default: 0] += 1
-            default: break
-            }
+        switch event.kind {
+        case .bytes(.up, let n): bytesUp.increment(by: Int64(n))
+        case .bytes(.down, let n): bytesDown.increment(by: Int64(n))
+        case .opened:
+            connectionsTotal.increment()
+            connectionsOpen.increment()
+            if let id = event.connection { lock.withLock { openedAt[id] = event.time } }
+        case .closed:
+            connectionsOpen.decrement()
+            let opened = event.connection.flatMap { id in lock.withLock { openedAt.removeValue(forKey: id) } }
+            if let opened { connectionDuration.recordNanoseconds(event.time - opened) }
+        case .faultFired(let fault, _): faultCounter(fault.rawValue).increment()
+        default: break
         }
     }
 
     public func flush() {}
 
-    public struct Snapshot: Sendable, Equatable {
-        public var bytesUp: Int
-        public var bytesDown: Int
-        public var connectionsTotal: Int
-        public var connectionsOpen: Int
-        public var faults: [String: Int]
+    public func delayed(_ nanoseconds: Int64, direction: Direction) {
+        (direction == .up ? latencyUp : latencyDown).recordNanoseconds(nanoseconds)
     }
 
-    public var snapshot: Snapshot {
+    /// Removes every series of this proxy from the registry (the proxy was deleted).
+    public func destroy() {
+        for handler in [bytesUp, bytesDown, connectionsTotal] { handler.destroy() }
+        connectionsOpen.destroy()
+        for timer in [latencyUp, latencyDown, connectionDuration] { timer.destroy() }
         lock.withLock {
-            Snapshot(bytesUp: bytesUp, bytesDown: bytesDown, connectionsTotal: opened,
-                     connectionsOpen: max(0, opened - closed), faults: faults)
+            for counter in faults.values { counter.destroy() }
+            faults.removeAll()
         }
     }
-}
 
-/// Prometheus text exposition format (version 0.0.4), written by hand.
-enum PrometheusText {
-    static func render(_ proxies: [(name: String, metrics: ProxyMetrics.Snapshot)]) -> String {
-        var out = ""
-        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Int)]) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for sample in samples { out += "\(name){\(sample.labels)} \(sample.value)\n" }
+    private func faultCounter(_ kind: String) -> Counter {
+        lock.withLock {
+            if let counter = faults[kind] { return counter }
+            let counter = Counter(label: MetricNames.faults, dimensions: [("proxy", proxy), ("kind", kind)], factory: factory)
+            faults[kind] = counter
+            return counter
         }
-        let sorted = proxies.sorted { $0.name < $1.name }
-        family("netsim_proxy_bytes_total", "counter", "Bytes delivered through the proxy after impairment, by Toxiproxy stream (upstream = client to server).",
-               sorted.flatMap { p in
-                   [(#"proxy="\#(escape(p.name))",stream="upstream""#, p.metrics.bytesUp),
-                    (#"proxy="\#(escape(p.name))",stream="downstream""#, p.metrics.bytesDown)]
-               })
-        family("netsim_proxy_connections_open", "gauge", "Connections open through the proxy.",
-               sorted.map { (#"proxy="\#(escape($0.name))""#, $0.metrics.connectionsOpen) })
-        family("netsim_proxy_connections_total", "counter", "Connections accepted by the proxy.",
-               sorted.map { (#"proxy="\#(escape($0.name))""#, $0.metrics.connectionsTotal) })
-        family("netsim_proxy_faults_total", "counter", "Faults that acted on a connection or the listener, by kind.",
-               sorted.flatMap { p in
-                   p.metrics.faults.sorted { $0.key < $1.key }.map {
-                       (#"proxy="\#(escape(p.name))",kind="\#(escape($0.key))""#, $0.value)
-                   }
-               })
-        return out
-    }
-
-    static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
     }
 }

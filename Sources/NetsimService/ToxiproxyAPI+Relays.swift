@@ -16,7 +16,7 @@ extension ToxiproxyAPI {
         log.addSink(entry.metrics)
         if let eventSink { log.addSink(eventSink) }
         let relay = Relay(
-            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics)),
+            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics), delays: entry.metrics),
             eventLog: log, group: group)
         let bound: Endpoint
         do {
@@ -108,8 +108,7 @@ extension ToxiproxyAPI {
     // MARK: Metrics
 
     func metrics() -> APIResponse {
-        let text = PrometheusText.render(proxies.values.map { ($0.name, $0.metrics.snapshot) })
-        return APIResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8))
+        APIResponse(status: 200, contentType: MetricsRegistry.contentType, body: Array(metricsRegistry.exposition().utf8))
     }
 }
 

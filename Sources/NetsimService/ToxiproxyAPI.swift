@@ -15,7 +15,7 @@ public struct APIAccess: Sendable {
 /// Toxiproxy's REST API over netsim relays: each proxy is a ``Relay``; toxics become link models and
 /// fault rules on it. Requests are handled one at a time, in arrival order.
 // `@unchecked Sendable`: mutable state is touched only inside `gate`, which admits one request at a time.
-public final class ToxiproxyAPI: @unchecked Sendable {
+public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     public static let version = "netsim-0.1.0 (toxiproxy API 2)"
 
     final class ProxyEntry {
@@ -26,9 +26,10 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         var toxics: [Toxic] = []
         var relay: Relay?
         var faultIDs: [String: [FaultID]] = [:]
-        let metrics = ProxyMetrics()
+        let metrics: ProxyMetrics
 
-        init(name: String, listen: Endpoint, upstream: String, enabled: Bool) {
+        init(name: String, listen: Endpoint, upstream: String, enabled: Bool, metrics: ProxyMetrics) {
+            self.metrics = metrics
             self.name = name
             self.listen = listen
             self.upstream = upstream
@@ -41,6 +42,8 @@ public final class ToxiproxyAPI: @unchecked Sendable {
     }
 
     public let access: APIAccess
+    /// This API's own metrics (`GET /metrics`); never the process-global swift-metrics system.
+    public let metricsRegistry = MetricsRegistry()
     /// Sees every proxy's relay events (all proxies together) besides the metrics.
     let eventSink: (any EventSink)?
     let group: MultiThreadedEventLoopGroup
@@ -61,7 +64,10 @@ public final class ToxiproxyAPI: @unchecked Sendable {
     /// Stops every proxy and the relays' event loops.
     public func shutdown() async {
         await gate.enter()
-        for entry in proxies.values { await stopRelay(entry) }
+        for entry in proxies.values {
+            await stopRelay(entry)
+            entry.metrics.destroy()
+        }
         proxies.removeAll()
         order.removeAll()
         await gate.leave()
@@ -203,8 +209,14 @@ public final class ToxiproxyAPI: @unchecked Sendable {
     private func create(_ request: ProxyRequest) async throws -> ProxyEntry {
         let f = try fields(request)
         guard proxies[f.name] == nil else { throw APIError(409, "proxy already exists") }
-        let entry = ProxyEntry(name: f.name, listen: f.listen, upstream: f.upstream, enabled: f.enabled)
-        if f.enabled { try await startRelay(entry) }
+        let entry = ProxyEntry(name: f.name, listen: f.listen, upstream: f.upstream, enabled: f.enabled,
+                               metrics: ProxyMetrics(proxy: f.name, registry: metricsRegistry))
+        if f.enabled {
+            do { try await startRelay(entry) } catch {
+                entry.metrics.destroy()
+                throw error
+            }
+        }
         proxies[f.name] = entry
         order.append(f.name)
         return entry
@@ -236,6 +248,7 @@ public final class ToxiproxyAPI: @unchecked Sendable {
         await stopRelay(entry)
         proxies.removeValue(forKey: entry.name)
         order.removeAll { $0 == entry.name }
+        entry.metrics.destroy()
     }
 
     private func reset() async {

@@ -39,7 +39,10 @@ struct BenchCommand: AsyncParsableCommand {
         guard connections >= 1 else { throw ValidationError("--connections must be at least 1") }
     }
 
+    @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let limits = ProcFS.raiseFileLimit()
         let settings = BenchSettings(quick: quick, connections: connections, fileLimit: limits.hard)
         let parts = only.isEmpty ? Part.allCases : Part.allCases.filter(only.contains)
@@ -51,8 +54,12 @@ struct BenchCommand: AsyncParsableCommand {
         var section = BenchSection()
         var failures = 0
         var model: (table: String, notes: [String])?
+        // On a terminal the progress block says what is being measured; elsewhere, status lines.
+        let progress = ProgressDisplay(title: "netsim bench", total: parts.count)
         for part in parts {
-            printStatus("netsim bench: measuring \(part.rawValue)…")
+            if !progress.enabled { printStatus("netsim bench: measuring \(part.rawValue)…") }
+            progress.started(part.rawValue)
+            let failuresBefore = failures
             let started = monotonicSeconds()
             do {
                 let result: BenchSection
@@ -73,8 +80,11 @@ struct BenchCommand: AsyncParsableCommand {
                 section.rows.append(.failed(part.rawValue, error))
                 failures += 1
             }
-            printStatus("netsim bench: \(part.rawValue) took \(Format.fixed(monotonicSeconds() - started, 1)) s")
+            let took = "netsim bench: \(part.rawValue) took \(Format.fixed(monotonicSeconds() - started, 1)) s"
+            if progress.enabled { progress.emit(took) } else { printStatus(took) }
+            progress.finished(part.rawValue, passed: failures == failuresBefore)
         }
+        progress.stop()
 
         if !section.rows.isEmpty {
             print(renderTable(

@@ -45,7 +45,10 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
     var duration: Duration?
 
+    @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let stop = StopSignal()
         let log = try streamingEventLog(to: events)
         if !listen.isLoopback {

@@ -4,6 +4,7 @@ import NetsimCore
 import NetsimLink
 import NetsimPcap
 import NetsimRelay
+import NetsimService
 import NetsimTLS
 
 /// `netsim relay`: a long-running relay for manual testing.
@@ -16,6 +17,7 @@ struct RelayCommand: AsyncParsableCommand {
               netsim relay --listen 127.0.0.1:8081 --upstream 127.0.0.1:8080 --profile 3g
               netsim relay --upstream example.test:80 --latency 250ms --jitter 50ms --loss 2% --events -
               netsim relay --upstream 127.0.0.1:8080 --fault stale=rst --fault-at 10s --fault-target existing
+              netsim relay --upstream 127.0.0.1:8080 --latency 100ms --metrics 127.0.0.1:9464   (Prometheus: GET /metrics)
               netsim relay --upstream api.example.test:443 --tls intercept --profile 3g --events -
 
             Durations: 30ms, 1.5s, 250us, 2m. Rates: 256kbit, 2mbit, 1gbit, 64kbps, 100KB/s.
@@ -40,6 +42,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Record both legs of every connection to FILE (pcap, raw IPv4/IPv6; open in Wireshark); with --tls intercept the TLS secrets go to FILE's name with .keys. Example: --pcap relay.pcap", valueName: "file"))
     var pcap: String?
 
+    @Option(help: ArgumentHelp("Serve Prometheus metrics (GET /metrics: bytes, connections, faults, added latency, connection duration) on this address. Loopback unless you say otherwise; port 0 picks a free port. Example: --metrics 127.0.0.1:9464", valueName: "host:port"), transform: parseEndpoint)
+    var metrics: Endpoint?
+
     @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Example: --seed 42", valueName: "n"))
     var seed: UInt64 = 1
 
@@ -52,11 +57,16 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
     var duration: Duration?
 
+    @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let stop = StopSignal()
         let log = try streamingEventLog(to: events)
 
         if let warning = Self.exposureWarning(listen: listen, upstream: upstream) { warnLoudly(warning) }
+        var exporter: MetricsListener?
+        if let metrics { exporter = try await MetricsListener.start(at: metrics, log: log) }
         var keyLog: KeyLogFile?
         if tlsOptions.tls == .intercept, let pcap {
             do { keyLog = try KeyLogFile(url: KeyLogFile.url(besidePcap: pcap)) } catch { throw ValidationError("\(error)") }
@@ -68,7 +78,8 @@ struct RelayCommand: AsyncParsableCommand {
         let configuration = RelayConfiguration(
             listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
             seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes,
-            observeHTTP: interception != nil, tls: interception?.0)   // intercepting is for seeing the HTTP inside
+            observeHTTP: interception != nil, tls: interception?.0,   // intercepting is for seeing the HTTP inside
+            delays: exporter?.metrics)
         let recorder: PcapRecorder?
         do { recorder = try pcap.map(PcapRecorder.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
@@ -84,6 +95,7 @@ struct RelayCommand: AsyncParsableCommand {
         printStatus("  link: \(configuration.link)")
         for rule in configuration.faults { printStatus("  fault: \(rule)") }
         if let recorder { printStatus("  recording: \(recorder.path)\(keyLog.map { " (TLS secrets: \($0.url.path))" } ?? "")") }
+        if let exporter { printStatus("  metrics: http://\(exporter.address)/metrics") }
         if let (_, authority) = interception {
             printStatus("  TLS: intercepting; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")
         }
@@ -91,6 +103,7 @@ struct RelayCommand: AsyncParsableCommand {
 
         await stop.wait(duration: duration)
         await relay.stop()
+        await exporter?.stop()
         recorder?.close()
         keyLog?.close()
         log.flush()

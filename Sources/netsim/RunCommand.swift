@@ -32,7 +32,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Record both legs of every relayed connection to FILE (pcap; open in Wireshark). Example: --pcap run.pcap", valueName: "file"))
     var pcap: String?
 
+    @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let scenario = try ScenarioLoading.load(ScenarioFiles.resolve(file))
         let drivers = options.drivers
         if drivers.count > 1, events != nil || json != nil || pcap != nil {

@@ -41,7 +41,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     static func isLoopback(_ host: String) -> Bool { Endpoint(host: host, port: 0).isLoopback }
 
+    @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let stop = StopSignal()
         if !Self.isLoopback(host) {
             warnLoudly("""

@@ -3,6 +3,10 @@ import ArgumentParser
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Status lines go to standard error so standard output stays clean for `--events -`.

@@ -16,9 +16,16 @@ struct TestCommand: AsyncParsableCommand {
 
             With more than one driver (--client all) the output ends, just before the summary line,             with a client × scenario matrix: each cell `pass` or the first failed check. With             --matrix-baseline the exit status says whether the matrix matches the baseline instead.
 
+            With --shard I/N only the I-th of N disjoint parts of the scenarios runs (by name, the \
+            same on every machine): give every CI runner the same paths and its own I.
+
+            On a terminal a progress block shows what runs, the time and the verdicts so far; \
+            never on a pipe, with CI set, or with TERM=dumb.
+
             Example:
               netsim test Scenarios/ --junit results.xml --jobs 2
               netsim test Scenarios/ --client all --repeat 3 --matrix-baseline docs/clients-matrix.md
+              netsim test Scenarios/ --shard 2/4 --junit results-2.xml
             """)
 
     @Argument(help: ArgumentHelp("Scenario files or folders (searched recursively for .scn).", valueName: "path"))
@@ -40,11 +47,18 @@ struct TestCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Record each scenario's relayed connections to DIR/<scenario-name>.pcap (the folder is created). Example: --pcap captures/", valueName: "dir"))
     var pcap: String?
 
+    @Option(help: ArgumentHelp("Run only the I-th of N disjoint parts of the scenarios, split by name the same way on every machine (one CI runner each; 1 ≤ I ≤ N). Example: --shard 2/4", valueName: "I/N"))
+    var shard: String?
+
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
     }
 
+    @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
+        let shard = try ShardOption.parse(self.shard)
         let files = try ScenarioFiles.collect(paths)
         var scenarios: [Scenario] = []
         var invalid = 0
@@ -60,6 +74,9 @@ struct TestCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("netsim test: \(invalid) of \(files.count) scenarios are invalid; nothing ran\n".utf8))
             throw ExitCode(2)
         }
+        let all = scenarios.count
+        scenarios = ShardOption.select(scenarios, shard: shard)
+        if let shard { print("netsim test: shard \(shard): \(scenarios.count) of \(all) scenario\(all == 1 ? "" : "s")") }
         let baseline = try matrixOptions.loadBaseline()
         // Every scenario with every driver asked for (`--client all`: each driver in turn),
         // `--repeat` times: round after round, so a cell's runs see different moments.
@@ -94,7 +111,7 @@ struct TestCommand: AsyncParsableCommand {
         let comparison = try wantsMatrix ? matrixOptions.report(measurement, baseline: baseline, paths: paths, client: options.client) : nil
         if let junit {
             let reported = comparison.map { JUnitReport.cells(cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) } ?? cases
-            try writeOrFail(JUnitReport.render(reported), to: junit)
+            try writeOrFail(JUnitReport.render(reported, suiteName: ShardOption.suiteName(shard)), to: junit)
         }
         if let json {
             try JSONReport.write(JSONReport.Suite(runs: entries, matrix: wantsMatrix ? JSONReport.Matrix(measurement) : nil), to: json)
@@ -133,7 +150,8 @@ struct TestCommand: AsyncParsableCommand {
 
     private func runAll(_ jobs: [Job], captures: [String?]) async -> [Result<RunResult, RunnerError>] {
         var results = [Result<RunResult, RunnerError>?](repeating: nil, count: jobs.count)
-        let printer = NSLock()
+        let progress = ProgressDisplay(title: "netsim test", total: jobs.count)
+        defer { progress.stop() }
         await withTaskGroup(of: (Int, Result<RunResult, RunnerError>).self) { group in
             var next = 0
             func launch() {
@@ -141,6 +159,7 @@ struct TestCommand: AsyncParsableCommand {
                 let scenario = jobs[index].scenario
                 var options = options.runOptions(driver: jobs[index].driver)
                 options.pcapPath = captures[index]
+                progress.started(jobs[index].name)
                 group.addTask {
                     do {
                         return (index, .success(try await ScenarioRunner.run(scenario, options: options)))
@@ -155,17 +174,16 @@ struct TestCommand: AsyncParsableCommand {
             while next < min(self.jobs, jobs.count) { launch() }
             while let (index, result) = await group.next() {
                 results[index] = result
-                printer.withLock {
-                    switch result {
-                    case .success(let run) where run.passed:
-                        print("PASS \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))\(jobs[index].runSuffix)")
-                    case .success(let run):
-                        print(TextReport.render(run).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-                        print("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName))\(jobs[index].runSuffix)")
-                    case .failure(let error):
-                        print("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? "")\(jobs[index].runSuffix): netsim could not run it: \(error)")
-                    }
+                switch result {
+                case .success(let run) where run.passed:
+                    progress.emit("PASS \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))\(jobs[index].runSuffix)")
+                case .success(let run):
+                    progress.emit(TextReport.render(run).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+                    progress.emit("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName))\(jobs[index].runSuffix)")
+                case .failure(let error):
+                    progress.emit("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? "")\(jobs[index].runSuffix): netsim could not run it: \(error)")
                 }
+                progress.finished(jobs[index].name, passed: (try? result.get())?.passed ?? false)
                 if next < jobs.count { launch() }
             }
         }

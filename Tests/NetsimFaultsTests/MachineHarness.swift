@@ -18,6 +18,8 @@ struct MachineHarness {
     var connectRequested = false
     var parsed: [[UInt8]] = []
     var finished = false
+    /// The delays the machine reported (with `reportsDelays` set).
+    var delays: [(Direction, Int64)] = []
 
     init(link: LinkConfiguration = .unimpaired, faults: [FaultKind] = [], seed: UInt64 = 7, connect: Bool = true) {
         machine = ConnectionMachine(id: ConnectionID(1), openedAt: 0, link: link, seed: seed, bufferLimit: 1 << 20, observesHTTP: false)
@@ -48,6 +50,7 @@ struct MachineHarness {
             case .log(let kind): events.append(kind)
             case .parseRequests(let bytes): parsed.append(bytes)
             case .finished: finished = true
+            case .delayed(let direction, let nanoseconds): delays.append((direction, nanoseconds))
             case .flush, .peerEnded, .stopParsingRequests, .observe, .observeEnded: break
             }
         }

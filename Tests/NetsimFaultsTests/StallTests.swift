@@ -62,16 +62,35 @@ struct StallTests {
         #expect(h.firedDetails.last == "silent for 5s")
     }
 
-    @Test("latency: bytes leave exactly one delay after they arrived")
-    func latency() {
+    /// 100 ms on the way down, nothing on the way up.
+    static let slowDown: LinkConfiguration = {
         var link = LinkConfiguration.unimpaired
         link.down.latency = .milliseconds(100)
-        var h = MachineHarness(link: link)
+        return link
+    }()
+
+    @Test("latency: bytes leave exactly one delay after they arrived")
+    func latency() {
+        var h = MachineHarness(link: Self.slowDown)
         h.receive("late", from: .upstream)
         h.advance(by: .milliseconds(99))
         #expect(h.text(.client) == "")
         h.advance(by: .milliseconds(1))
         #expect(h.text(.client) == "late")
+    }
+
+    @Test("delays are reported only when asked for, per chunk the model holds back, with its delay")
+    func reportedDelays() {
+        var quiet = MachineHarness(link: Self.slowDown)
+        quiet.receive("late", from: .upstream)
+        #expect(quiet.delays.isEmpty, "nobody asked")
+        var h = MachineHarness(link: Self.slowDown)
+        h.machine.reportsDelays = true
+        h.receive("late", from: .upstream)
+        h.receive("up", from: .client)
+        #expect(h.delays.count == 1, "the up direction is unimpaired: nothing held back, nothing reported")
+        #expect(h.delays.first?.0 == .down)
+        #expect(h.delays.first?.1 == 100_000_000)
     }
 
     @Test("the unimpaired, fault-free path may bypass the machine; a model, a fault or a queue ends that")

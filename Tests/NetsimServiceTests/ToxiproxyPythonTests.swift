@@ -39,8 +39,11 @@ struct ToxiproxyPythonTests {
 
     @Test("over HTTP: browsers get 403, /metrics is Prometheus text")
     func httpScreeningAndMetrics() async throws {
-        let server = APIServer(api: ToxiproxyAPI(threads: 1))
+        let api = ToxiproxyAPI(threads: 1)
+        let server = APIServer(api: api)
         let bound = try await server.start(host: "127.0.0.1", port: 0)
+        // A family appears with its first series: one proxy (its upstream is never dialled).
+        _ = await api.handle(APIRequest(method: "POST", uri: "/proxies", json: #"{"name":"db","listen":"127.0.0.1:0","upstream":"127.0.0.1:9"}"#))
         func get(_ path: String, headers: [String: String] = [:]) async throws -> (Int, String) {
             var request = URLRequest(url: URL(string: "http://\(bound)\(path)")!)
             for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }

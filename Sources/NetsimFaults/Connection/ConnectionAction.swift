@@ -47,6 +47,9 @@ public enum ConnectionAction<Chunk: ByteChunk>: Sendable {
     case cancel(ConnectionTimer)
     /// Record an event (at the machine's `now`).
     case log(EventKind)
+    /// The link model holds a chunk travelling `direction` back this long (only when
+    /// ``ConnectionMachine/reportsDelays`` is set): not an event, so the event log stays small.
+    case delayed(Direction, nanoseconds: Int64)
     /// The peer on a leg ended its side (for taps: pcap shows who sent what).
     case peerEnded(Leg, CloseKind)
     /// While a stand-in acts: feed the client's bytes to the HTTP request parser, which reports

@@ -110,6 +110,10 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var pendingAnswers: [Int: HTTPRequestSummary] = [:]
     var nextAnswer = 0
 
+    /// Ask for a ``ConnectionAction/delayed(_:nanoseconds:)`` for every chunk the link model holds
+    /// back (metrics' latency histograms); off unless someone listens.
+    public var reportsDelays = false
+
     /// The decisions made so far, for the executor to carry out and clear.
     public var actions: [ConnectionAction<Chunk>] = []
 
@@ -218,7 +222,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
             withLeg(direction == .up ? .client : .upstream) { $0.unflushed += chunk.count }
             withLane(direction) { $0.deliveredBytes += chunk.count }
         } else {
-            withLane(direction) { $0.enqueue(chunk, at: now) }
+            let delay = withLane(direction) { $0.enqueue(chunk, at: now) }
+            if reportsDelays, let delay, lane(direction, { $0.isImpaired }) { actions.append(.delayed(direction, nanoseconds: delay)) }
             deliverDue(direction, now: now)
         }
         updateReadGates()

@@ -54,19 +54,24 @@ struct ShapedDirection<Chunk: ByteChunk> {
     /// True when bytes can be written straight through: no model active and nothing waiting.
     var canBypass: Bool { !isImpaired && queue.isEmpty }
 
-    /// Runs the model on bytes that arrived at `now` and queues the pieces.
-    mutating func enqueue(_ chunk: Chunk, at now: Int64) {
+    /// Runs the model on bytes that arrived at `now` and queues the pieces. Returns how long the
+    /// model holds the chunk's last byte back (nil when it will never be delivered), for metrics.
+    @discardableResult
+    mutating func enqueue(_ chunk: Chunk, at now: Int64) -> Int64? {
         releases.removeAll(keepingCapacity: true)
         shaper.schedule(bytes: chunk.count, arrivedAt: now, into: &releases)
         var offset = 0
+        var last = now
         for release in releases where release.bytes > 0 {
             let end = min(chunk.count, offset + release.bytes)
             guard end > offset else { break }
             queue.append(.data(offset == 0 && end == chunk.count ? chunk : chunk.slice(offset..<end), at: release.at))
             queuedBytes += end - offset
             offset = end
+            last = max(last, release.at)
         }
         peakQueuedBytes = max(peakQueuedBytes, queuedBytes)
+        return last == Release.neverNanoseconds ? nil : last - now
     }
 
     /// Queues a marker behind the bytes already queued, delayed like a byte arriving now and

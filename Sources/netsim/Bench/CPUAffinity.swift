@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 
@@ -25,6 +29,9 @@ enum CPUAffinity {
     /// Runs `body` with every thread of the process pinned to `cpu`; nil (and `body` is not run)
     /// when pinning is not possible here.
     static func whilePinned<T>(to cpu: Int, _ body: () async throws -> T) async throws -> T? {
+        #if !os(Linux)
+        return nil  // sched_setaffinity and /proc/self/task: Linux only
+        #else
         guard let calls, cpu < 64 else { return nil }
         var original = Mask(repeating: 0, count: 16)
         guard original.withUnsafeMutableBytes({ calls.get(0, $0.count, $0.baseAddress!) }) == 0 else { return nil }
@@ -36,6 +43,7 @@ enum CPUAffinity {
         }
         defer { _ = apply(original, calls.set) }
         return try await body()
+        #endif
     }
 
     /// Sets `mask` on every thread of this process; false if any refused.

@@ -10,6 +10,10 @@ struct CPUMeter {
         (busy, total) = CPUMeter.read()
     }
 
+    /// Whether the machine's CPU time can be read: /proc/stat is Linux only (elsewhere the
+    /// readings are zero and reports say "not measured").
+    static let available = ProcFS.readable("/proc/stat")
+
     /// Busy CPU seconds since `self` (all cores) and the busy fraction of the machine.
     func elapsed() -> (busySeconds: Double, busyFraction: Double) {
         let (busyNow, totalNow) = CPUMeter.read()

@@ -12,7 +12,10 @@ enum RSSBench {
     static let reservedFiles: UInt64 = 64
 
     static func run(_ settings: BenchSettings) async throws -> BenchSection {
-        try await offload { try measure(settings) }
+        guard ProcFS.available else {
+            throw RuntimeError("the rss part reads the relay's memory and open files from /proc: Linux only")
+        }
+        return try await offload { try measure(settings) }
     }
 
     private static func measure(_ settings: BenchSettings) throws -> BenchSection {

@@ -80,7 +80,8 @@ enum ThroughputBench {
         }
 
         var summary: String {
-            "\(Format.rate(bitsPerSecond: bitsPerSecond)), CPU \(Format.fixed(cpuSecondsPerGigabyte * 1000, 0)) ms/GB "
+            guard CPUMeter.available else { return "\(Format.rate(bitsPerSecond: bitsPerSecond)), CPU not measured (/proc/stat: Linux only)" }
+            return "\(Format.rate(bitsPerSecond: bitsPerSecond)), CPU \(Format.fixed(cpuSecondsPerGigabyte * 1000, 0)) ms/GB "
                 + "(machine \(Format.fixed(busyFraction * 100, 0))% busy)"
         }
     }
