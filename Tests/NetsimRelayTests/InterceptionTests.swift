@@ -183,4 +183,18 @@ struct InterceptionTests {
         #expect(relay.eventLog.events.filter { if case .opened = $0.kind { true } else { false } }.count == 2)
         #expect(Set(setup.server.requests.map(\.connection)) == [1, 2])
     }
+
+    /// tls-stall acts on the wire, before netsim's own TLS termination: the handshake never
+    /// completes (curl gives up at its deadline) and upstream sees nothing.
+    @Test func tlsStallKeepsTheHandshakeFromEverCompleting() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay(faults: [FaultRule(.tlsStall)])
+        let result = try await setup.curl(["https://localhost:\(endpoint.port)/hello"], extra: ["--max-time", "1"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.status == 28, "curl: \(result.standardError)")   // CURLE_OPERATION_TIMEDOUT
+        #expect(result.standardOutput.hasPrefix("000"))
+        #expect(setup.server.requests.isEmpty)
+        #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("for localhost") } else { false } })
+    }
 }
