@@ -214,6 +214,8 @@ let package = Package(
                 "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

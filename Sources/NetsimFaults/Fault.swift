@@ -42,6 +42,8 @@ public protocol Fault: Sendable, Hashable {
 }
 
 extension Fault {
+    /// The name as events carry it.
+    public static var faultName: FaultName { FaultName(name) }
     public static var syntax: String { "" }
     public static var example: String { name + syntax }
     public static var toxic: ToxicMapping? { nil }

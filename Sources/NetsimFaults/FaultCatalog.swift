@@ -7,7 +7,7 @@ public enum FaultCatalog {
         Refuse.self, Reject.self, SlowConnect.self,
         Stale.self, Blackhole.self, Stall.self, Fin.self, Rst.self, IdleClose.self, SlowClose.self,
         Limit.self, Cut.self, Empty.self, Garbage.self, TLSStall.self,
-        Outage.self, Portal.self,
+        Outage.self, Portal.self, GoAway.self, RstStream.self, MaxStreams.self,
     ]
 
     /// Every fault name, for "did you mean".

@@ -35,6 +35,13 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     private var ended = false
     /// Client stream ↔ upstream stream, for translating a GOAWAY's last stream.
     private var streams: [(client: Int, upstream: Int)] = []
+    /// Client streams open now, and the highest one seen.
+    private var openStreams = Set<Int>()
+    private var lastClientStream = 0
+    /// A graceful GOAWAY was sent: close once the streams in flight have ended.
+    private var drainingAfterGoAway = false
+    /// `rst-stream` armed for the next request on this connection.
+    private var pendingReset: (FaultID, RstStream.Code)?
 
     var now: Int64 { Int64(eventLoop.now.uptimeNanoseconds) }
 
@@ -47,8 +54,16 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
 
     /// Speaks h2 on the client channel, joins the relay's fault rules and connects upstream.
     func start(connector: TLSUpstreamConnector) throws {
+        let (immediate, delayed) = relay.register(self)
+        // A `max-streams` in force is part of the connection's first SETTINGS (a second one
+        // right after would race the preface).
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        if let limit = immediate.compactMap({ $0.1.as(MaxStreams.self)?.limit }).last {
+            connection.initialSettings = connection.initialSettings.filter { $0.parameter != .maxConcurrentStreams }
+                + [HTTP2Setting(parameter: .maxConcurrentStreams, value: limit)]
+        }
         _ = try client.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+            mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
         ) { [self] stream in
             stream.eventLoop.makeCompletedFuture {
                 let streamID = try stream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
@@ -58,8 +73,14 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
         // A peer that half-closes an h2 connection is done with it (relay legs allow half-closure).
         try client.pipeline.syncOperations.addHandler(CloseOnInputClosed())
         client.closeFuture.whenComplete { [self] _ in end() }
-        let (immediate, delayed) = relay.register(self)
-        for (fault, kind) in immediate { apply(kind, id: fault, atAccept: true) }
+        for (fault, kind) in immediate {
+            if let limit = kind.as(MaxStreams.self)?.limit {
+                maxStreamsFaults.append((fault, limit))
+                log(.faultFired(fault: MaxStreams.faultName, detail: "SETTINGS_MAX_CONCURRENT_STREAMS = \(limit) from the first SETTINGS"))
+            } else {
+                apply(kind, id: fault, atAccept: true)
+            }
+        }
         for (fault, delay) in delayed { relay.scheduleDelayedFault(fault, on: self, at: now + delay) }
         connectUpstream(connector)
     }
@@ -163,16 +184,83 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
         relay.finished(self)
     }
 
+    // MARK: Stream bookkeeping and HTTP/2 faults
+
+    func streamOpened(_ stream: Int) {
+        openStreams.insert(stream)
+        lastClientStream = max(lastClientStream, stream)
+    }
+
+    func streamClosed(_ stream: Int) {
+        openStreams.remove(stream)
+        if drainingAfterGoAway, openStreams.isEmpty { closeAfterPendingFrames() }
+    }
+
+    /// Closes the connection once the frames already written are on the wire: a second GOAWAY
+    /// (allowed, same last stream) flushes them ahead of the close.
+    private func closeAfterPendingFrames() {
+        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: HTTP2StreamID(lastClientStream), errorCode: .noError, opaqueData: nil))
+        client.writeAndFlush(frame).whenComplete { [client] _ in client.close(promise: nil) }
+    }
+
+    /// The `rst-stream` armed for this request, if any: each application resets one request
+    /// through the relay (the next one), so a client's retry can succeed.
+    func takeReset() -> RstStream.Code? {
+        guard let (fault, code) = pendingReset else { return nil }
+        pendingReset = nil
+        return relay.claimOnce(fault) ? code : nil
+    }
+
+    private func goAway(_ mode: GoAway.Mode) {
+        let code: HTTP2ErrorCode = mode == .graceful ? .noError : .internalError
+        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: HTTP2StreamID(lastClientStream), errorCode: code, opaqueData: nil))
+        let inFlight = openStreams.count
+        switch mode {
+        case .graceful:
+            log(.faultFired(fault: GoAway.faultName, detail: "GOAWAY (NO_ERROR, last stream \(lastClientStream)): \(inFlight) stream(s) in flight finish, new requests must use a new connection"))
+            drainingAfterGoAway = true
+            client.writeAndFlush(frame, promise: nil)
+            if openStreams.isEmpty { closeAfterPendingFrames() }
+        case .abrupt:
+            log(.faultFired(fault: GoAway.faultName, detail: "GOAWAY (INTERNAL_ERROR, last stream \(lastClientStream)) and the connection closed: \(inFlight) stream(s) in flight lost"))
+            client.writeAndFlush(frame).whenComplete { [client] _ in client.close(promise: nil) }
+        }
+    }
+
+    private func limitStreams(_ limit: Int, detail: String) {
+        let settings = HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: limit)])))
+        client.writeAndFlush(settings, promise: nil)
+        log(.faultFired(fault: MaxStreams.faultName, detail: detail))
+    }
+
     // MARK: FaultTarget
 
     func apply(_ kind: FaultKind, id fault: FaultID, atAccept: Bool) {
-        guard layer.takes(kind.scope), let standIn = kind.fault.makeEffect().standIn else { return }
-        standIns.removeAll { $0.0 == fault }
-        standIns.append((fault, standIn))
+        guard layer.takes(kind.scope) else { return }
+        if let goAway = kind.as(GoAway.self) {
+            self.goAway(goAway.mode)
+        } else if let reset = kind.as(RstStream.self) {
+            pendingReset = (fault, reset.code)
+        } else if let maxStreams = kind.as(MaxStreams.self) {
+            maxStreamsFaults.removeAll { $0.0 == fault }
+            maxStreamsFaults.append((fault, maxStreams.limit))
+            limitStreams(maxStreams.limit, detail: "SETTINGS_MAX_CONCURRENT_STREAMS = \(maxStreams.limit): more streams at once are refused")
+        } else if let standIn = kind.fault.makeEffect().standIn {
+            standIns.removeAll { $0.0 == fault }
+            standIns.append((fault, standIn))
+        }
     }
+
+    /// `max-streams` faults in force, oldest first: the newest limit holds.
+    private var maxStreamsFaults: [(FaultID, Int)] = []
 
     func lift(_ fault: FaultID) {
         standIns.removeAll { $0.0 == fault }
+        if maxStreamsFaults.contains(where: { $0.0 == fault }) {
+            maxStreamsFaults.removeAll { $0.0 == fault }
+            let limit = maxStreamsFaults.last?.1 ?? MaxStreams.normal
+            limitStreams(limit, detail: "SETTINGS_MAX_CONCURRENT_STREAMS back to \(limit)")
+        }
     }
 
     func closeNow() {

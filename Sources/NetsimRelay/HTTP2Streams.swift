@@ -27,10 +27,17 @@ final class HTTP2ClientStream: ChannelInboundHandler {
     private var state = State.waitingForHeaders
     private var upstream: (any Channel)?
     private var pending: [HTTP2Frame.FramePayload] = []
+    /// `rst-stream=internal|cancel`: the server processes the request, then the client's stream
+    /// is reset instead of answered.
+    private var resetAfterProcessing: RstStream.Code?
 
     init(layer: HTTP2Layer, streamID: Int) {
         self.layer = layer
         self.streamID = streamID
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        layer.streamOpened(streamID)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -46,6 +53,16 @@ final class HTTP2ClientStream: ChannelInboundHandler {
                 return
             }
             let request = HTTPRequestSummary(h2: headers.headers)
+            let reset = layer.takeReset()
+            if reset == .refused {
+                // Refused before the server saw it: nothing was processed.
+                state = .answered
+                layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), answeredBy: RstStream.name,
+                                       tag: request.tag, version: .http2, stream: streamID))
+                layer.log(.faultFired(fault: RstStream.faultName, detail: "stream \(streamID) reset with REFUSED_STREAM before the server saw it"))
+                context.writeAndFlush(wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
+                return
+            }
             if let (fault, reply) = layer.standInReply(to: request) {
                 state = .answered
                 layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), answeredBy: fault.rawValue,
@@ -54,6 +71,7 @@ final class HTTP2ClientStream: ChannelInboundHandler {
                 return
             }
             state = .forwarding
+            resetAfterProcessing = reset
             layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), tag: request.tag, version: .http2, stream: streamID))
             pending.append(payload)
             openUpstream(context: context)
@@ -72,15 +90,18 @@ final class HTTP2ClientStream: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         // The client reset or finished the stream: the upstream stream has no reader any more.
         upstream?.close(promise: nil)
+        layer.streamClosed(streamID)
         context.fireChannelInactive()
     }
 
     private func openUpstream(context: ChannelHandlerContext) {
         let client = context.channel
         let (layer, streamID) = (self.layer, self.streamID)
+        let resetAfterProcessing = resetAfterProcessing
         layer.openUpstreamStream(for: streamID, { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(HTTP2UpstreamStream(layer: layer, client: client, streamID: streamID))
+                try stream.pipeline.syncOperations.addHandler(
+                    HTTP2UpstreamStream(layer: layer, client: client, streamID: streamID, resetAfterProcessing: resetAfterProcessing))
             }
         }) { [self] result in
             switch result {
@@ -146,15 +167,27 @@ final class HTTP2UpstreamStream: ChannelInboundHandler {
     private var status: Int?
     private var bytes = 0
     private var ended = false
+    private let resetAfterProcessing: RstStream.Code?
 
-    init(layer: HTTP2Layer, client: any Channel, streamID: Int) {
+    init(layer: HTTP2Layer, client: any Channel, streamID: Int, resetAfterProcessing: RstStream.Code?) {
         self.layer = layer
         self.client = client
         self.streamID = streamID
+        self.resetAfterProcessing = resetAfterProcessing
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let payload = unwrapInboundIn(data)
+        if let code = resetAfterProcessing {
+            // The server has processed the request (it is answering): the client hears a reset.
+            guard !ended else { return }
+            ended = true
+            let error: HTTP2ErrorCode = code == .cancel ? .cancel : .internalError
+            layer.log(.faultFired(fault: RstStream.faultName, detail: "stream \(streamID) reset with \(error) after the server processed the request"))
+            client.writeAndFlush(HTTP2Frame.FramePayload.rstStream(error), promise: nil)
+            context.close(promise: nil)
+            return
+        }
         switch payload {
         case .headers(let headers):
             if status == nil, let code = headers.headers.first(name: ":status").flatMap(Int.init), code >= 200 { status = code }

@@ -89,6 +89,12 @@ extension Relay {
         for pair in open { try? await pair.eventLoop.submit { pair.lift(id) }.get() }
     }
 
+    /// For faults that act once through the relay (`rst-stream`: the next request): true for the
+    /// first caller only.
+    func claimOnce(_ id: FaultID) -> Bool {
+        lock.withLock { claimedOnce.insert(id).inserted }
+    }
+
     /// Removes every fault.
     public func removeAllFaults() async {
         for id in lock.withLock({ Array(rules.keys) }) { await removeFault(id) }

@@ -51,6 +51,8 @@ public final class Relay: @unchecked Sendable {
     private var linkChooser: (@Sendable (ConnectionID) -> LinkConfiguration)?
     var startedAt: Int64 = 0
     var refusingRules: Set<FaultID> = []
+    /// Faults that act once through the relay and have acted (``claimOnce(_:)``).
+    var claimedOnce: Set<FaultID> = []
     /// How each connection reaches upstream; set by `init` or, from the configuration, by `start`.
     private var upstreamConnector: (any UpstreamConnector)?
     var connector: any UpstreamConnector {

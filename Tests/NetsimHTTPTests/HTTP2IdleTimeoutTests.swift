@@ -4,6 +4,7 @@ import NIOPosix
 import NIOSSL
 import NetsimCore
 import NetsimHTTP
+import NetsimLoopback
 import NetsimTLS
 import Testing
 
@@ -61,26 +62,3 @@ private final class RawCollector: ChannelInboundHandler, @unchecked Sendable {
     }
 }
 
-/// HTTP/2 frames from raw bytes (RFC 9113 §4.1): enough for a test to read types and streams.
-enum HTTP2Frames {
-    struct Frame {
-        var type: UInt8
-        var flags: UInt8
-        var stream: Int
-        var payload: [UInt8]
-    }
-
-    static func parse(_ bytes: [UInt8]) -> [Frame] {
-        var frames: [Frame] = []
-        var index = 0
-        while index + 9 <= bytes.count {
-            let length = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
-            guard index + 9 + length <= bytes.count else { break }
-            let stream = bytes[(index + 5)..<(index + 9)].reduce(0) { $0 << 8 | Int($1) } & 0x7fff_ffff
-            frames.append(Frame(type: bytes[index + 3], flags: bytes[index + 4], stream: stream,
-                                payload: Array(bytes[(index + 9)..<(index + 9 + length)])))
-            index += 9 + length
-        }
-        return frames
-    }
-}

@@ -1,4 +1,8 @@
 import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
 import NetsimCore
 import NetsimFaults
 import NetsimHTTP
@@ -13,7 +17,10 @@ import Testing
 /// on the client's TCP connection, on the encrypted bytes.
 @Suite("TLS interception", .serialized)
 struct InterceptionTests {
-    static let routes = [HTTPRoute(path: "/hello", body: .text("hello through interception")), HTTPRoute(path: "/big", body: .generated(bytes: 200_000))]
+    static let routes = [
+        HTTPRoute(path: "/hello", body: .text("hello through interception")), HTTPRoute(path: "/big", body: .generated(bytes: 200_000)),
+        HTTPRoute(path: "/slow", body: .text("slow"), delay: .milliseconds(600)),
+    ]
 
     final class Setup: @unchecked Sendable {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-intercept-\(UUID().uuidString)")
@@ -197,4 +204,95 @@ struct InterceptionTests {
         #expect(setup.server.requests.isEmpty)
         #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("for localhost") } else { false } })
     }
+
+    /// The h2 faults, through curl. A graceful GOAWAY lets the request in flight finish and sends
+    /// the next one to a new connection.
+    @Test func aGracefulGoAwayFinishesTheStreamInFlightAndTheNextRequestUsesANewConnection() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay()
+        let base = "https://localhost:\(endpoint.port)"
+        async let curl = setup.curl(["\(base)/slow", "\(base)/hello"], extra: ["--http2", "--rate", "1/s"])
+        let inFlight = await relay.eventLog.waitFor(timeout: .seconds(10)) {
+            if case .httpRequest(_, "/slow", _, _, _, _, _) = $0.kind { true } else { false }
+        }
+        #expect(inFlight != nil)
+        try await relay.addFault(FaultRule(.goAway(), target: .existing))   // the deploy drains the open connection
+        let result = try await curl
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.standardOutput.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") } == ["200 2", "200 2"],
+                "\(result.standardOutput) \(result.standardError)")
+        #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("1 stream(s) in flight finish") } else { false } })
+        #expect(relay.eventLog.events.filter { if case .opened = $0.kind { true } else { false } }.count == 2)
+    }
+
+    /// `refused`: nothing reached the server, and curl's retry (on a fresh connection) succeeds;
+    /// `internal`/`cancel`: the server processed the POST, curl reports the stream error.
+    @Test(arguments: [("refused", 0, "200 2"), ("internal", 1, "000 0"), ("cancel", 1, "000 0")])
+    func rstStreamResetsTheNextRequestBeforeOrAfterTheServerProcessedIt(code: String, processed: Int, curlSees: String) async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay(faults: [FaultRule(try FaultCatalog.parse("rst-stream=\(code)"))])
+        let result = try await setup.curl(["https://localhost:\(endpoint.port)/hello"], extra: ["--http2", "-X", "POST", "-d", "order=1"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.standardOutput.hasPrefix(curlSees), "curl: \(result.standardOutput) \(result.standardError)")
+        if code != "refused" { #expect(result.status == 92) }   // CURLE_HTTP2_STREAM
+        // The POST reached the server once at most: after the reset (refused), or before it.
+        let posts = relay.eventLog.events.filter { if case .httpRequest(_, _, _, nil, _, _, _) = $0.kind { true } else { false } }.count
+        #expect(setup.server.requests.count == (code == "refused" ? 1 : processed) && posts == setup.server.requests.count)
+        #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("reset with") } else { false } })
+    }
+
+    /// `max-streams=N` is in the first SETTINGS a new h2 connection gets (a client may open
+    /// streams before it has read them, so the frame is what is checked, not a client's timing).
+    @Test func maxStreamsIsInTheFirstSettings() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay(faults: [FaultRule(.maxStreams(1))])
+        let frames = try await serverFrames(endpoint, authority: setup.authority)
+        await relay.stop()
+        await setup.server.stop()
+        let settings = try #require(frames.first { $0.type == 4 && $0.flags & 1 == 0 })
+        #expect(settings.settings[3] == 1, "SETTINGS_MAX_CONCURRENT_STREAMS: \(settings.settings)")
+    }
+
+    /// The frames an h2 server sends in its first 300 ms to a client that sent only the preface.
+    func serverFrames(_ endpoint: Endpoint, authority: CertificateAuthority) async throws -> [HTTP2Frames.Frame] {
+        let received = NIOLockedValueBox<[UInt8]>([])
+        let context = try NIOSSLContext(configuration: try authority.clientConfiguration(protocols: [.http2]))
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).channelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+                try channel.pipeline.syncOperations.addHandler(ByteCollector { bytes in received.withLockedValue { $0 += bytes } })
+            }
+        }.connect(host: endpoint.host, port: endpoint.port).get()
+        var preface = channel.allocator.buffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        preface.writeBytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+        try await channel.writeAndFlush(preface)
+        try await Task.sleep(for: .milliseconds(300))   // what arrives in that time is what is read
+        try await channel.close()
+        return HTTP2Frames.parse(received.withLockedValue { $0 })
+    }
+
+    /// On a connection that is not h2 the h2 faults do nothing, and say so.
+    @Test func h2FaultsOnAnHTTP1ConnectionSaySoAndDoNothing() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay()
+        let base = "https://localhost:\(endpoint.port)"
+        async let curl = setup.curl(["\(base)/slow"], extra: ["--http1.1"])
+        _ = await relay.eventLog.waitFor(timeout: .seconds(10)) { if case .httpRequest = $0.kind { true } else { false } }
+        try await relay.addFault(FaultRule(.goAway(.abrupt)))
+        let result = try await curl
+        await relay.stop()
+        await setup.server.stop()
+        #expect(result.standardOutput.hasPrefix("200 1.1"))
+        #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("this connection is not one") } else { false } })
+    }
+}
+
+/// Hands every byte read to `received`.
+private final class ByteCollector: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    let received: @Sendable ([UInt8]) -> Void
+    init(_ received: @escaping @Sendable ([UInt8]) -> Void) { self.received = received }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) { received(Array(unwrapInboundIn(data).readableBytesView)) }
 }
