@@ -21,14 +21,27 @@ struct InterceptConnector: UpstreamConnector {
     let upstreamHTTP2: TLSUpstreamConnector
     let base: any UpstreamConnector
 
-    init(relay: Relay, interception: TLSInterception, base: any UpstreamConnector) throws {
+    /// The TLS contexts of an interception, made once per relay (a context is costly to make).
+    struct Contexts: Sendable {
+        let clientFacing: NIOSSLContext
+        let upstream: NIOSSLContext
+        let upstreamHTTP2: NIOSSLContext
+        let serverName: String?
+
+        init(_ interception: TLSInterception) throws {
+            clientFacing = try NIOSSLContext(configuration: interception.clientFacing)
+            upstream = try NIOSSLContext(configuration: interception.upstream)
+            upstreamHTTP2 = try NIOSSLContext(configuration: interception.upstreamHTTP2)
+            serverName = interception.upstreamServerName
+        }
+    }
+
+    init(relay: Relay, contexts: Contexts, base: any UpstreamConnector) {
         self.relay = relay
         self.base = base
-        clientFacing = try NIOSSLContext(configuration: interception.clientFacing)
-        upstream = TLSUpstreamConnector(base: base, context: try NIOSSLContext(configuration: interception.upstream),
-                                        serverName: interception.upstreamServerName)
-        upstreamHTTP2 = TLSUpstreamConnector(base: base, context: try NIOSSLContext(configuration: interception.upstreamHTTP2),
-                                             serverName: interception.upstreamServerName)
+        clientFacing = contexts.clientFacing
+        upstream = TLSUpstreamConnector(base: base, context: contexts.upstream, serverName: contexts.serverName)
+        upstreamHTTP2 = TLSUpstreamConnector(base: base, context: contexts.upstreamHTTP2, serverName: contexts.serverName)
     }
 
     var name: String { "\(base.name) (TLS intercepted)" }

@@ -61,6 +61,8 @@ public final class Relay: @unchecked Sendable {
         }
         return connector
     }
+    /// With interception: its TLS contexts, for connectors given to ``adopt(_:connector:)``.
+    private var interceptContexts: InterceptConnector.Contexts?
     /// Resumed when the last connection finishes during ``stop()``.
     var drained: EventLoopPromise<Void>?
 
@@ -127,10 +129,14 @@ public final class Relay: @unchecked Sendable {
         for rule in configuration.faults { try rule.validate() }
         var connector = lock.withLock { upstreamConnector }
         if connector == nil { connector = try AddressConnector(resolving: configuration.upstream) }
-        if let interception = configuration.tls, let base = connector, !(base is InterceptConnector) {
-            connector = try InterceptConnector(relay: self, interception: interception, base: base)
+        let contexts = try configuration.tls.map(InterceptConnector.Contexts.init)
+        if let contexts, let base = connector, !(base is InterceptConnector) {
+            connector = InterceptConnector(relay: self, contexts: contexts, base: base)
         }
-        lock.withLock { upstreamConnector = connector }
+        lock.withLock {
+            upstreamConnector = connector
+            interceptContexts = contexts
+        }
         startedAt = clock.now()
     }
 
@@ -163,7 +169,11 @@ public final class Relay: @unchecked Sendable {
 
     private func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil) -> ConnectionPair {
         let id = allocateConnectionID()
-        let connector = connector ?? self.connector
+        var connector = connector ?? self.connector
+        // A connector handed over with an adopted connection is intercepted as the relay's own is.
+        if let contexts = lock.withLock({ interceptContexts }), !(connector is InterceptConnector) {
+            connector = InterceptConnector(relay: self, contexts: contexts, base: connector)
+        }
         return ConnectionPair(id: id, layer: connector is InterceptConnector ? .wire : .whole, relay: self, eventLoop: eventLoop,
                               link: link(for: id), connector: connector)
     }

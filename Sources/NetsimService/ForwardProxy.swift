@@ -31,9 +31,14 @@ public final class ForwardProxy: @unchecked Sendable {
         public var seed: UInt64
         /// Clients other than loopback ones are accepted only from these networks.
         public var allow: [AddressRange]
+        /// Intercept CONNECT tunnels (`--tls intercept`): for each destination, an interception
+        /// that verifies it by its name. Nil: tunnels stay opaque.
+        public var interception: (@Sendable (Endpoint) throws -> TLSInterception)?
 
         public init(listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0), link: LinkConfiguration = .unimpaired,
-                    faults: [FaultRule] = [], seed: UInt64 = 1, allow: [AddressRange] = []) {
+                    faults: [FaultRule] = [], seed: UInt64 = 1, allow: [AddressRange] = [],
+                    interception: (@Sendable (Endpoint) throws -> TLSInterception)? = nil) {
+            self.interception = interception
             self.listen = listen
             self.link = link
             self.faults = faults
@@ -48,7 +53,13 @@ public final class ForwardProxy: @unchecked Sendable {
     let group: MultiThreadedEventLoopGroup
     private let lock = NIOLock()
     private var listener: (any Channel)?
-    private var relays: [Endpoint: Task<Relay, any Error>] = [:]
+    /// One relay per destination, and per kind: tunnels (intercepted when asked) and plain HTTP.
+    private var relays: [RelayKey: Task<Relay, any Error>] = [:]
+
+    struct RelayKey: Hashable {
+        var destination: Endpoint
+        var tunnel: Bool
+    }
 
     /// True when a fault may answer in the destination's place (`outage`, `portal`): then a
     /// destination is resolved and connected only when its relay connects upstream.
@@ -100,14 +111,18 @@ public final class ForwardProxy: @unchecked Sendable {
     }
 
     /// The relay to `destination`, started on first use. It has no listener (connections are
-    /// adopted) and reaches the destination by name, per connection.
-    func relay(to destination: Endpoint) async throws -> Relay {
+    /// adopted) and reaches the destination by name, per connection. A tunnel's relay intercepts
+    /// TLS when the proxy was asked to (and then observes the HTTP inside).
+    func relay(to destination: Endpoint, tunnel: Bool = false) async throws -> Relay {
+        let key = RelayKey(destination: destination, tunnel: tunnel)
         let task = lock.withLock { () -> Task<Relay, any Error> in
-            if let existing = relays[destination] { return existing }
+            if let existing = relays[key] { return existing }
             let task = Task { [self] in
+                let interception = tunnel ? try configuration.interception?(destination) : nil
                 let relay = Relay(
                     configuration: RelayConfiguration(
-                        upstream: destination, link: configuration.link, faults: configuration.faults, seed: configuration.seed),
+                        upstream: destination, link: configuration.link, faults: configuration.faults, seed: configuration.seed,
+                        observeHTTP: interception != nil, tls: interception),
                     eventLog: eventLog, group: group, connector: HostConnector(destination))
                 do {
                     try await relay.startWithoutListener()
@@ -117,13 +132,13 @@ public final class ForwardProxy: @unchecked Sendable {
                 }
                 return relay
             }
-            relays[destination] = task
+            relays[key] = task
             return task
         }
         do {
             return try await task.value
         } catch {
-            lock.withLock { _ = relays.removeValue(forKey: destination) }
+            lock.withLock { _ = relays.removeValue(forKey: key) }
             throw error
         }
     }
@@ -205,7 +220,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let channel = context.channel
         let proxy = self.proxy
         _ = channel.setOption(ChannelOptions.autoRead, value: false)
-        let relayFuture = channel.eventLoop.makeFutureWithTask { try await proxy.relay(to: destination) }
+        let relayFuture = channel.eventLoop.makeFutureWithTask { try await proxy.relay(to: destination, tunnel: isConnect) }
         // Without a stand-in, connect first: an unreachable destination gets a 502 from the proxy.
         let upstream: EventLoopFuture<(any Channel)?> = proxy.mayStandIn
             ? channel.eventLoop.makeSucceededFuture(nil)

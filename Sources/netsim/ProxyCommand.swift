@@ -4,6 +4,7 @@ import NetsimCore
 import NetsimLink
 import NetsimRelay
 import NetsimService
+import NetsimTLS
 
 /// `netsim proxy`: an HTTP forward proxy that impairs every connection it carries.
 struct ProxyCommand: AsyncParsableCommand {
@@ -14,7 +15,8 @@ struct ProxyCommand: AsyncParsableCommand {
             Examples:
               netsim proxy --listen 127.0.0.1:8080 --profile 3g
               curl -x http://127.0.0.1:8080 http://example.test/          (plain HTTP, absolute-form)
-              curl -x http://127.0.0.1:8080 https://example.test/         (CONNECT tunnel: never decrypted)
+              curl -x http://127.0.0.1:8080 https://example.test/         (CONNECT tunnel: opaque unless --tls intercept)
+              netsim proxy --tls intercept --profile 3g                    (CONNECT tunnels decrypted with netsim's CA: `netsim ca`)
               netsim proxy --listen 0.0.0.0:8080 --allow 192.168.1.0/24 --latency 200ms   (a phone on the LAN)
               netsim proxy --fault portal      (captive portal: HTTP gets a 302, TLS a reset)
               netsim proxy --fault outage=503  (plain HTTP gets 503 with Retry-After)
@@ -35,6 +37,7 @@ struct ProxyCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
+    @OptionGroup(title: "TLS (CONNECT tunnels)") var tlsOptions: TLSOptions
 
     @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
     var events: String?
@@ -59,8 +62,17 @@ struct ProxyCommand: AsyncParsableCommand {
                 they can reach anything this machine can reach.
                 """)
         }
+        if tlsOptions.upstreamName != nil {
+            throw ValidationError("--upstream-name is for netsim relay: the proxy verifies each destination by the name the client asked for")
+        }
+        let intercepting = try tlsOptions.interception(keyLog: nil)
+        if tlsOptions.upstreamInsecure {
+            warnLoudly("--upstream-insecure: the proxy does not verify the certificates of the sites it reaches; anyone on the path can read and change the traffic.")
+        }
+        let interception = intercepting?.0
         let proxy = ForwardProxy(
-            configuration: .init(listen: listen, link: link.configuration(), faults: faults.rules, seed: seed, allow: allow),
+            configuration: .init(listen: listen, link: link.configuration(), faults: faults.rules, seed: seed, allow: allow,
+                                 interception: interception.map { shared in { @Sendable _ in shared } }),
             eventLog: log)
         let bound: Endpoint
         do {
@@ -71,6 +83,9 @@ struct ProxyCommand: AsyncParsableCommand {
         printStatus("netsim proxy: http://\(bound)")
         printStatus("  link: \(proxy.configuration.link)")
         for rule in proxy.configuration.faults { printStatus("  fault: \(rule)") }
+        if let (_, authority) = intercepting {
+            printStatus("  TLS: CONNECT tunnels intercepted; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")
+        }
         printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")
         await stop.wait(duration: duration)
         await proxy.stop()

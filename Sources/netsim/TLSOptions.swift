@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NetsimCore
 import NetsimRelay
 import NetsimTLS
 
@@ -23,6 +24,24 @@ struct TLSOptions: ParsableArguments {
     @Option(name: .customLong("upstream-name"), help: ArgumentHelp("With --tls intercept: the name upstream's certificate must carry, sent as SNI. Default: upstream's host (an IP address is verified as one). Example: --upstream-name api.example.test", valueName: "name"))
     var upstreamName: String?
 
+    @Option(help: ArgumentHelp("With --tls intercept: the protocols offered to clients by ALPN, in order. Offer h2 only when upstream speaks it (an h2 client is carried on an h2 connection to upstream). Default: http/1.1. Example: --alpn h2,http/1.1", valueName: "list"),
+            transform: TLSOptions.parseProtocols)
+    var alpn: [ApplicationProtocol] = [.http1]
+
+    static func parseProtocols(_ text: String) throws -> [ApplicationProtocol] {
+        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let protocols = try names.map { name -> ApplicationProtocol in
+            guard let value = ApplicationProtocol(rawValue: name) else {
+                throw ValidationError("'\(name)' is not a protocol netsim speaks; use h2, http/1.1 or both (h2,http/1.1)")
+            }
+            return value
+        }
+        guard !protocols.isEmpty, Set(protocols).count == protocols.count else {
+            throw ValidationError("--alpn takes h2, http/1.1 or both, each once (e.g. h2,http/1.1)")
+        }
+        return protocols
+    }
+
     func validate() throws {
         if upstreamCA != nil, upstreamInsecure {
             throw ValidationError("--upstream-ca and --upstream-insecure exclude each other: verify against a CA, or not at all")
@@ -39,7 +58,8 @@ struct TLSOptions: ParsableArguments {
         let trust: TLSInterception.UpstreamTrust = upstreamInsecure ? .insecure : upstreamCA.map { .caFile($0) } ?? .system
         do {
             let authority = try CertificateAuthority.load(from: .fromEnvironment())
-            let interception = try TLSInterception(authority: authority, upstreamTrust: trust, upstreamServerName: upstreamName, keyLog: keyLog)
+            let interception = try TLSInterception(authority: authority, upstreamTrust: trust, upstreamServerName: upstreamName,
+                                                   protocols: alpn, keyLog: keyLog)
             return (interception, authority)
         } catch let error as TLSSetupError {
             throw ValidationError(error.description)
