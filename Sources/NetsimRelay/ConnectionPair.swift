@@ -204,6 +204,16 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         let handler = LegHandler(leg: .upstream)
         handler.pair = self
         let started = now
+        // `bad-cert`: the relay's own TLS answers instead of upstream.
+        let connector: any UpstreamConnector
+        if let kind = machine.tlsImpersonation {
+            do { connector = try relay.badCertConnector(kind) } catch {
+                run { $0.upstreamFailed(.other, detail: "bad-cert: cannot make its certificate: \(error)") }
+                return
+            }
+        } else {
+            connector = self.connector
+        }
         connector.connect(for: id, on: eventLoop, timeout: relay.configuration.connectTimeout) { channel in
             channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) }
         }.whenComplete { [self] result in

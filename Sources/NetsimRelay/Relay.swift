@@ -5,6 +5,8 @@ import NIOPosix
 import NetsimCore
 import NetsimFaults
 import NetsimLink
+import NIOSSL
+import NetsimTLS
 
 /// A userspace TCP relay that applies a link model to each direction of every connection and
 /// injects connection faults.
@@ -61,6 +63,30 @@ public final class Relay: @unchecked Sendable {
         }
         return connector
     }
+    /// `bad-cert`'s TLS contexts, made on first use (one per kind).
+    private var badCertContexts: [BadCertificateKind: NIOSSLContext] = [:]
+    private var ownAuthority: CertificateAuthority?
+
+    /// The connector of a connection under `bad-cert`: the relay's own TLS with that certificate.
+    func badCertConnector(_ kind: BadCertificateKind) throws -> BadCertConnector {
+        let context = try lock.withLock { () -> NIOSSLContext in
+            if let made = badCertContexts[kind] { return made }
+            let authority: CertificateAuthority
+            if let given = configuration.authority {
+                authority = given
+            } else if let own = ownAuthority {
+                authority = own
+            } else {
+                authority = try CertificateAuthority.ephemeral(commonName: "netsim relay CA (bad-cert)")
+                ownAuthority = authority
+            }
+            let made = try NIOSSLContext(configuration: try authority.badServerConfiguration(kind))
+            badCertContexts[kind] = made
+            return made
+        }
+        return BadCertConnector(relay: self, kind: kind, context: context)
+    }
+
     /// With interception: its TLS contexts, for connectors given to ``adopt(_:connector:)``.
     private var interceptContexts: InterceptConnector.Contexts?
     /// Resumed when the last connection finishes during ``stop()``.

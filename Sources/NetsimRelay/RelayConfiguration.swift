@@ -1,5 +1,6 @@
 import NetsimCore
 import NetsimLink
+import NetsimTLS
 
 /// Everything a relay needs to start.
 public struct RelayConfiguration: Sendable {
@@ -26,6 +27,9 @@ public struct RelayConfiguration: Sendable {
     public var observeHTTP: Bool
     /// Intercept TLS (see ``TLSInterception``); nil: TLS passes through untouched, as any bytes.
     public var tls: TLSInterception?
+    /// netsim's CA, for the certificates of `bad-cert` (`expired`, `wrong-host` are issued by it so
+    /// that a client trusting it refuses them for that reason alone). Nil: a CA of the relay's own.
+    public var authority: CertificateAuthority?
     /// Told how long the link model holds back each chunk (metrics' added-latency histogram).
     /// Nil by default: then the machine does not even measure.
     public var delays: (any DelayObserver)?
@@ -40,9 +44,11 @@ public struct RelayConfiguration: Sendable {
         bufferLimit: Int = 4 << 20,
         observeHTTP: Bool = false,
         tls: TLSInterception? = nil,
+        authority: CertificateAuthority? = nil,
         delays: (any DelayObserver)? = nil
     ) {
         self.tls = tls
+        self.authority = authority
         self.listen = listen
         self.upstream = upstream
         self.link = link

@@ -16,10 +16,12 @@ public enum JSONReport {
         public var checks: [Check]
         public var requests: [Request]
         public var serverRequests: [ServerRequest]
+        /// A client that accepted a certificate it must refuse (`bad-cert`); absent when none.
+        public var securityFindings: [String]?
 
         enum CodingKeys: String, CodingKey {
             case scenario, file, driver, passed, durationSeconds = "duration_seconds", checks, requests
-            case serverRequests = "server_requests"
+            case serverRequests = "server_requests", securityFindings = "security_findings"
         }
 
         public init(_ result: RunResult) {
@@ -31,6 +33,7 @@ public enum JSONReport {
             checks = result.verdicts.map(Check.init)
             requests = result.outcomes.map(Request.init)
             serverRequests = result.serverRequests.map(ServerRequest.init)
+            securityFindings = result.securityFindings.isEmpty ? nil : result.securityFindings
         }
     }
 

@@ -39,3 +39,14 @@ struct Observations {
     var serverRequests: [ServerRequest]
     var events: [Event]
 }
+
+extension RunResult {
+    /// Security findings of the run: a client that accepted a certificate it must refuse
+    /// (`bad-cert`), as "SECURITY: … (connection #N)".
+    public var securityFindings: [String] {
+        events.compactMap { event in
+            guard case .faultFired(_, let detail) = event.kind, detail.hasPrefix("SECURITY:") else { return nil }
+            return detail + (event.connection.map { " (connection \($0))" } ?? "")
+        }
+    }
+}

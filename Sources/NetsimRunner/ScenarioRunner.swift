@@ -71,7 +71,7 @@ public enum ScenarioRunner {
                 configuration: RelayConfiguration(
                     upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
                     connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30),
-                    observeHTTP: true, tls: try tls?.interception(for: scenario)),
+                    observeHTTP: true, tls: try tls?.interception(for: scenario), authority: tls?.authority),
                 eventLog: log, tap: recorder)
             let relayEndpoint: Endpoint
             do { relayEndpoint = try await relay.start() } catch {

@@ -20,6 +20,10 @@ public enum TextReport {
                 lines += TimelineText.slice(result.events, around: focus).map { "      " + $0 }
             }
         }
+        // A client that took a certificate it must refuse (`bad-cert`) is named whatever the checks say.
+        for finding in result.securityFindings {
+            lines.append((color ? "\u{1B}[31m⚠\u{1B}[0m " : "⚠ ") + finding)
+        }
         let failed = result.failures.count
         let summary = failed == 0
             ? "PASS \(result.scenario.name): \(result.verdicts.count) checks passed (\(result.driverName), \(formatNanoseconds(result.duration)))"

@@ -21,6 +21,8 @@ public final class CertificateAuthority: Sendable {
     /// Where the certificate is on disk (nil for a CA that lives only in memory).
     public let certificatePath: URL?
     private let leaves = NIOLockedValueBox<[Set<ServerName>: (IssuedCertificate, Date)]>([:])
+    /// The untrusted issuer of `bad-cert=untrusted`.
+    let strangerBox = NIOLockedValueBox<CertificateAuthority?>(nil)
 
     init(certificate: Certificate, privateKey: P256.Signing.PrivateKey, certificatePath: URL?) {
         self.certificate = certificate

@@ -287,6 +287,30 @@ struct InterceptionTests {
         #expect(result.standardOutput.hasPrefix("200 1.1"))
         #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("this connection is not one") } else { false } })
     }
+
+    /// bad-cert answers the handshake itself: a client trusting netsim's CA refuses every kind
+    /// (for the reason named), and one that accepts anything (`curl -k`) is a security finding.
+    @Test(arguments: BadCertificateKind.allCases)
+    func badCertIsRefusedByACorrectClientAndAcceptingItIsAFinding(kind: BadCertificateKind) async throws {
+        let setup = try Setup()
+        let upstream = try await setup.server.start()
+        let relay = Relay(configuration: RelayConfiguration(upstream: upstream, faults: [FaultRule(.badCert(kind))], authority: setup.authority))
+        let endpoint = try await relay.start()
+        let url = "https://localhost:\(endpoint.port)/hello"
+        let correct = try await setup.curl([url])
+        let careless = try await setup.curl([url], extra: ["--insecure"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(correct.status == 60, "\(kind): \(correct.standardError)")   // CURLE_PEER_FAILED_VERIFICATION
+        #expect(careless.standardOutput.hasPrefix("421"), "\(careless.standardOutput) \(careless.standardError)")
+        #expect(setup.server.requests.isEmpty)
+        let details = relay.eventLog.events.compactMap { event -> String? in
+            if case .faultFired(_, let detail) = event.kind { return detail }
+            return nil
+        }
+        #expect(details.contains { $0.hasPrefix("the client refused the \(kind.reason) certificate") }, "\(details)")
+        #expect(details.contains { $0.hasPrefix("SECURITY: the client accepted a \(kind.reason) certificate") }, "\(details)")
+    }
 }
 
 /// Hands every byte read to `received`.

@@ -87,6 +87,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var link: LinkConfiguration
 
     var faults: [ActiveFault] = []
+    /// `bad-cert` in force: the upstream is the relay's own TLS answering with a wrong certificate.
+    public var tlsImpersonation: BadCertificateKind? { faults.last { $0.effect.impersonation != nil }?.effect.impersonation }
     /// Rules that have acted on this connection (each acts once, whichever path delivered it).
     var appliedFaults: Set<FaultID> = []
     /// The fault whose hook is running, for its log lines and timers.

@@ -32,6 +32,9 @@ public protocol FaultEffect: Sendable {
     var inspectsBytes: Bool { get }
     /// The stand-in answering requests in the server's place, if the fault is one.
     var standIn: (any StandIn)? { get }
+    /// `bad-cert`: the relay answers the client's TLS handshake itself with this kind of wrong
+    /// certificate, instead of connecting upstream.
+    var impersonation: BadCertificateKind? { get }
 }
 
 extension FaultEffect {
@@ -43,6 +46,7 @@ extension FaultEffect {
     public var finDelay: Int64 { 0 }
     public var inspectsBytes: Bool { false }
     public var standIn: (any StandIn)? { nil }
+    public var impersonation: BadCertificateKind? { nil }
 }
 
 /// Whether a fault keeps acting after it was applied.

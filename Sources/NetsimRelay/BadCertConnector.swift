@@ -1,0 +1,92 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import NetsimCore
+import NetsimFaults
+import NetsimTLS
+
+/// The upstream of a connection under `bad-cert`: one end of a loopback TCP pair whose other end
+/// is the relay's own TLS server, answering with a wrong certificate. Nothing goes upstream.
+///
+/// The outcome is logged as the fault's: the client refused the certificate (what it must do), or
+/// completed the handshake — a security finding (the detail starts with `SECURITY:`), and each of
+/// its requests gets a page that says what happened.
+struct BadCertConnector: UpstreamConnector {
+    let relay: Relay
+    let kind: BadCertificateKind
+    let context: NIOSSLContext
+
+    var name: String { "netsim's own TLS (bad-cert=\(kind.rawValue))" }
+
+    func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
+                 initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+        let ends: (NIOBSDSocket.Handle, NIOBSDSocket.Handle)
+        do { ends = try LoopbackPair.make() } catch { return eventLoop.makeFailedFuture(error) }
+        let (relay, kind, context) = (relay, kind, context)
+        let impostor = ClientBootstrap(group: eventLoop)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    try channel.pipeline.syncOperations.addHandler(BadCertWitness(relay: relay, connection: connection, kind: kind))
+                }
+            }
+            .withConnectedSocket(ends.1)
+        let wireSide = Relay.legOptions(ClientBootstrap(group: eventLoop)).channelInitializer(initializer).withConnectedSocket(ends.0)
+        return impostor.and(wireSide).map { $0.1 }
+    }
+}
+
+/// Behind the wrong certificate: says whether the client took it. Taking it means sending a
+/// request over it — a completed handshake alone proves nothing (clients check the name after it).
+private final class BadCertWitness: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let relay: Relay
+    private let connection: ConnectionID
+    private let kind: BadCertificateKind
+    private var handshook = false
+    private var verdictLogged = false
+
+    init(relay: Relay, connection: ConnectionID, kind: BadCertificateKind) {
+        self.relay = relay
+        self.connection = connection
+        self.kind = kind
+    }
+
+    private func verdict(_ detail: String) {
+        guard !verdictLogged else { return }
+        verdictLogged = true
+        relay.eventLog.record(.faultFired(fault: BadCert.faultName, detail: detail), connection: connection,
+                              at: Int64(NIODeadline.now().uptimeNanoseconds))
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { handshook = true }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        verdict("SECURITY: the client accepted a \(kind.reason) certificate and sent a request over it; a correct client refuses it")
+        let body = "netsim bad-cert: this client accepted a \(kind.reason) certificate. A correct client refuses it.\n"
+        let response = "HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: response))).whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOSSLError || error is BoringSSLError {
+            verdict("the client refused the \(kind.reason) certificate, as it must (\(error))")
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        verdict(handshook
+            ? "the client refused the \(kind.reason) certificate, as it must (it closed after the handshake without a request)"
+            : "the client refused the \(kind.reason) certificate, as it must (it closed during the handshake)")
+        context.fireChannelInactive()
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOSSL
+import NetsimCore
+
+extension CertificateAuthority {
+    /// The name a `wrong-host` certificate is issued for: never a name a client asks for.
+    public static let wrongHostName = "wrong-host.netsim.invalid"
+
+    /// A server configuration that answers every handshake with a certificate of `kind` for the
+    /// name the client asked (SNI; the loopback names without one).
+    public func badServerConfiguration(_ kind: BadCertificateKind) throws -> TLSConfiguration {
+        let fallback = try badCertificate(kind, for: nil)
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: fallback.nioChain.map { .certificate($0) }, privateKey: .privateKey(fallback.nioPrivateKey))
+        configuration.applicationProtocols = [ApplicationProtocol.http1.rawValue]
+        configuration.shutdownTimeout = .milliseconds(200)
+        configuration.sslContextCallback = { [self] values, promise in
+            guard let name = values.serverHostname, !name.isEmpty else { return promise.succeed(.noChanges) }
+            do { promise.succeed(try badCertificate(kind, for: ServerName(name)).configurationOverride) } catch { promise.fail(error) }
+        }
+        return configuration
+    }
+
+    /// One wrong certificate (a fresh key each time: these are not cached).
+    public func badCertificate(_ kind: BadCertificateKind, for name: ServerName?, now: Date = Date()) throws -> IssuedCertificate {
+        var names = ServerName.loopback
+        if let name, !names.contains(name) { names.insert(name, at: 0) }
+        let start = now - CertificateMinter.backdate
+        switch kind {
+        case .selfSigned:
+            let (leaf, key) = try CertificateMinter.leaf(names: names, issuer: nil, notBefore: start, notAfter: now + CertificateMinter.leafLifetime)
+            return try IssuedCertificate(chain: [leaf], privateKey: key)
+        case .expired:
+            return try issue(names: names, notBefore: now - 30 * 86400, notAfter: now - 86400)
+        case .wrongHost:
+            return try issue(names: [.dns(Self.wrongHostName)], notBefore: start, notAfter: now + CertificateMinter.leafLifetime)
+        case .untrusted:
+            return try stranger().issue(names: names, notBefore: start, notAfter: now + CertificateMinter.leafLifetime)
+        }
+    }
+
+    /// A CA no client trusts, made once per authority.
+    private func stranger() throws -> CertificateAuthority {
+        try strangerBox.withLockedValue { stranger in
+            if let stranger { return stranger }
+            let made = try CertificateAuthority.ephemeral(commonName: "an unknown CA (netsim bad-cert)")
+            stranger = made
+            return made
+        }
+    }
+}
