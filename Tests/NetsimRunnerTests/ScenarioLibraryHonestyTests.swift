@@ -14,6 +14,7 @@ struct ScenarioLibraryHonestyTests {
         "high-latency-parallel": "request second-screen: within 900ms",
         "keepalive-race": "request boundary: error none",
         "lockscreen": "request after-unlock: error none",
+        "lockscreen-h2": "request after-unlock: error none",
         "lockscreen-post": "server POST /order: count at most 1",
         "loss": "request second: error none",
         "network-flap": "relay: connection attempts",
