@@ -20,7 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
             """)
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case throughput, rtt, latency, bandwidth, rss, model
+        case throughput, rtt, latency, bandwidth, rss, tls, model
     }
 
     @Flag(help: "Shorter runs, for a smoke check.")
@@ -69,6 +69,7 @@ struct BenchCommand: AsyncParsableCommand {
                 case .latency: result = try await RoundTripBench.runLatencyAccuracy(settings)
                 case .bandwidth: result = try await BandwidthBench.run(settings)
                 case .rss: result = try await RSSBench.run(settings)
+                case .tls: result = try await TLSBench.run(settings)
                 case .model:
                     model = ModelBench.run(settings)
                     result = BenchSection()
