@@ -32,27 +32,15 @@ public final class NaiveDriver: ClientDriver {
         self.init(config: DriverConfig(client, seed: seed, caFile: caFile))
     }
 
-    /// Made on the first `https://` request.
-    private let tlsContext = NIOLockedValueBox<NIOSSLContext?>(nil)
+    private let tlsContext: LazyTLSContext
 
     init(config: DriverConfig) {
         self.config = config
+        tlsContext = LazyTLSContext(caFile: config.caFile)
         pool = ConnectionPool(maxIdle: config.pool ?? 10)
     }
 
-    /// The TLS context for `https://`, made once.
-    private func tls() throws(ExchangeFailure) -> NIOSSLContext {
-        do {
-            return try tlsContext.withLockedValue { context in
-                if let context { return context }
-                let made = try ReferenceTLS.context(caFile: config.caFile)
-                context = made
-                return made
-            }
-        } catch {
-            throw ExchangeFailure(kind: .tls, message: "cannot set up TLS: \(error)", beforeResponse: true)
-        }
-    }
+    private func tls() throws(ExchangeFailure) -> NIOSSLContext { try tlsContext.get() }
 
     public func ready(timeout: Duration) async throws {}
 

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOSSL
 
 /// TLS for the reference clients (`naive`, `resilient`): NIOSSL with full verification against
@@ -15,5 +16,26 @@ enum ReferenceTLS {
     static func serverName(_ host: String) -> String? {
         let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
         return isAddress ? nil : host
+    }
+}
+
+/// A driver's TLS context, made on its first `https://` request and kept.
+final class LazyTLSContext: Sendable {
+    private let caFile: String?
+    private let made = NIOLockedValueBox<NIOSSLContext?>(nil)
+
+    init(caFile: String?) { self.caFile = caFile }
+
+    func get() throws(ExchangeFailure) -> NIOSSLContext {
+        do {
+            return try made.withLockedValue { context in
+                if let context { return context }
+                let new = try ReferenceTLS.context(caFile: caFile)
+                context = new
+                return new
+            }
+        } catch {
+            throw ExchangeFailure(kind: .tls, message: "cannot set up TLS: \(error)", beforeResponse: true)
+        }
     }
 }

@@ -46,11 +46,11 @@ public final class ResilientDriver: ClientDriver {
         self.init(config: DriverConfig(client, seed: seed, caFile: caFile))
     }
 
-    /// Made on the first `https://` request.
-    private let tlsContext = NIOLockedValueBox<NIOSSLContext?>(nil)
+    private let tlsContext: LazyTLSContext
 
     init(config: DriverConfig) {
         self.config = config
+        tlsContext = LazyTLSContext(caFile: config.caFile)
         pool = ConnectionPool(maxIdle: config.pool ?? 10)
         idleTimeout = config.duration("idle_timeout") ?? .seconds(30)
         backoff = config.duration("backoff") ?? .milliseconds(100)
@@ -59,19 +59,7 @@ public final class ResilientDriver: ClientDriver {
         random = NIOLockedValueBox(SeededRandom(seed: config.seed).derived(SeededRandom.label("resilient-backoff")))
     }
 
-    /// The TLS context for `https://`, made once.
-    private func tls() throws(ExchangeFailure) -> NIOSSLContext {
-        do {
-            return try tlsContext.withLockedValue { context in
-                if let context { return context }
-                let made = try ReferenceTLS.context(caFile: config.caFile)
-                context = made
-                return made
-            }
-        } catch {
-            throw ExchangeFailure(kind: .tls, message: "cannot set up TLS: \(error)", beforeResponse: true)
-        }
-    }
+    private func tls() throws(ExchangeFailure) -> NIOSSLContext { try tlsContext.get() }
 
     public func ready(timeout: Duration) async throws {}
 
