@@ -148,7 +148,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback"]),
+        // The CLI as a process, and its --html pages in headless Chromium (NetsimRunner builds synthetic runs).
+        .testTarget(name: "NetsimCLITests", dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimRunner", "NetsimScenario"]),
         .testTarget(
             name: "NetsimRelayTests",
             dependencies: [
