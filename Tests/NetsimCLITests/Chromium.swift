@@ -18,7 +18,8 @@ struct Chromium {
     /// What Chromium is called on this machine, or why there is none. In CI (`CI` set) the
     /// tests fail without it — ci/setup installs it; elsewhere they are skipped.
     static let found: Result<Chromium, Missing> = {
-        let candidates = [ProcessInfo.processInfo.environment["CHROMIUM"]].compactMap { $0 } + ["chromium", "chromium-browser", "google-chrome"]
+        // $CHROMIUM, when set, is the only one tried.
+        let candidates = ProcessInfo.processInfo.environment["CHROMIUM"].map { [$0] } ?? ["chromium", "chromium-browser", "google-chrome"]
         let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
         for name in candidates {
             let full = name.hasPrefix("/") ? [name] : path.map { $0 + "/" + name }
@@ -31,7 +32,7 @@ struct Chromium {
 
     struct Missing: Error, CustomStringConvertible {
         var description: String {
-            "headless Chromium is not installed (looked for $CHROMIUM, chromium, chromium-browser, google-chrome on PATH): run ci/setup, which installs Debian's chromium"
+            "headless Chromium is not installed (looked for $CHROMIUM, or else chromium, chromium-browser, google-chrome on PATH): run ci/setup, which installs Debian's chromium"
         }
     }
 
