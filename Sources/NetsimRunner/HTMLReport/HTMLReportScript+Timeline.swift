@@ -36,16 +36,18 @@ extension HTMLReportScript {
       }
 
       function create(run) {
-        var view = { t0: 0, t1: run.end }, width = 0, height = 0, highlighted = null, focusAt = null;
+        // The whole run, and a little room after its last event so that no marker sits on the edge.
+        var full = run.end + Math.max(1, Math.round(run.end / 50));
+        var view = { t0: 0, t1: full }, width = 0, height = 0, highlighted = null, focusAt = null;
         var box = el('div', { class: 'timeline' });
         var range = el('span', { class: 'range' });
         var controls = el('div', { class: 'controls' }, [
           el('button', { text: '+', title: 'zoom in', onclick: function () { zoom(0.5, (view.t0 + view.t1) / 2); } }),
           el('button', { text: '−', title: 'zoom out', onclick: function () { zoom(2, (view.t0 + view.t1) / 2); } }),
-          el('button', { text: 'whole run', onclick: function () { setView(0, run.end); } }),
+          el('button', { text: 'whole run', onclick: function () { setView(0, full); } }),
           range, el('span', { class: 'range', text: '· drag to zoom into a span, Alt+wheel zooms, double-click zooms out' })
         ]);
-        var node = el('div', { class: 'timeline-block' }, [controls, legend(), box]);
+        var node = el('div', { class: 'timeline-block', id: run.id + '-timeline' }, [el('h3', { text: 'Timeline' }), controls, legend(), box]);
         var byConn = {}, unplaced = [];
         run.requests.forEach(function (r) { if (r.conn != null) (byConn[r.conn] = byConn[r.conn] || []).push(r); else unplaced.push(r); });
         var maxBin = 1;
@@ -150,12 +152,12 @@ extension HTMLReportScript {
           if (focusAt != null && inView(focusAt)) out.push('<path class="focus-line" d="M' + f(x(focusAt)) + ' ' + AXIS + 'V' + height + '"/>');
           out.push('<rect class="brush" x="0" y="' + AXIS + '" width="0" height="' + (height - AXIS) + '" visibility="hidden"/></svg>');
           box.innerHTML = out.join('');
-          range.textContent = seconds(view.t0) + ' – ' + seconds(view.t1) + (view.t1 - view.t0 < run.end ? ' (×' + (run.end / (view.t1 - view.t0)).toFixed(1) + ')' : '');
+          range.textContent = seconds(view.t0) + ' – ' + seconds(view.t1) + (view.t1 - view.t0 < full ? ' (×' + (full / (view.t1 - view.t0)).toFixed(1) + ')' : '');
         }
 
         function setView(t0, t1) {
-          var span = Math.max(100, Math.min(run.end, t1 - t0));
-          t0 = Math.max(0, Math.min(t0, run.end - span));
+          var span = Math.max(100, Math.min(full, t1 - t0));
+          t0 = Math.max(0, Math.min(t0, full - span));
           view = { t0: t0, t1: t0 + span };
           render();
         }

@@ -127,7 +127,7 @@ enum HTMLReportScript {
         body.append(
           run.description ? el('p', { class: 'desc', text: run.description }) : '',
           el('h3', { text: 'Checks' }), checksTable(run, timeline),
-          el('h3', { text: 'Timeline' }), timeline.node,
+          timeline.node,
           el('h3', { text: 'Requests' }), requestsTable(run, timeline));
         timeline.render();
         return timeline;
