@@ -98,6 +98,21 @@ struct HTMLReportBrowserTests {
         try await chromium.screenshot(page, to: Self.output + "/matrix.png")
     }
 
+    @Test func runWithSeveralDriversWritesEveryRunAndItsMatrix() async throws {
+        let chromium = try Chromium.require()
+        let folder = try Self.folder("html-drivers")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try MatrixCommandTests.oneRequest.write(toFile: folder + "/one-request.scn", atomically: true, encoding: .utf8)
+        let page = folder + "/drivers.html"
+        let (status, out, err) = try await ScenarioCommandTests.netsim(["run", folder + "/one-request.scn", "--client", "naive,resilient", "--html", page])
+        #expect(status == 0, "\(out)\(err)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        let shown = try await chromium.render(page)
+        Self.expectCleanPage(html, shown)
+        #expect(shown.count(#"<table class="matrix">"#) == 1 && shown.count(##"<td class="pass"><a href="#run-"##) == 2)
+        #expect(shown.count(#"<details class="run pass" id="run-"#) == 2)
+    }
+
     /// The check must be able to fail: a page that throws, one with a syntax error and one that
     /// logs an error are each caught — by Chromium's console log and by the page's own record.
     @Test func aBrokenPageIsCaught() async throws {
