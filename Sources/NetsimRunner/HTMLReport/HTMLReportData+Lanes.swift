@@ -88,7 +88,7 @@ struct LaneBuilder {
                 lanes[lane].closed = micros(event.time)
                 lanes[lane].up = up
                 lanes[lane].down = down
-                lanes[lane].marks.append(Self.mark(event)!)
+                fallthrough
             default:
                 if let mark = Self.mark(event) { lanes[lane].marks.append(mark) }
             }

@@ -39,6 +39,7 @@ enum HTMLReportPage {
     static func embeddedJSON(_ data: HTMLReportData) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Strings, integers and booleans only: encoding cannot fail.
         let json = (try? encoder.encode(data)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return json.replacingOccurrences(of: "<", with: "\\u003c")
     }
