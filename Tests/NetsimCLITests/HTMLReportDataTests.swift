@@ -39,6 +39,18 @@ struct HTMLReportDataTests {
         #expect(run.requests.filter { $0.conn == nil }.isEmpty)
     }
 
+    @Test func binsOutOfOrderAreMergedAndSorted() {
+        var bins = LaneBins(series: 2)
+        bins.add(3, 10, series: 0)
+        bins.add(3, 5, series: 1)
+        bins.add(1, 7, series: 0)
+        bins.add(3, 1, series: 0)
+        #expect(bins.flattened == [1, 7, 0, 3, 11, 5])
+        let grid = ByteDensity(end: 4_390_000_000, lanes: 5)
+        #expect(grid.width == 7_317_000 && grid.bin(7_316_999) == 0 && grid.bin(7_317_000) == 1, "600 bins of whole microseconds")
+        #expect(ByteDensity(end: 10_000_000_000, lanes: 1000).width == 83_334_000, "120 bins a lane for a thousand lanes")
+    }
+
     @Test func theEmbeddedDataCannotEndItsScriptElement() throws {
         let (result, _, _) = try SyntheticRun.make(.init(connections: 2, byteEvents: 3, faultEvery: 2))
         let json = HTMLReportPage.embeddedJSON(HTMLReport.data([HTMLReport.Entry(.run(result))], matrix: nil, title: "</script>"))

@@ -9,12 +9,13 @@ struct ByteDensity {
     /// A lane never gets fewer than this (a coarse but readable shape) nor more (screen width).
     static let minimumBins = 48, maximumBins = 600
 
-    /// Nanoseconds per bin.
+    /// Nanoseconds per bin: whole microseconds, the page's unit, so bin edges drawn there are exact.
     let width: Int64
 
     init(end: Int64, lanes: Int) {
-        let bins = min(Self.maximumBins, max(Self.minimumBins, Self.budget / max(1, lanes)))
-        width = max(1000, (end + Int64(bins) - 1) / Int64(bins))
+        let bins = Int64(min(Self.maximumBins, max(Self.minimumBins, Self.budget / max(1, lanes))))
+        let microseconds = (end + bins * 1000 - 1) / (bins * 1000)
+        width = max(1, microseconds) * 1000
     }
 
     func bin(_ time: Int64) -> Int { Int(max(0, time) / width) }
