@@ -198,6 +198,7 @@ struct HTMLReportBrowserTests {
         let shown = try await chromium.render(page)
         Self.expectCleanPage(html, shown)
         #expect(shown.count(#"<g class="lane"#) == 1000)
+        #expect(shown.count(#"class="mark m-open"#) == 1000, "every connection's opening")
         #expect(shown.count(#"class="mark m-fault"#) == faults, "no fault dropped")
         #expect(shown.count(#"class="mark m-rst s-relay"#) == resets, "no reset dropped")
         #expect(shown.count(#"class="mark m-end s-client"#) == 1000 - resets && shown.count(#"class="mark m-fin s-client"#) == 1000 - resets, "no close dropped")

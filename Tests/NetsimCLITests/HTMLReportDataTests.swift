@@ -30,7 +30,7 @@ struct HTMLReportDataTests {
         #expect(binCount <= ByteDensity.budget, "\(binCount) bins")
         let marks = run.lanes.flatMap(\.marks)
         #expect(marks.filter { $0.k == "fault" }.count == faults)
-        #expect(marks.filter { $0.k == "rst" || $0.k == "end" }.count == 300, "every close")
+        #expect(marks.filter { $0.k == "open" }.count == 300 && marks.filter { $0.k == "rst" || $0.k == "end" }.count == 300, "every open and close")
         #expect(marks.filter { $0.k == "fin" }.count == 300 - faults)
         #expect(marks.filter { $0.k == "req" }.count == 300 && marks.filter { $0.k == "resp" }.count == 300 - faults)
         #expect(run.lanes.reduce(0) { $0 + $1.x.count / 2 } == faults, "the bytes the fault swallowed")

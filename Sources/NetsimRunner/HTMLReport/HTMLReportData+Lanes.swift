@@ -89,10 +89,10 @@ struct LaneBuilder {
                 lanes[lane].closed = micros(event.time)
                 lanes[lane].up = up
                 lanes[lane].down = down
-                fallthrough
             default:
-                if let mark = Self.mark(event) { lanes[lane].marks.append(mark) }
+                break
             }
+            if let mark = Self.mark(event) { lanes[lane].marks.append(mark) }
         }
         for lane in lanes.indices {
             lanes[lane].d = bytes[lane].flattened
@@ -102,13 +102,14 @@ struct LaneBuilder {
         lanes.sort { $0.id < $1.id }
     }
 
-    /// The marker an event is drawn as; nil for what is drawn otherwise (bytes, steps, the
-    /// client's requests) or not at all (`opened` starts the lane).
+    /// The marker an event is drawn as; nil for what is drawn otherwise (bytes as density,
+    /// steps on their row, the client's requests as bars).
     static func mark(_ event: Event) -> HTMLReportData.Mark? {
         let kind: String
         var side: String?
         switch event.kind {
-        case .bytes, .dropped, .opened, .step, .requestStarted, .requestFinished: return nil
+        case .bytes, .dropped, .step, .requestStarted, .requestFinished: return nil
+        case .opened: kind = "open"
         case .listening, .listenerClosed: kind = "listener"
         case .upstreamConnected: kind = "upstream"
         case .upstreamFailed: kind = "upfail"

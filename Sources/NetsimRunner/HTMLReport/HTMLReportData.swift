@@ -72,11 +72,12 @@ struct HTMLReportData: Encodable {
         var d: [Int]
         /// Bytes faults swallowed: `[bin, bytes, …]`.
         var x: [Int]
-        /// Never decimated: faults, FIN and RST, HTTP requests and responses, the upstream.
+        /// Never decimated: the open, faults, FIN and RST, the close, HTTP requests and
+        /// responses, the upstream.
         var marks: [Mark]
     }
 
-    /// An event drawn as a marker. `k` is its kind (`fault`, `lifted`, `fin`, `rst`, `end`,
+    /// An event drawn as a marker. `k` is its kind (`open`, `fault`, `lifted`, `fin`, `rst`, `end`,
     /// `req`, `resp`, `upstream`, `upfail`, `unobserved`, `link`, `listener`, `added`), `s` the
     /// side that did it (client, upstream, relay) or a response's status class (`2xx`), `text` the
     /// event as the text report writes it.

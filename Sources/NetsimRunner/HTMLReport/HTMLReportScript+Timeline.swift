@@ -28,6 +28,7 @@ extension HTMLReportScript {
           sample('<path class="m-fault" d="M0 -7l5 7l-5 7l-5 -7z"/>', 'fault'),
           sample('<path class="m-fin s-client" d="M-3 -4l6 4l-6 4z"/>', 'FIN (client above, upstream below)'),
           sample('<path class="m-rst s-upstream" d="M-4 -4l8 8m0 -8l-8 8"/>', 'RST'),
+          sample('<path class="m-open" d="M2 -7h-3v14h3"/>', 'opened'),
           sample('<path class="m-end s-client" d="M0 -7v14"/>', 'closed'),
           sample('<path class="m-req" d="M0 -7v7"/><path class="m-resp" d="M0 1v6"/>', 'HTTP request / response'),
           sample('<rect class="r-ok" x="-7" y="-2" width="14" height="4"/>', 'client request'),
@@ -66,6 +67,7 @@ extension HTMLReportScript {
           var mx = f(x(m.t)), y = cy + (m.s && SIDE[m.s] != null ? SIDE[m.s] : 0);
           var attrs = ' class="mark m-' + m.k + (m.s ? ' s-' + m.s : '') + '"' + tipAttr(seconds(m.t) + '  ' + m.text);
           switch (m.k) {
+            case 'open': return '<path' + attrs + ' d="M' + (x(m.t) + 3).toFixed(1) + ' ' + (cy - 8) + 'h-3v16h3"/>';
             case 'fault': return '<path' + attrs + ' d="M' + mx + ' ' + (cy - 7) + 'l5 7l-5 7l-5 -7z"/>';
             case 'lifted': case 'added': return '<path' + attrs + ' d="M' + mx + ' ' + (cy - 5) + 'l4 5l-4 5l-4 -5z"/>';
             case 'fin': return '<path' + attrs + ' d="M' + mx + ' ' + (y - 4) + 'l6 4l-6 4z"/>';

@@ -50,6 +50,7 @@ enum HTMLReportStyle {
     svg .m-fin { stroke: #fff; stroke-width: .5; }
     svg .m-rst { stroke-width: 2.2; fill: none; }
     svg .m-end { stroke-width: 2; }
+    svg .m-open { fill: none; stroke: #1f2328; stroke-width: 1.5; }
     svg .s-client { fill: var(--client); stroke: var(--client); }
     svg .s-upstream { fill: var(--upstream); stroke: var(--upstream); }
     svg .s-relay { fill: var(--relay); stroke: var(--relay); }
