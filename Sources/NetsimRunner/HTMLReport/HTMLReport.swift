@@ -5,7 +5,7 @@
 /// one file with its data as embedded JSON and its style and script inline — no network, no
 /// files beside it — so it can be attached to a CI run or mailed as it is. The script draws
 /// everything (checks, requests, the timeline, the matrix); the browser test in
-/// `Tests/NetsimReportTests` checks what it drew.
+/// `Tests/NetsimCLITests/HTMLReportBrowserTests.swift` checks what it drew.
 public enum HTMLReport {
     /// One run of a suite, or one netsim could not run; `cell` places it in the matrix.
     public struct Entry: Sendable {
