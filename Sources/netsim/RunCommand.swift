@@ -49,23 +49,24 @@ struct RunCommand: AsyncParsableCommand {
             results.append(result)
             if !result.passed { failed.append(result.driverName) }
         }
-        if let html { try writeHTML(results, to: html) }
+        if let html { try writeHTML(results, columns: drivers.map { $0 ?? "client" }, to: html) }
         if drivers.count > 1 {
             print("\(drivers.count - failed.count) passed, \(failed.count) failed" + (failed.isEmpty ? "" : " (\(failed.joined(separator: "; ")))"))
         }
         if !failed.isEmpty { throw ExitCode(1) }
     }
 
-    /// `--html`: one run as its page; several drivers as a suite with its one-row matrix.
-    private func writeHTML(_ results: [RunResult], to path: String) throws {
+    /// `--html`: one run as its page; several drivers as a suite with its one-row matrix, whose
+    /// columns are named as `netsim test`'s are (the driver asked for).
+    private func writeHTML(_ results: [RunResult], columns: [String], to path: String) throws {
         let page: String
         if results.count == 1 {
             page = HTMLReport.render(results[0])
         } else {
             var measurement = MatrixMeasurement()
-            let entries = results.map { result in
-                measurement.add(scenario: result.scenario.name, driver: result.driverName, MatrixOutcome(result))
-                return HTMLReport.Entry(.run(result), cell: HTMLReport.MatrixPlace(scenario: result.scenario.name, driver: result.driverName))
+            let entries = zip(results, columns).map { result, column in
+                measurement.add(scenario: result.scenario.name, driver: column, MatrixOutcome(result))
+                return HTMLReport.Entry(.run(result), cell: HTMLReport.MatrixPlace(scenario: result.scenario.name, driver: column))
             }
             page = HTMLReport.render(entries, matrix: measurement, title: "\(results[0].scenario.name) · \(results.count) drivers")
         }

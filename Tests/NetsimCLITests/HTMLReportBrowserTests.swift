@@ -95,6 +95,7 @@ struct HTMLReportBrowserTests {
     @Test func runWithSeveralDriversWritesEveryRunAndItsMatrix() async throws {
         let shown = try await Self.netsimPage(files: Self.oneRequest, { ["run", $0 + "/one-request.scn", "--client", "naive,resilient"] }, status: 0)
         #expect(shown.count(#"<table class="matrix">"#) == 1 && shown.count(##"<td class="pass"><a href="#run-"##) == 2)
+        #expect(shown.dom.contains("<th>naive</th><th>resilient</th>"), "columns named as netsim test names them")
         #expect(shown.count(#"<details class="run pass" id="run-"#) == 2)
     }
 
