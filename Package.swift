@@ -201,10 +201,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // The CLI as a process, and its --html pages in headless Chromium (NetsimRunner builds synthetic runs).
         .testTarget(
             name: "NetsimCLITests",
             dependencies: [
-                "netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback",
+                "netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimRunner", "NetsimScenario",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

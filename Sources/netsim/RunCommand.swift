@@ -16,6 +16,7 @@ struct RunCommand: AsyncParsableCommand {
             Example:
               netsim run Scenarios/lockscreen.scn
               netsim run Scenarios/lockscreen.scn --seed 7 --events run.jsonl --json run.json
+              netsim run Scenarios/lockscreen.scn --html run.html
             """)
 
     @Argument(help: ArgumentHelp("The scenario file (.scn). Paths are matched case-insensitively: scenarios/lockscreen.scn works.", valueName: "file"))
@@ -28,6 +29,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Write the run (requests, checks, server requests) as JSON to FILE. Example: --json run.json", valueName: "file"))
     var json: String?
+
+    @Option(help: ArgumentHelp("Write the run as one self-contained HTML page to FILE: verdicts, checks, a zoomable timeline with one swimlane per connection. With several drivers, every run and the client × scenario table. Example: --html run.html", valueName: "file"))
+    var html: String?
 
     @Option(help: ArgumentHelp("Record both legs of every relayed connection to FILE (pcap; open in Wireshark). Example: --pcap run.pcap", valueName: "file"))
     var pcap: String?
@@ -42,14 +46,34 @@ struct RunCommand: AsyncParsableCommand {
             throw ValidationError("--events, --json and --pcap write one run; with --client all use netsim test (--json, --pcap DIR)")
         }
         var failed: [String] = []
+        var results: [RunResult] = []
         for driver in drivers {
             let result = try await runOnce(scenario, driver: driver)
+            results.append(result)
             if !result.passed { failed.append(result.driverName) }
         }
+        if let html { try writeHTML(results, columns: drivers.map { $0 ?? "client" }, to: html) }
         if drivers.count > 1 {
             print("\(drivers.count - failed.count) passed, \(failed.count) failed" + (failed.isEmpty ? "" : " (\(failed.joined(separator: "; ")))"))
         }
         if !failed.isEmpty { throw ExitCode(1) }
+    }
+
+    /// `--html`: one run as its page; several drivers as a suite with its one-row matrix, whose
+    /// columns are named as `netsim test`'s are (the driver asked for).
+    private func writeHTML(_ results: [RunResult], columns: [String], to path: String) throws {
+        let page: String
+        if results.count == 1 {
+            page = HTMLReport.render(results[0])
+        } else {
+            var measurement = MatrixMeasurement()
+            let entries = zip(results, columns).map { result, column in
+                measurement.add(scenario: result.scenario.name, driver: column, MatrixOutcome(result))
+                return HTMLReport.Entry(.run(result), cell: HTMLReport.MatrixPlace(scenario: result.scenario.name, driver: column))
+            }
+            page = HTMLReport.render(entries, matrix: measurement, title: "\(results[0].scenario.name) · \(results.count) drivers")
+        }
+        try writeOrFail(page, to: path)
     }
 
     /// One run with one driver: live view, verdicts, the files asked for.

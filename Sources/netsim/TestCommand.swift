@@ -24,6 +24,7 @@ struct TestCommand: AsyncParsableCommand {
 
             Example:
               netsim test Scenarios/ --junit results.xml --jobs 2
+              netsim test Scenarios/ --client all --html results.html
               netsim test Scenarios/ --client all --repeat 3 --matrix-baseline docs/clients-matrix.md
               netsim test Scenarios/ --shard 2/4 --junit results-2.xml
             """)
@@ -40,6 +41,9 @@ struct TestCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Write every run as JSON to FILE. Example: --json results.json", valueName: "file"))
     var json: String?
+
+    @Option(help: ArgumentHelp("Write every run as one self-contained HTML page to FILE: verdicts, checks, each run's timeline, and with several drivers the client × scenario table linking to them. Example: --html results.html", valueName: "file"))
+    var html: String?
 
     @Option(help: ArgumentHelp("Scenarios run at once. Default: 2", valueName: "n"))
     var jobs: Int = 2
@@ -90,9 +94,11 @@ struct TestCommand: AsyncParsableCommand {
         let results = await runAll(jobs, captures: captures)
         var cases: [JUnitReport.Case] = []
         var entries: [JSONReport.Entry] = []
+        var pages: [HTMLReport.Entry] = []
         var measurement = MatrixMeasurement()
         let rows = Job.rowNames(scenarios)
         for (job, outcome) in zip(jobs, results) {
+            let place = HTMLReport.MatrixPlace(scenario: rows[job.scenario.file]!, driver: job.column)
             switch outcome {
             case .success(let result):
                 cases.append(JUnitReport.Case(
@@ -100,10 +106,12 @@ struct TestCommand: AsyncParsableCommand {
                     failure: result.passed ? nil : TextReport.render(result)))
                 entries.append(.run(JSONReport.Run(result)))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, MatrixOutcome(result))
+                pages.append(HTMLReport.Entry(.run(result), cell: place))
             case .failure(let error):
                 cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: 0, failure: "netsim could not run it: \(error)"))
                 entries.append(.failure(JSONReport.Failure(scenario: job.scenario.name, file: job.scenario.file, error: "\(error)")))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, .error)
+                pages.append(HTMLReport.Entry(.failure(scenario: job.scenario.name, file: job.scenario.file, driver: job.column, error: "\(error)"), cell: place))
             }
         }
         // The matrix (and its comparison with the baseline) ends the output, before the counts.
@@ -115,6 +123,10 @@ struct TestCommand: AsyncParsableCommand {
         }
         if let json {
             try JSONReport.write(JSONReport.Suite(runs: entries, matrix: wantsMatrix ? JSONReport.Matrix(measurement) : nil), to: json)
+        }
+        if let html {
+            let title = "netsim test " + paths.joined(separator: " ")
+            try writeOrFail(HTMLReport.render(pages, matrix: wantsMatrix ? measurement : nil, title: title), to: html)
         }
         let failed = cases.filter { $0.failure != nil }.count
         print("\(cases.count - failed) passed, \(failed) failed")
