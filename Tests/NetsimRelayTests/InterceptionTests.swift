@@ -175,10 +175,10 @@ struct InterceptionTests {
         #expect(answered == [1, 3])
     }
 
-    /// An upstream's GOAWAY (here its idle timeout, 300 ms) reaches the client: curl, asking again
+    /// An upstream's GOAWAY (here its idle timeout, 200 ms) reaches the client: curl, asking again
     /// a second later, opens a new connection instead of failing on the old one.
     @Test func upstreamGoAwayReachesTheH2Client() async throws {
-        let setup = try Setup(idleTimeout: .milliseconds(300))
+        let setup = try Setup(idleTimeout: .milliseconds(200))
         let (relay, endpoint) = try await setup.relay()
         let url = "https://localhost:\(endpoint.port)/hello"
         let result = try await setup.curl([url, url], extra: ["--http2", "--rate", "1/s"])
@@ -255,21 +255,30 @@ struct InterceptionTests {
         #expect(settings.settings[3] == 1, "SETTINGS_MAX_CONCURRENT_STREAMS: \(settings.settings)")
     }
 
-    /// The frames an h2 server sends in its first 300 ms to a client that sent only the preface.
+    /// The frames an h2 server sends a client that sent only the preface, up to its first SETTINGS
+    /// (waited for, at most 20 s).
     func serverFrames(_ endpoint: Endpoint, authority: CertificateAuthority) async throws -> [HTTP2Frames.Frame] {
         let received = NIOLockedValueBox<[UInt8]>([])
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let settingsArrived = group.next().makePromise(of: Void.self)
         let context = try NIOSSLContext(configuration: try authority.clientConfiguration(protocols: [.http2]))
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).channelInitializer { channel in
+        let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
-                try channel.pipeline.syncOperations.addHandler(ByteCollector { bytes in received.withLockedValue { $0 += bytes } })
+                try channel.pipeline.syncOperations.addHandler(ByteCollector { bytes in
+                    let all = received.withLockedValue { $0 += bytes; return $0 }
+                    if HTTP2Frames.parse(all).contains(where: { $0.type == 4 && $0.flags & 1 == 0 }) { settingsArrived.succeed(()) }
+                })
             }
         }.connect(host: endpoint.host, port: endpoint.port).get()
         var preface = channel.allocator.buffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
         preface.writeBytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
         try await channel.writeAndFlush(preface)
-        try await Task.sleep(for: .milliseconds(300))   // what arrives in that time is what is read
+        let deadline = group.next().scheduleTask(in: .seconds(20)) { settingsArrived.fail(ChannelError.connectTimeout(.seconds(20))) }
+        try? await settingsArrived.futureResult.get()
+        deadline.cancel()
         try await channel.close()
+        try await group.shutdownGracefully()
         return HTTP2Frames.parse(received.withLockedValue { $0 })
     }
 
