@@ -55,10 +55,30 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     /// Speaks h2 on the client channel, joins the relay's fault rules and connects upstream.
     func start(connector: TLSUpstreamConnector) throws {
         let (immediate, delayed) = relay.register(self)
-        // A `max-streams` in force is part of the connection's first SETTINGS (a second one
-        // right after would race the preface).
+        do {
+            try speakH2(limitingStreamsTo: immediate.compactMap({ $0.1.as(MaxStreams.self)?.limit }).last)
+        } catch {
+            relay.finished(self)
+            throw error
+        }
+        client.closeFuture.whenComplete { [self] _ in end() }
+        for (fault, kind) in immediate {
+            if let limit = kind.as(MaxStreams.self)?.limit {
+                maxStreamsFaults.append((fault, limit))
+                log(.faultFired(fault: MaxStreams.faultName, detail: "SETTINGS_MAX_CONCURRENT_STREAMS = \(limit) from the first SETTINGS"))
+            } else {
+                apply(kind, id: fault, atAccept: true)
+            }
+        }
+        for (fault, delay) in delayed { relay.scheduleDelayedFault(fault, on: self, at: now + delay) }
+        connectUpstream(connector)
+    }
+
+    /// The h2 server side on the client's channel. A `max-streams` in force is part of the
+    /// connection's first SETTINGS (a second SETTINGS right after would race the preface).
+    private func speakH2(limitingStreamsTo limit: Int?) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
-        if let limit = immediate.compactMap({ $0.1.as(MaxStreams.self)?.limit }).last {
+        if let limit {
             connection.initialSettings = connection.initialSettings.filter { $0.parameter != .maxConcurrentStreams }
                 + [HTTP2Setting(parameter: .maxConcurrentStreams, value: limit)]
         }
@@ -72,17 +92,6 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
         }
         // A peer that half-closes an h2 connection is done with it (relay legs allow half-closure).
         try client.pipeline.syncOperations.addHandler(CloseOnInputClosed())
-        client.closeFuture.whenComplete { [self] _ in end() }
-        for (fault, kind) in immediate {
-            if let limit = kind.as(MaxStreams.self)?.limit {
-                maxStreamsFaults.append((fault, limit))
-                log(.faultFired(fault: MaxStreams.faultName, detail: "SETTINGS_MAX_CONCURRENT_STREAMS = \(limit) from the first SETTINGS"))
-            } else {
-                apply(kind, id: fault, atAccept: true)
-            }
-        }
-        for (fault, delay) in delayed { relay.scheduleDelayedFault(fault, on: self, at: now + delay) }
-        connectUpstream(connector)
     }
 
     private func connectUpstream(_ connector: TLSUpstreamConnector) {
@@ -97,6 +106,10 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
         }.whenComplete { [self] result in
             switch result {
             case .success(let channel):
+                guard !ended else {
+                    channel.close(promise: nil)  // the client left while this connected
+                    return
+                }
                 upstream = channel
                 channel.closeFuture.whenComplete { [self] _ in upstreamClosed() }
                 let ready = waiting
