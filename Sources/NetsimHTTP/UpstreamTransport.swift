@@ -20,7 +20,6 @@ public struct UpstreamTransport: Sendable {
     /// TLS with a leaf from `authority` for whatever name the client asks.
     public static func tls(authority: CertificateAuthority, protocols: [ApplicationProtocol] = [.http2, .http1], keyLog: KeyLogFile? = nil) throws -> UpstreamTransport {
         var configuration = try authority.serverConfiguration(protocols: protocols, keyLog: keyLog?.callback)
-        configuration.applicationProtocols = protocols.map(\.rawValue)
         // Closing, do not wait the default 5 s for the client's close_notify: real servers
         // (nginx, Go) close at once, and many clients never send one.
         configuration.shutdownTimeout = .milliseconds(200)

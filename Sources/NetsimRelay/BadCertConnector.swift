@@ -21,19 +21,13 @@ struct BadCertConnector: UpstreamConnector {
 
     func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
-        let ends: (NIOBSDSocket.Handle, NIOBSDSocket.Handle)
-        do { ends = try LoopbackPair.make() } catch { return eventLoop.makeFailedFuture(error) }
         let (relay, kind, context) = (relay, kind, context)
-        let impostor = ClientBootstrap(group: eventLoop)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                    try channel.pipeline.syncOperations.addHandler(BadCertWitness(relay: relay, connection: connection, kind: kind))
-                }
+        return LoopbackPair.join(on: eventLoop, wireSide: initializer) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                try channel.pipeline.syncOperations.addHandler(BadCertWitness(relay: relay, connection: connection, kind: kind))
             }
-            .withConnectedSocket(ends.1)
-        let wireSide = Relay.legOptions(ClientBootstrap(group: eventLoop)).channelInitializer(initializer).withConnectedSocket(ends.0)
-        return impostor.and(wireSide).map { $0.1 }
+        }
     }
 }
 
@@ -64,6 +58,7 @@ private final class BadCertWitness: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case TLSUserEvent.handshakeCompleted = event { handshook = true }
+        if case ChannelEvent.inputClosed = event { context.close(promise: nil) }  // the client left
         context.fireUserInboundEventTriggered(event)
     }
 

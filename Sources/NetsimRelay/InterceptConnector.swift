@@ -48,30 +48,22 @@ struct InterceptConnector: UpstreamConnector {
 
     func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
-        let ends: (NIOBSDSocket.Handle, NIOBSDSocket.Handle)
-        do { ends = try LoopbackPair.make() } catch { return eventLoop.makeFailedFuture(error) }
         let (relay, context, upstream, upstreamHTTP2) = (relay, clientFacing, upstream, upstreamHTTP2)
-        let httpLayer = Relay.legOptions(ClientBootstrap(group: eventLoop))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                    // The HTTP layer is chosen by what the client negotiated.
-                    try channel.pipeline.syncOperations.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
-                        channel.eventLoop.makeCompletedFuture {
-                            if case .negotiated(ApplicationProtocol.http2.rawValue) = result {
-                                try HTTP2Layer(id: connection, relay: relay, client: channel).start(connector: upstreamHTTP2)
-                            } else {
-                                try relay.adoptHTTPLayer(channel, of: connection, connector: upstream)
-                            }
+        return LoopbackPair.join(on: eventLoop, wireSide: initializer) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                // The HTTP layer is chosen by what the client negotiated.
+                try channel.pipeline.syncOperations.addHandler(ApplicationProtocolNegotiationHandler { result, channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if case .negotiated(ApplicationProtocol.http2.rawValue) = result {
+                            try HTTP2Layer(id: connection, relay: relay, client: channel).start(connector: upstreamHTTP2)
+                        } else {
+                            try relay.adoptHTTPLayer(channel, of: connection, connector: upstream)
                         }
-                    })
-                }
+                    }
+                })
             }
-            .withConnectedSocket(ends.1)
-        let wireSide = Relay.legOptions(ClientBootstrap(group: eventLoop))
-            .channelInitializer(initializer)
-            .withConnectedSocket(ends.0)
-        return httpLayer.and(wireSide).map { $0.1 }
+        }
     }
 }
 
@@ -87,7 +79,7 @@ struct TLSUpstreamConnector: UpstreamConnector {
     func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
         let context = self.context
-        let serverName = self.serverName ?? Self.hostName(of: base.name)
+        let serverName = self.serverName ?? ServerName.sni(forEndpoint: base.name)
         return base.connect(for: connection, on: eventLoop, timeout: timeout) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: serverName))
@@ -95,10 +87,4 @@ struct TLSUpstreamConnector: UpstreamConnector {
         }
     }
 
-    /// The host of `host:port` when it is a name (an IP address is verified as such, with no SNI).
-    static func hostName(of endpoint: String) -> String? {
-        let host = endpoint.hasPrefix("[") ? String(endpoint.dropFirst().prefix { $0 != "]" }) : String(endpoint.prefix { $0 != ":" })
-        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
-        return host.isEmpty || isAddress ? nil : host
-    }
 }

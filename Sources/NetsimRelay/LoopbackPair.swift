@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import NIOCore
+import NIOPosix
 
 /// Two connected TCP sockets on 127.0.0.1, made with plain system calls: the join between a
 /// connection's wire layer and its HTTP layer when the relay intercepts TLS.
@@ -65,5 +66,19 @@ enum LoopbackPair {
     private static func check(_ call: String, _ result: Int32) throws -> Int32 {
         guard result >= 0 else { throw Failure(call: call, code: errno) }
         return result
+    }
+}
+
+extension LoopbackPair {
+    /// A connected pair on `eventLoop`: one end becomes the wire layer's upstream leg
+    /// (`wireSide` sets up its pipeline, and its channel is the result), the other the relay's
+    /// own side behind it (`otherSide`).
+    static func join(on eventLoop: any EventLoop, wireSide: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>,
+                     otherSide: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+        let ends: (NIOBSDSocket.Handle, NIOBSDSocket.Handle)
+        do { ends = try make() } catch { return eventLoop.makeFailedFuture(error) }
+        let other = Relay.legOptions(ClientBootstrap(group: eventLoop)).channelInitializer(otherSide).withConnectedSocket(ends.1)
+        let wire = Relay.legOptions(ClientBootstrap(group: eventLoop)).channelInitializer(wireSide).withConnectedSocket(ends.0)
+        return other.and(wire).map { $0.1 }
     }
 }

@@ -33,6 +33,19 @@ public enum ServerName: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What a client sends as SNI and verifies the certificate against by name: the DNS name;
+    /// nil for an address (SNI carries no addresses; the certificate is checked for the IP).
+    public var sni: String? {
+        if case .dns(let name) = self { return name }
+        return nil
+    }
+
+    /// The SNI for the host of `host:port` (or `[v6]:port`), by ``sni``.
+    public static func sni(forEndpoint text: String) -> String? {
+        let host = text.hasPrefix("[") ? String(text.dropFirst().prefix { $0 != "]" }) : String(text.prefix { $0 != ":" })
+        return host.isEmpty ? nil : ServerName(host).sni
+    }
+
     public var description: String {
         switch self {
         case .dns(let name): return name

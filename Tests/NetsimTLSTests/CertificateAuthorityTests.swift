@@ -78,6 +78,12 @@ import X509
         #expect(ServerName("[::1]") == .ip(Array(repeating: 0, count: 15) + [1]))
         #expect(ServerName("::1").description == "::1")
         #expect(ServerName("Example.COM.") == .dns("example.com"))
+        // SNI carries names only: an address (however written) is verified as an address.
+        #expect(ServerName("api.example.test").sni == "api.example.test")
+        #expect(ServerName("127.0.0.1").sni == nil && ServerName("::1").sni == nil)
+        #expect(ServerName.sni(forEndpoint: "api.example.test:443") == "api.example.test")
+        #expect(ServerName.sni(forEndpoint: "[::1]:443") == nil)
+        #expect(ServerName.sni(forEndpoint: "10.0.0.7:8443") == nil)
     }
 }
 

@@ -6,6 +6,7 @@ import NIOPosix
 import NIOSSL
 import NetsimHTTP
 import NetsimScenario
+import NetsimTLS
 
 /// A complete HTTP/1.1 response as the reference clients read it.
 struct RawResponse: Sendable {
@@ -45,7 +46,7 @@ final class ReferenceConnection: Sendable {
     ///   server's certificate for `url.host`.
     static func connect(to url: PlainURL, tls: NIOSSLContext? = nil, connectTimeout: Duration?) async throws(ExchangeFailure) -> ReferenceConnection {
         let (host, port) = (url.host, url.port)
-        let serverName = ReferenceTLS.serverName(host)
+        let serverName = ServerName(host).sni
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.nanoseconds((connectTimeout ?? .seconds(10)).nanoseconds))
             .channelOption(.allowRemoteHalfClosure, value: true)

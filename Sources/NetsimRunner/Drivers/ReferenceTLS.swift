@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOSSL
+import NetsimTLS
 
 /// TLS for the reference clients (`naive`, `resilient`): NIOSSL with full verification against
 /// the run's CA (or the system's trust store). Nothing here can turn verification off.
@@ -10,12 +11,6 @@ enum ReferenceTLS {
         configuration.applicationProtocols = ["http/1.1"]
         if let caFile { configuration.trustRoots = .file(caFile) }
         return try NIOSSLContext(configuration: configuration)
-    }
-
-    /// The SNI and name to verify: a DNS name as given; nil for an IP address (verified as one).
-    static func serverName(_ host: String) -> String? {
-        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
-        return isAddress ? nil : host
     }
 }
 
