@@ -50,12 +50,12 @@ struct BuiltinServerConnectionTests {
             let results = try await offload { () -> [(RawResponse, Bool)] in
                 let close = try RawHTTPConnection(endpoint)
                 let closeAnswer = try close.request("GET", "/r", headers: ["Connection: close"])
-                let closeEOF = try close.readEOF(within: .seconds(2))
+                let closeEOF = try close.readEOF(within: .seconds(10))
 
                 let old = try RawHTTPConnection(endpoint)
                 try old.send("GET /r HTTP/1.0\r\n\r\n")
                 let oldAnswer = try old.readResponse()
-                let oldEOF = try old.readEOF(within: .seconds(2))
+                let oldEOF = try old.readEOF(within: .seconds(10))
 
                 let oldKeep = try RawHTTPConnection(endpoint)
                 try oldKeep.send("GET /r HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
@@ -77,7 +77,7 @@ struct BuiltinServerConnectionTests {
         try await withServer([HTTPRoute(path: "/bye", headers: [HTTPHeader("Connection", "close")])]) { _, endpoint in
             let (answer, eof) = try await offload {
                 let connection = try RawHTTPConnection(endpoint)
-                return (try connection.request("GET", "/bye"), try connection.readEOF(within: .seconds(2)))
+                return (try connection.request("GET", "/bye"), try connection.readEOF(within: .seconds(10)))
             }
             #expect(answer.headers.filter { $0.name.lowercased() == "connection" }.map(\.value) == ["close"])
             #expect(eof)
@@ -135,7 +135,7 @@ struct BuiltinServerConnectionTests {
                 try connection.send(RawHTTPConnection.requestText("GET", "/slow") + RawHTTPConnection.requestText("GET", "/fast"))
                 connection.socket.shutdownWrite()
                 let texts = try (0..<2).map { _ in try connection.readResponse().text }
-                return (texts, try connection.readEOF(within: .seconds(2)))
+                return (texts, try connection.readEOF(within: .seconds(10)))
             }
             #expect(texts == ["slow", "fast"])
             #expect(eof)
@@ -175,7 +175,7 @@ struct BuiltinServerConnectionTests {
             return connection
         }
         await server.stop()
-        #expect(try await offload { try connection.readEOF(within: .seconds(2)) })
+        #expect(try await offload { try connection.readEOF(within: .seconds(10)) })
     }
 
     @Test func requestTimesAreOnTheEventLogTimelineWhenGiven() async throws {
