@@ -131,7 +131,8 @@ def _causes(exc):
     seen, todo = [], [exc]
     while todo:
         e = todo.pop(0)
-        if e is None or any(e is s for s in seen):
+        # `reason` is not always an exception: ssl's SSLCertVerificationError.reason is a string.
+        if not isinstance(e, BaseException) or any(e is s for s in seen):
             continue
         seen.append(e)
         todo += [getattr(e, "reason", None), e.__cause__, e.__context__]

@@ -15,17 +15,19 @@ import NetsimTLS
 struct BadCertConnector: UpstreamConnector {
     let relay: Relay
     let kind: BadCertificateKind
+    /// The fault that answers (`bad-cert`, or a `portal` with `tls=self-signed`).
+    let fault: FaultName
     let context: NIOSSLContext
 
-    var name: String { "netsim's own TLS (bad-cert=\(kind.rawValue))" }
+    var name: String { "netsim's own TLS (\(fault): \(kind.rawValue))" }
 
     func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
-        let (relay, kind, context) = (relay, kind, context)
+        let (relay, kind, fault, context) = (relay, kind, fault, context)
         return LoopbackPair.join(on: eventLoop, wireSide: initializer) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                try channel.pipeline.syncOperations.addHandler(BadCertWitness(relay: relay, connection: connection, kind: kind))
+                try channel.pipeline.syncOperations.addHandler(BadCertWitness(relay: relay, connection: connection, kind: kind, fault: fault))
             }
         }
     }
@@ -40,19 +42,21 @@ private final class BadCertWitness: ChannelInboundHandler {
     private let relay: Relay
     private let connection: ConnectionID
     private let kind: BadCertificateKind
+    private let fault: FaultName
     private var handshook = false
     private var verdictLogged = false
 
-    init(relay: Relay, connection: ConnectionID, kind: BadCertificateKind) {
+    init(relay: Relay, connection: ConnectionID, kind: BadCertificateKind, fault: FaultName) {
         self.relay = relay
         self.connection = connection
         self.kind = kind
+        self.fault = fault
     }
 
     private func verdict(_ detail: String) {
         guard !verdictLogged else { return }
         verdictLogged = true
-        relay.eventLog.record(.faultFired(fault: BadCert.faultName, detail: detail), connection: connection,
+        relay.eventLog.record(.faultFired(fault: fault, detail: detail), connection: connection,
                               at: Int64(NIODeadline.now().uptimeNanoseconds))
     }
 
@@ -64,7 +68,7 @@ private final class BadCertWitness: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         verdict("SECURITY: the client accepted a \(kind.reason) certificate and sent a request over it; a correct client refuses it")
-        let body = "netsim bad-cert: this client accepted a \(kind.reason) certificate. A correct client refuses it.\n"
+        let body = "netsim \(fault): this client accepted a \(kind.reason) certificate. A correct client refuses it.\n"
         let response = "HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: response))).whenComplete { _ in
             context.close(promise: nil)

@@ -14,12 +14,14 @@ enum ConnectionLayer: Sendable {
     /// (`outage`, `portal`) answer here; no link model (the wire layer has applied it).
     case http
 
-    /// Whether faults of `scope` act on this layer.
-    func takes(_ scope: FaultScope) -> Bool {
+    /// Whether a fault acts on this layer. A request fault that answers TLS itself (a portal
+    /// with `tls=self-signed`) acts on the wire of connections accepted while it is in force:
+    /// their handshake is the portal's, not netsim's interception.
+    func takes(_ kind: FaultKind, atAccept: Bool) -> Bool {
         switch self {
         case .whole: true
-        case .wire: scope != .request
-        case .http: scope == .request
+        case .wire: kind.scope != .request || (atAccept && kind.answersTLSItself)
+        case .http: kind.scope == .request
         }
     }
 

@@ -206,9 +206,9 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         let started = now
         // `bad-cert`: the relay's own TLS answers instead of upstream.
         let connector: any UpstreamConnector
-        if let kind = machine.tlsImpersonation {
-            do { connector = try relay.badCertConnector(kind) } catch {
-                run { $0.upstreamFailed(.other, detail: "bad-cert: cannot make its certificate: \(error)") }
+        if let (kind, fault) = machine.tlsImpersonation {
+            do { connector = try relay.badCertConnector(kind, fault: fault) } catch {
+                run { $0.upstreamFailed(.other, detail: "\(fault): cannot make its certificate: \(error)") }
                 return
             }
         } else {
@@ -262,7 +262,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     }
 
     func apply(_ kind: FaultKind, id fault: FaultID, atAccept: Bool) {
-        guard layer.takes(kind.scope) else { return }
+        guard layer.takes(kind, atAccept: atAccept) else { return }
         let now = self.now
         run { $0.apply(kind, id: fault, atAccept: atAccept, now: now) }
     }

@@ -28,7 +28,7 @@ extension Relay {
             var immediate: [(FaultID, FaultKind)] = []
             var delayed: [(FaultID, Int64)] = []
             for (id, state) in rules.sorted(by: { $0.key.raw < $1.key.raw }) where state.rule.target != .existing {
-                guard target.layer.takes(state.rule.kind.scope), affects(id, target.id, state.rule.probability) else { continue }
+                guard target.layer.takes(state.rule.kind, atAccept: true), affects(id, target.id, state.rule.probability) else { continue }
                 if case .after(let d) = state.rule.trigger {
                     delayed.append((id, d.nanoseconds))
                 } else if state.activatedAt != nil {

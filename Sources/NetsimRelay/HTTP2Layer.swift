@@ -249,7 +249,7 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     // MARK: FaultTarget
 
     func apply(_ kind: FaultKind, id fault: FaultID, atAccept: Bool) {
-        guard layer.takes(kind.scope) else { return }
+        guard layer.takes(kind, atAccept: atAccept) else { return }
         if let goAway = kind.as(GoAway.self) {
             self.goAway(goAway.mode)
         } else if let reset = kind.as(RstStream.self) {

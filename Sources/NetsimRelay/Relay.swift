@@ -67,8 +67,9 @@ public final class Relay: @unchecked Sendable {
     private var badCertContexts: [BadCertificateKind: NIOSSLContext] = [:]
     private var ownAuthority: CertificateAuthority?
 
-    /// The connector of a connection under `bad-cert`: the relay's own TLS with that certificate.
-    func badCertConnector(_ kind: BadCertificateKind) throws -> BadCertConnector {
+    /// The connector of a connection under `bad-cert` (or a portal answering TLS): the relay's
+    /// own TLS with that certificate; `fault` is named in the outcome's log line.
+    func badCertConnector(_ kind: BadCertificateKind, fault: FaultName) throws -> BadCertConnector {
         let context = try lock.withLock { () -> NIOSSLContext in
             if let made = badCertContexts[kind] { return made }
             let authority: CertificateAuthority
@@ -84,7 +85,7 @@ public final class Relay: @unchecked Sendable {
             badCertContexts[kind] = made
             return made
         }
-        return BadCertConnector(relay: self, kind: kind, context: context)
+        return BadCertConnector(relay: self, kind: kind, fault: fault, context: context)
     }
 
     /// With interception: its TLS contexts, for connectors given to ``adopt(_:connector:)``.

@@ -11,6 +11,7 @@ struct ScenarioLibraryHonestyTests {
     /// For each bundled scenario, the check that catches `naive` (a failing check title).
     static let caughtBy: [String: String] = [
         "captive-portal": "request joined: error other",
+        "goaway-deploy": "request after-deploy: error none",
         "high-latency-parallel": "request second-screen: within 900ms",
         "keepalive-race": "request boundary: error none",
         "lockscreen": "request after-unlock: error none",
@@ -20,9 +21,11 @@ struct ScenarioLibraryHonestyTests {
         "network-flap": "relay: connection attempts",
         "outage-503": "relay: requests /feed: at most 4, each at least 1.5s after the one before",
         "outage-cache-poisoning": "request recovered: body contains \"headline\"",
+        "portal-tls": "request joined: error tls",
         "profile-3g": "request refresh: error none",
         "profile-edge": "request refresh: error none",
         "refused": "request open-app: error refused",
+        "refused-stream": "server POST /order: count at most 1",
         "server-fin": "request next: error none",
         "slow-server": "server /report: count at most 2",
         "very-bad-network": "request user: error none",

@@ -65,6 +65,17 @@ final class TLSScenarioTests {
         #expect(Set(result.serverRequests.map(\.connection)).count == 1)
     }
 
+    /// The reference clients offer h2 and share one connection per origin: the two requests that
+    /// start together wait for one connect instead of opening two.
+    @Test(arguments: ["naive", "resilient"])
+    func theReferenceClientsNegotiateH2AndShareOneConnection(driver: String) async throws {
+        let result = try await runHTTPS(driver)
+        #expect(result.passed, "\(TextReport.render(result))")
+        #expect(result.serverRequests.count == 4)
+        #expect(result.serverRequests.allSatisfy { $0.version == .http2 && $0.stream != nil }, "\(result.serverRequests)")
+        #expect(Set(result.serverRequests.map(\.connection)).count == 1, "\(result.serverRequests)")
+    }
+
     /// FoundationNetworking on Linux takes no CA (docs/tls.md): it is the client "not given the
     /// CA", and must fail as a correct client does — with `tls`, never with an answer.
     @Test func aClientNotGivenTheCAFailsWithErrorKindTLS() async throws {
@@ -94,11 +105,13 @@ final class TLSScenarioTests {
 
     /// The lock-screen incident through an intercepting relay: the stale fault acts on the client's
     /// TCP connections (encrypted bytes), request tags are read inside TLS, and the reference
-    /// clients behave as in plaintext — naive reuses a dead connection, resilient recovers.
+    /// clients behave as in plaintext — naive reuses a dead connection, resilient recovers. The
+    /// upstream offers only HTTP/1.1, so the clients (which offer h2 first) fall back to it by
+    /// ALPN and keep a pool of connections, as the plaintext scenario's checks expect.
     @Test(arguments: [("naive", false), ("resilient", true)])
     func lockscreenThroughInterceptionJudgesTheClientsAsInPlaintext(driver: String, passes: Bool) async throws {
         var text = try String(contentsOfFile: repositoryRoot + "/Scenarios/lockscreen.scn", encoding: .utf8)
-        text = text.replacingOccurrences(of: "upstream:\n", with: "upstream:\n  tls: true\n")
+        text = text.replacingOccurrences(of: "upstream:\n", with: "upstream:\n  tls: true\n  http: [http/1.1]\n")
             .replacingOccurrences(of: "  profile: lte\n", with: "  profile: lte\n  tls: intercept\n")
         let parsed = try scenario(text, file: "lockscreen-intercept.scn")
         #expect(parsed.interceptTLS && parsed.scheme == "https")

@@ -175,7 +175,7 @@ struct ToxiproxyAPITests {
         (#"{"type":"outage","attributes":{"code":"503"}}"#, "unknown attribute code"),
         (#"{"type":"portal","attributes":{"answer":"login"}}"#, #"answer of a portal toxic must be one of "redirect", "page""#),
         (#"{"type":"portal","attributes":{"tls":["reset"]}}"#, "got an array"),
-        (#"{"type":"portal","attributes":{"tls":"drop"}}"#, #""reset", "close", "hang", not "drop""#),
+        (#"{"type":"portal","attributes":{"tls":"drop"}}"#, #""reset", "close", "hang", "self-signed", not "drop""#),
         (#"{"type":"slow_close","attributes":{"delay":-1}}"#, "whole number"),
         (#"{"type":"limit_data","stream":"upstream","attributes":{"bytes":5}}"#, "downstream"),
     ])

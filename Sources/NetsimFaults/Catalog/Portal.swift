@@ -1,16 +1,17 @@
 import Foundation
 import NetsimCore
 
-/// `portal[=redirect|page][,tls=reset|close|hang]`: a captive portal. The relay answers
-/// plain-HTTP requests itself with a redirect to a login page, or the page itself (connectivity
-/// probes included), and breaks TLS; lifted by a `login` (or by removing the fault), after which
-/// requests go upstream again.
+/// `portal[=redirect|page][,tls=reset|close|hang|self-signed]`: a captive portal. The relay
+/// answers plain-HTTP requests itself with a redirect to a login page, or the page itself
+/// (connectivity probes included), and breaks TLS — or answers it with a self-signed
+/// certificate, as portals that intercept HTTPS do; lifted by a `login` (or by removing the
+/// fault), after which requests go upstream again.
 public struct Portal: Fault {
     public static let name = "portal"
-    public static let syntax = "[=redirect|page][,tls=reset|close|hang]"
+    public static let syntax = "[=redirect|page][,tls=reset|close|hang|self-signed]"
     public static let example = "portal=page,tls=close"
     public static let scope = FaultScope.request
-    public static let summary = "plain HTTP gets a login page or a redirect to it; TLS is reset, closed or hangs"
+    public static let summary = "plain HTTP gets a login page or a redirect to it; TLS is reset, closed, hangs or gets a self-signed certificate"
     public static let toxic: ToxicMapping? = ToxicMapping(
         "portal", origin: .netsim,
         attributes: [.init("answer", .choice(PortalSettings.Answer.allCases.map(\.rawValue))),
@@ -43,8 +44,9 @@ public struct Portal: Fault {
 
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
             let answer = settings.answer == .redirect ? "a redirect to its login page" : "its login page"
+            let tls = settings.tls == .selfSigned ? "answers TLS with a self-signed certificate" : "breaks TLS (\(settings.tls.rawValue))"
             connection.fire((atAccept ? "no upstream connect; " : "")
-                + "a captive portal answers plain HTTP with \(answer) and breaks TLS (\(settings.tls.rawValue)) until a login")
+                + "a captive portal answers plain HTTP with \(answer) and \(tls) until a login")
             return .stays
         }
 
@@ -54,13 +56,15 @@ public struct Portal: Fault {
             return refusal("a TLS ClientHello\(host)")
         }
 
-        func refusesUnparseable() -> StandInRefusal? { refusal("bytes that are not HTTP") }
+        func refusesUnparseable() -> StandInRefusal? { refusal("bytes that are not HTTP", tls: false) }
 
-        private func refusal(_ what: String) -> StandInRefusal {
+        private func refusal(_ what: String, tls: Bool = true) -> StandInRefusal {
             switch settings.tls {
             case .reset: StandInRefusal(.close(.rst), what: what)
             case .close: StandInRefusal(.close(.fin), what: what)
             case .hang: StandInRefusal(.hang, what: what)
+            // Only a handshake can be answered with a certificate; other bytes end with a FIN.
+            case .selfSigned: StandInRefusal(tls ? .impersonate(.selfSigned) : .close(.fin), what: what)
             }
         }
 
@@ -79,4 +83,7 @@ extension FaultKind {
 
     /// True for a captive portal (lifted by a `login`).
     public var isPortal: Bool { fault is Portal }
+
+    /// True for a portal that answers TLS handshakes with a certificate of its own.
+    public var answersTLSItself: Bool { (fault as? Portal)?.settings.tls == .selfSigned }
 }

@@ -49,7 +49,8 @@ extension ConnectionMachine {
         holdsConnect = faults.contains { $0.effect.holdsConnect }
         finDelay = faults.map(\.effect.finDelay).max() ?? 0
         inspectingBytes = faults.contains { $0.effect.inspectsBytes }
-        standIn = faults.last { $0.effect.standIn != nil }?.effect.standIn
+        // A connection whose handshake a stand-in answered with a certificate stays with it.
+        standIn = impersonating != nil ? nil : faults.last { $0.effect.standIn != nil }?.effect.standIn
         recomputePlain()
         if hadStandIn, standIn == nil { endStandIn(now: now) }
         if !holdsConnect, phase == .connecting, upstream == .held {

@@ -9,6 +9,9 @@ extension ConnectionMachine {
         guard let standIn else { return }
         if standInBytesParsed == 0, let refusal = standIn.refuses(firstBytes: chunk.bytes) {
             actingFault = standIn.faultName
+            if case .impersonate(let kind) = refusal.how {
+                return impersonate(kind, answering: refusal.what, first: chunk, now: now)
+            }
             return refuse(refusal, swallowed: chunk.count)
         }
         standInBytesParsed += chunk.count
@@ -88,7 +91,22 @@ extension ConnectionMachine {
             discarding = true
             recomputePlain()
             updateReadGates()
+        case .impersonate(let kind):
+            preconditionFailure("a stand-in impersonates only a handshake it has the bytes of (\(kind))")
         }
+    }
+
+    /// The stand-in answers this connection's TLS itself with a `kind` certificate: the connection
+    /// leaves the stand-in and connects to the relay's own TLS server (as under `bad-cert`), the
+    /// handshake's first bytes going there first.
+    private mutating func impersonate(_ kind: BadCertificateKind, answering what: String, first chunk: Chunk, now: Int64) {
+        fire("answered \(what) with a \(kind.reason) certificate of its own, as a portal that intercepts HTTPS does")
+        impersonating = (kind, actingFault)
+        standIn = nil
+        recomputePlain()
+        phase = .accepted
+        beginConnect(now: now)
+        forward(chunk, .up, now: now)
     }
 
     /// The last stand-in lifted: requests go upstream again. A connection that never connected

@@ -87,8 +87,15 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var link: LinkConfiguration
 
     var faults: [ActiveFault] = []
-    /// `bad-cert` in force: the upstream is the relay's own TLS answering with a wrong certificate.
-    public var tlsImpersonation: BadCertificateKind? { faults.last { $0.effect.impersonation != nil }?.effect.impersonation }
+    /// `bad-cert` in force, or a portal answering this connection's handshake: the upstream is
+    /// the relay's own TLS answering with a wrong certificate, and the fault that decided it.
+    public var tlsImpersonation: (kind: BadCertificateKind, fault: FaultName)? {
+        if let impersonating { return impersonating }
+        guard let fault = faults.last(where: { $0.effect.impersonation != nil }), let kind = fault.effect.impersonation else { return nil }
+        return (kind, fault.name)
+    }
+    /// A stand-in chose to answer this connection's TLS with a certificate of its own.
+    var impersonating: (kind: BadCertificateKind, fault: FaultName)?
     /// Rules that have acted on this connection (each acts once, whichever path delivered it).
     var appliedFaults: Set<FaultID> = []
     /// The fault whose hook is running, for its log lines and timers.

@@ -18,6 +18,10 @@ public struct PortalSettings: Hashable, Sendable, CustomStringConvertible {
         case close
         /// Swallow the bytes and never answer (a firewall's DROP): the client times out.
         case hang
+        /// Answer the handshake with a self-signed certificate for the name asked, as portals
+        /// that intercept HTTPS do: a correct client refuses it; one that accepts it is a
+        /// security finding (see `bad-cert`).
+        case selfSigned = "self-signed"
     }
 
     public var answer: Answer
@@ -31,7 +35,7 @@ public struct PortalSettings: Hashable, Sendable, CustomStringConvertible {
     /// The host the portal's login page is served from.
     public static let loginHost = "portal.netsim.test"
 
-    public static let allowedForms = "portal, portal=redirect|page, portal=…,tls=reset|close|hang (e.g. portal=page,tls=close)"
+    public static let allowedForms = "portal, portal=redirect|page, portal=…,tls=reset|close|hang|self-signed (e.g. portal=page,tls=close)"
 
     /// Parses what follows `portal=`: a comma-separated list of `redirect`/`page` and `tls=…`.
     init?(parsing text: String) {

@@ -23,6 +23,9 @@ public struct StandInRefusal: Sendable, Equatable {
         case close(CloseKind)
         /// Swallow them and never answer (a firewall's DROP).
         case hang
+        /// Answer the TLS handshake with a certificate of the relay's own that a correct client
+        /// refuses (the connection goes on as under `bad-cert`).
+        case impersonate(BadCertificateKind)
     }
     public var how: How
     /// What was refused, for the log ("a TLS ClientHello for example.com").

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import NIOHTTP2
 import NIOSSL
 import NIOPosix
 import NetsimCore
@@ -87,6 +88,8 @@ enum NIOErrorKind {
         }
         if error is NIOConnectionError { return .other }
         if error is NIOSSLError || error is BoringSSLError { return .tls }
+        // h2: the server reset the request's stream (RST_STREAM); the connection may live on.
+        if error is NIOHTTP2Errors.StreamClosed { return .reset }
         return nil
     }
 

@@ -1,29 +1,32 @@
 import Foundation
 import NIOConcurrencyHelpers
-import NIOSSL
 import NetsimCore
 import NetsimHTTP
 import NetsimScenario
 
 /// `naive`: a test instrument that reproduces the client flaws behind the incidents, on purpose.
-/// An honest, small HTTP/1.1 client over SwiftNIO (docs/drivers.md, "naive"):
+/// An honest, small HTTP/1.1 and h2 client over SwiftNIO (docs/drivers.md, "naive"):
 ///
 /// - keeps idle pooled connections for 60 s whatever the server does — it never looks whether
 ///   the server closed one (a FIN leaves the connection half-open and it writes into it);
+/// - over TLS offers h2 and HTTP/1.1 by ALPN; its one h2 connection per origin takes every
+///   request for the whole run, whatever happened to it — a GOAWAY, a reset, a dead socket;
 /// - on any failure — and on any `5xx` answer — retries (`retries`, default 1) at once, with no
-///   backoff and no regard for `Retry-After`, on the next pooled connection (LIFO), whatever the
-///   method — so after a network change its retry meets another dead connection, a POST may
-///   reach the server twice, and an outage gets a retry storm;
+///   backoff and no regard for `Retry-After`, on the next pooled connection (LIFO; on h2 the same
+///   connection), whatever the method — so after a network change its retry meets another dead
+///   connection, a POST may reach the server twice (also after an h2 stream reset with
+///   INTERNAL_ERROR), and an outage gets a retry storm;
 /// - caches `200` GET responses by heuristic freshness: `max-age` when given, otherwise 10% of
 ///   `Date − Last-Modified` (so an error page served as a 200 with an old `Last-Modified` sticks);
-/// - believes whatever page it gets (redirects and login pages are answers).
+/// - believes whatever page it gets (redirects and login pages are answers), and whatever
+///   certificate: it checks none (verification switched off, as shipped apps too often have it).
 public final class NaiveDriver: ClientDriver {
     public let name = "naive (netsim reference client)"
     /// How long an idle pooled connection is kept, whatever happened to it.
     static let keepIdle: Duration = .seconds(60)
 
     private let config: DriverConfig
-    private let pool: ConnectionPool
+    private let connector: ReferenceConnector
     private let cache = ResponseCache()
     private let notes = ClientLog()
 
@@ -32,19 +35,14 @@ public final class NaiveDriver: ClientDriver {
         self.init(config: DriverConfig(client, seed: seed, caFile: caFile))
     }
 
-    private let tlsContext: LazyTLSContext
-
     init(config: DriverConfig) {
         self.config = config
-        tlsContext = LazyTLSContext(caFile: config.caFile)
-        pool = ConnectionPool(maxIdle: config.pool ?? 10)
+        connector = ReferenceConnector(config: config, certificates: .none)
     }
-
-    private func tls() throws(ExchangeFailure) -> NIOSSLContext { try tlsContext.get() }
 
     public func ready(timeout: Duration) async throws {}
 
-    public func shutdown() async { pool.closeAll() }
+    public func shutdown() async { connector.closeAll() }
 
     public var log: String { get async { notes.contents } }
 
@@ -54,7 +52,7 @@ public final class NaiveDriver: ClientDriver {
         guard let url = PlainURL(request.url) else {
             return ResponseBuilder.failure(.other, "naive: only http:// and https:// URLs are supported: \(request.url)")
         }
-        pool.expire(olderThan: Self.keepIdle)
+        connector.pool.expire(olderThan: Self.keepIdle)
         let method = request.method.uppercased()
         if method == "GET", let cached = cache.fresh(request.url) {
             note("#\(request.id) \(method) \(url.target): served from cache")
@@ -64,12 +62,13 @@ public final class NaiveDriver: ClientDriver {
         let retries = max(0, config.retries ?? 1)
         var attempt = 0
         while true {
-            let connection: ReferenceConnection
-            if let pooled = pool.take(key) {
-                connection = pooled
+            let link: ReferenceLink
+            if let pooled = connector.pool.take(key) {
+                link = .http1(pooled)
             } else {
                 do {
-                    connection = try await ReferenceConnection.connect(to: url, tls: url.secure ? try tls() : nil, connectTimeout: config.connectTimeout ?? config.timeout)
+                    // Its h2 connection is used whatever happened to it (a GOAWAY, a reset).
+                    link = try await connector.link(to: url, key: key, reusable: { _ in true }).link
                 } catch {
                     note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
                     if attempt < retries {
@@ -79,11 +78,11 @@ public final class NaiveDriver: ClientDriver {
                     return ResponseBuilder.failure(error.kind, error.message)
                 }
             }
-            let result = await connection.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
+            let result = await link.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
             switch result {
             case .success(let response):
-                note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(connection.localPort ?? 0)")
-                if response.header("Connection")?.lowercased() == "close" { connection.close() } else { pool.put(key, connection) }
+                note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(link.localPort ?? 0)")
+                connector.release(link, key: key, after: response)
                 if response.status >= 500, attempt < retries {
                     attempt += 1
                     continue
@@ -91,15 +90,15 @@ public final class NaiveDriver: ClientDriver {
                 if method == "GET", response.status == 200, let lifetime = Self.freshness(response) {
                     cache.store(request.url, response, for: lifetime)
                 }
-                return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: connection.localPort)
+                return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: link.localPort)
             case .failure(let failure):
-                note("#\(request.id) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(connection.localPort ?? 0): \(failure.message)")
-                connection.close()
+                note("#\(request.id) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(link.localPort ?? 0): \(failure.message)")
+                if case .http1(let connection) = link { connection.close() }
                 if attempt < retries {
                     attempt += 1
                     continue
                 }
-                return ResponseBuilder.failure(failure.kind, failure.message, localPort: connection.localPort)
+                return ResponseBuilder.failure(failure.kind, failure.message, localPort: link.localPort)
             }
         }
     }

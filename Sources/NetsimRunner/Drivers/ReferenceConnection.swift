@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NetsimHTTP
@@ -25,6 +26,48 @@ struct ExchangeFailure: Error, Sendable {
     var message: String
     /// Nothing of a response had arrived (so the request may not have been processed).
     var beforeResponse: Bool
+    /// On h2: the server reset this request's stream with this code (the connection lives on).
+    var streamReset: HTTP2ErrorCode? = nil
+}
+
+/// The request head both HTTP versions send (on h2, `Host` becomes `:authority`).
+enum ReferenceRequest {
+    static func head(method: String, url: PlainURL, headers: [HTTPHeader], body: String?) -> HTTPRequestHead {
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: url.target)
+        head.headers.add(name: "Host", value: url.authority)
+        head.headers.add(name: "User-Agent", value: "netsim-reference")
+        for header in headers { head.headers.add(name: header.name, value: header.value) }
+        if let body { head.headers.replaceOrAdd(name: "Content-Length", value: "\(body.utf8.count)") }
+        return head
+    }
+}
+
+/// A reference client's connection to an origin: HTTP/1.1 (one request at a time, pooled) or
+/// h2 (a stream per request, shared).
+enum ReferenceLink: Sendable {
+    case http1(ReferenceConnection)
+    case h2(ReferenceH2Connection)
+
+    var localPort: Int? {
+        switch self {
+        case .http1(let connection): connection.localPort
+        case .h2(let connection): connection.localPort
+        }
+    }
+
+    func exchange(method: String, url: PlainURL, headers: [HTTPHeader], body: String?, timeout: Duration?) async -> Result<RawResponse, ExchangeFailure> {
+        switch self {
+        case .http1(let connection): await connection.exchange(method: method, url: url, headers: headers, body: body, timeout: timeout)
+        case .h2(let connection): await connection.exchange(method: method, url: url, headers: headers, body: body, timeout: timeout)
+        }
+    }
+
+    func close() {
+        switch self {
+        case .http1(let connection): connection.close()
+        case .h2(let connection): connection.close()
+        }
+    }
 }
 
 /// One keep-alive TCP connection of the reference clients: NIOHTTP1's client codec plus a handler
@@ -36,24 +79,28 @@ final class ReferenceConnection: Sendable {
     /// The handler lives on the channel's event loop; requests reach it from there.
     private let exchange: NIOLoopBound<ExchangeHandler>
 
-    private init(channel: any Channel, exchange: NIOLoopBound<ExchangeHandler>) {
+    init(channel: any Channel, exchange: NIOLoopBound<ExchangeHandler>) {
         self.channel = channel
         self.exchange = exchange
         localPort = channel.localAddress?.port
     }
 
-    /// - Parameter tls: speaks TLS with this context first (an `https://` URL), verifying the
-    ///   server's certificate for `url.host`.
-    static func connect(to url: PlainURL, tls: NIOSSLContext? = nil, connectTimeout: Duration?) async throws(ExchangeFailure) -> ReferenceConnection {
-        let (host, port) = (url.host, url.port)
-        let serverName = ServerName(host).sni
-        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    /// The reference clients' TCP: no Nagle, and a server's FIN leaves the connection half-open
+    /// (the client decides what to make of it).
+    static func bootstrap(connectTimeout: Duration?) -> ClientBootstrap {
+        ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.nanoseconds((connectTimeout ?? .seconds(10)).nanoseconds))
             .channelOption(.allowRemoteHalfClosure, value: true)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+    }
+
+    /// A plaintext connection (`http://`); `https://` goes through ``ReferenceH2Connection/connect(to:tls:connectTimeout:)``,
+    /// which speaks what ALPN chose.
+    static func connect(to url: PlainURL, connectTimeout: Duration?) async throws(ExchangeFailure) -> ReferenceConnection {
+        let (host, port) = (url.host, url.port)
+        let bootstrap = Self.bootstrap(connectTimeout: connectTimeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if let tls { try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
                     try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
                 }
@@ -78,13 +125,8 @@ final class ReferenceConnection: Sendable {
 
     /// Sends one request and reads its response, giving up (and closing) after `timeout`.
     func exchange(method: String, url: PlainURL, headers: [HTTPHeader], body: String?, timeout: Duration?) async -> Result<RawResponse, ExchangeFailure> {
-        var requestHead = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: url.target)
-        requestHead.headers.add(name: "Host", value: url.authority)
-        requestHead.headers.add(name: "User-Agent", value: "netsim-reference")
-        for header in headers { requestHead.headers.add(name: header.name, value: header.value) }
+        let head = ReferenceRequest.head(method: method, url: url, headers: headers, body: body)
         let bodyBytes = body.map { Array($0.utf8) }
-        if let bodyBytes { requestHead.headers.replaceOrAdd(name: "Content-Length", value: "\(bodyBytes.count)") }
-        let head = requestHead
         let exchange = self.exchange
         let channel = self.channel
         let limit = TimeAmount.nanoseconds((timeout ?? .seconds(30)).nanoseconds)
@@ -190,7 +232,11 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let kind = NIOErrorKind.kind(of: error) {
+        if let reset = error as? NIOHTTP2Errors.StreamClosed {
+            // h2: the server reset this stream; the connection and its other streams live on.
+            finish(.failure(ExchangeFailure(kind: .reset, message: "the server reset the stream (\(reset.errorCode.rfcName))",
+                                            beforeResponse: head == nil, streamReset: reset.errorCode)))
+        } else if let kind = NIOErrorKind.kind(of: error) {
             finish(.failure(ExchangeFailure(kind: kind, message: "\(error)", beforeResponse: head == nil)))
         } else {
             // A parser error: typically EOF in the middle of a message.
@@ -281,5 +327,20 @@ final class ConnectionPool: Sendable {
             return idle.values.flatMap { $0 }
         }
         for entry in all { entry.connection.close() }
+    }
+}
+
+extension HTTP2ErrorCode {
+    /// The code as RFC 9113 §7 spells it, for messages people compare with a capture.
+    var rfcName: String {
+        switch self {
+        case .noError: "NO_ERROR"
+        case .protocolError: "PROTOCOL_ERROR"
+        case .internalError: "INTERNAL_ERROR"
+        case .refusedStream: "REFUSED_STREAM"
+        case .cancel: "CANCEL"
+        case .enhanceYourCalm: "ENHANCE_YOUR_CALM"
+        default: "error code \(networkCode)"
+        }
     }
 }

@@ -1,20 +1,24 @@
 import Foundation
-import NIOSSL
 import NetsimCore
 import NetsimHTTP
 import NetsimScenario
 import NIOConcurrencyHelpers
 
 /// `resilient`: a test instrument that applies the fixes for the incidents. A small, honest
-/// HTTP/1.1 client over SwiftNIO (docs/drivers.md, "resilient"):
+/// HTTP/1.1 and h2 client over SwiftNIO (docs/drivers.md, "resilient"):
 ///
+/// - over TLS offers h2 and HTTP/1.1 by ALPN; its h2 connection per origin is shared while it
+///   takes new streams: after a GOAWAY new requests go to a new connection (streams in flight
+///   finish on the old one);
 /// - before reusing a pooled connection it checks it (open, no FIN from the server, nothing
 ///   unsolicited arrived) and drops it otherwise; idle connections go after `idle_timeout`
 ///   (default 30 s); when a reused connection fails at the connection level, every other idle
 ///   connection to that host is dropped too (they were opened before the same network change);
 /// - retries (`retries`, default 1) only idempotent requests, only after a reset, a close
 ///   before any response or a refused connect, and always on a fresh connection; a POST (any
-///   non-idempotent method) is never replayed: its failure is reported;
+///   non-idempotent method) is never replayed: its failure is reported — except after an h2
+///   REFUSED_STREAM, which guarantees nothing was processed (any other stream reset: idempotent
+///   methods only; the h2 connection stays);
 /// - backs off before each retry: `backoff` (default 100 ms) × 2^(retry−1), capped at
 ///   `backoff_cap` (default 5 s), times a jitter factor in [0.5, 1) drawn from the run's seed;
 /// - honours `Retry-After` on a `503` or `429` to an idempotent request: waits that long and
@@ -31,7 +35,7 @@ public final class ResilientDriver: ClientDriver {
     public let name = "resilient (netsim reference client)"
 
     private let config: DriverConfig
-    private let pool: ConnectionPool
+    private let connector: ReferenceConnector
     private let cache = ResponseCache()
     private let idleTimeout: Duration
     private let backoff: Duration
@@ -46,12 +50,9 @@ public final class ResilientDriver: ClientDriver {
         self.init(config: DriverConfig(client, seed: seed, caFile: caFile))
     }
 
-    private let tlsContext: LazyTLSContext
-
     init(config: DriverConfig) {
         self.config = config
-        tlsContext = LazyTLSContext(caFile: config.caFile)
-        pool = ConnectionPool(maxIdle: config.pool ?? 10)
+        connector = ReferenceConnector(config: config, certificates: .full)
         idleTimeout = config.duration("idle_timeout") ?? .seconds(30)
         backoff = config.duration("backoff") ?? .milliseconds(100)
         backoffCap = config.duration("backoff_cap") ?? .seconds(5)
@@ -59,11 +60,9 @@ public final class ResilientDriver: ClientDriver {
         random = NIOLockedValueBox(SeededRandom(seed: config.seed).derived(SeededRandom.label("resilient-backoff")))
     }
 
-    private func tls() throws(ExchangeFailure) -> NIOSSLContext { try tlsContext.get() }
-
     public func ready(timeout: Duration) async throws {}
 
-    public func shutdown() async { pool.closeAll() }
+    public func shutdown() async { connector.closeAll() }
 
     public var log: String { get async { notes.contents } }
 
@@ -81,6 +80,7 @@ public final class ResilientDriver: ClientDriver {
         guard let url = PlainURL(request.url) else {
             return ResponseBuilder.failure(.other, "resilient: only http:// and https:// URLs are supported: \(request.url)")
         }
+        let pool = connector.pool
         pool.expire(olderThan: idleTimeout)
         let method = request.method.uppercased()
         if method == "GET", let cached = cache.fresh(request.url) {
@@ -88,7 +88,8 @@ public final class ResilientDriver: ClientDriver {
             return ResponseBuilder.response(status: cached.status, headers: cached.headers, body: cached.body, localPort: nil)
         }
         let key = "\(url.host):\(url.port)"
-        let retries = idempotentMethods.contains(method) ? max(0, config.retries ?? 1) : 0
+        let idempotent = idempotentMethods.contains(method)
+        let retries = max(0, config.retries ?? 1)
         var attempt = 0
         var serverPause: Duration?
         while true {
@@ -98,12 +99,12 @@ public final class ResilientDriver: ClientDriver {
                 note("#\(request.id) backing off \(pause.compactDescription) before retry \(attempt)")
                 try? await Task.sleep(for: pause)
             }
-            var connection: ReferenceConnection?
+            var link: ReferenceLink?
             var reused = false
             if attempt == 0 {
                 while let pooled = pool.take(key) {
                     if await pooled.looksAlive() {
-                        connection = pooled
+                        link = .http1(pooled)
                         reused = true
                         break
                     }
@@ -111,32 +112,33 @@ public final class ResilientDriver: ClientDriver {
                     pooled.close()
                 }
             }
-            if connection == nil {
+            if link == nil {
                 do {
-                    connection = try await ReferenceConnection.connect(to: url, tls: url.secure ? try tls() : nil, connectTimeout: config.connectTimeout ?? config.timeout)
+                    // The shared h2 connection only while it takes new streams (no GOAWAY).
+                    (link, reused) = try await connector.link(to: url, key: key, reusable: { $0.takesNewStreams })
                 } catch {
                     note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
                     // Refused, or reset as it was made: nothing was sent, so trying again is safe.
-                    if attempt < retries, error.kind == .refused || error.kind == .reset {
+                    if attempt < retries, idempotent, error.kind == .refused || error.kind == .reset {
                         attempt += 1
                         continue
                     }
                     return ResponseBuilder.failure(error.kind, error.message)
                 }
             }
-            guard let connection else { continue }
-            let result = await connection.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
+            guard let link else { continue }
+            let result = await link.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
             switch result {
             case .success(let response):
-                note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(connection.localPort ?? 0)\(reused ? " (reused)" : "")")
-                if response.header("Connection")?.lowercased() == "close" { connection.close() } else { pool.put(key, connection) }
+                note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(link.localPort ?? 0)\(reused ? " (reused)" : "")")
+                connector.release(link, key: key, after: response)
                 if let portal = await captivePortal(response, url: url, request: request) {
-                    return ResponseBuilder.failure(.other, portal, localPort: connection.localPort)
+                    return ResponseBuilder.failure(.other, portal, localPort: link.localPort)
                 }
-                if let wait = Self.retryAfter(response), attempt < retries {
+                if let wait = Self.retryAfter(response), idempotent, attempt < retries {
                     guard wait <= retryAfterCap else {
                         note("#\(request.id) \(response.status) asks to retry after \(wait.compactDescription), beyond retry_after_cap: reporting it")
-                        return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: connection.localPort)
+                        return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: link.localPort)
                     }
                     note("#\(request.id) \(response.status) with Retry-After: waiting \(wait.compactDescription) as asked")
                     serverPause = wait
@@ -146,19 +148,38 @@ public final class ResilientDriver: ClientDriver {
                 if method == "GET", let lifetime = Self.cacheLifetime(response) {
                     cache.store(request.url, response, for: lifetime)
                 }
-                return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: connection.localPort)
+                return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: link.localPort)
             case .failure(let failure):
-                note("#\(request.id) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(connection.localPort ?? 0)\(reused ? " (reused)" : ""): \(failure.message)")
-                connection.close()
-                let connectionLevel = failure.kind == .reset || failure.kind == .closedBeforeResponse
-                if reused, connectionLevel { pool.drain(key) }
-                if attempt < retries, connectionLevel, failure.beforeResponse {
+                note("#\(request.id) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(link.localPort ?? 0)\(reused ? " (reused)" : ""): \(failure.message)")
+                if attempt < retries, Self.retryable(failure, idempotent: idempotent) {
+                    retire(link, after: failure, reused: reused, key: key)
                     attempt += 1
                     continue
                 }
-                return ResponseBuilder.failure(failure.kind, failure.message, localPort: connection.localPort)
+                retire(link, after: failure, reused: reused, key: key)
+                return ResponseBuilder.failure(failure.kind, failure.message, localPort: link.localPort)
             }
         }
+    }
+
+    /// Whether a failed request may be sent again. An h2 stream refused with REFUSED_STREAM was
+    /// not processed (RFC 9113 §8.7): any method may go again. Any other stream reset, and a
+    /// connection that failed before any response, may have been processed: idempotent methods
+    /// only, and for a connection only when it failed as a dead one does (reset, closed).
+    static func retryable(_ failure: ExchangeFailure, idempotent: Bool) -> Bool {
+        if let code = failure.streamReset { return code == .refusedStream || idempotent }
+        let connectionLevel = failure.kind == .reset || failure.kind == .closedBeforeResponse
+        return idempotent && connectionLevel && failure.beforeResponse
+    }
+
+    /// After a failure: a stream reset leaves its h2 connection shared (only the stream ended);
+    /// any other failure closes the connection, and when it was a reused one, every other idle
+    /// connection to the host goes too (they were opened before the same network change).
+    private func retire(_ link: ReferenceLink, after failure: ExchangeFailure, reused: Bool, key: String) {
+        guard failure.streamReset == nil else { return }
+        if case .h2(let connection) = link { connector.h2.forget(connection, of: key) }
+        link.close()
+        if reused, failure.kind == .reset || failure.kind == .closedBeforeResponse { connector.pool.drain(key) }
     }
 
     /// Only explicit freshness, only a 200 whose body passes validation.
