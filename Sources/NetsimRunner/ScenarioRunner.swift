@@ -153,6 +153,11 @@ public enum DriverFactory {
 
     /// - Parameter caFile: the CA the client is given to trust (a TLS scenario); nil in plaintext.
     static func make(_ name: String, scenario: Scenario, options: RunOptions, caFile: String? = nil) throws -> any ClientDriver {
+        // No built-in driver speaks h2c (an exec client may: curl --http2-prior-knowledge).
+        if scenario.clientsMustSpeakH2C, name != "exec", available.contains(name) {
+            throw RunnerError.invalid("\(scenario.file): the upstream speaks h2 without TLS (h2c, prior knowledge) and the \(name) client cannot; "
+                + "hint: add 'tls: true' to the upstream (h2 by ALPN), list http/1.1, or run an exec client that speaks h2c")
+        }
         switch name {
         case "exec":
             let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)

@@ -64,6 +64,13 @@ extension Scenario {
 
     /// Whether clients see TLS (and so must be given netsim's CA).
     public var clientsSpeakTLS: Bool { scheme == "https" }
+
+    /// Whether clients must speak h2 without TLS (h2c with prior knowledge): the built-in
+    /// upstream speaks only `h2`, in plaintext.
+    public var clientsMustSpeakH2C: Bool {
+        guard case .builtin(_, _, let wire) = upstream else { return false }
+        return !wire.tls && wire.protocols == [.http2]
+    }
 }
 
 /// How the built-in upstream speaks: `tls` and `http` of the scenario's `upstream`.

@@ -52,6 +52,37 @@ struct ScenarioCommandTests {
         #expect(!invalidOut.contains("▶"), "nothing ran")
     }
 
+    /// An upstream that speaks only h2c, and a client that cannot: a configuration error, one
+    /// line, exit 2, nothing run — not a run full of confusing failures.
+    @Test func h2WithoutTLSForAClientThatCannotSpeakItIsAConfigurationError() async throws {
+        let file = Self.temporary("h2c.scn")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let source = """
+            name: h2c
+            description: the built-in upstream speaks h2 with prior knowledge only
+            seed: 1
+            upstream:
+              http: [h2]
+              routes:
+                - path: /a
+                  body: hi
+            client:
+              driver: resilient
+            timeline:
+              - request: a
+                path: /a
+            expect:
+              - request: a
+                status: 200
+            """
+        try source.write(toFile: file, atomically: true, encoding: .utf8)
+        let (status, out, err) = try await Self.netsim(["run", file])
+        #expect(status == 2)
+        #expect(err.contains("speaks h2 without TLS (h2c, prior knowledge) and the resilient client cannot"), "\(err)")
+        #expect(err.contains("hint: add 'tls: true'"))
+        #expect(!out.contains("▶"), "nothing ran")
+    }
+
     @Test func testRunsASuiteWritesJUnitAndEndsWithTheCounts() async throws {
         let junit = Self.temporary("junit.xml")
         defer { try? FileManager.default.removeItem(atPath: junit) }
