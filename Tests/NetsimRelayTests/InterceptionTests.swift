@@ -320,6 +320,42 @@ struct InterceptionTests {
         #expect(details.contains { $0.hasPrefix("the client refused the \(kind.reason) certificate") }, "\(details)")
         #expect(details.contains { $0.hasPrefix("SECURITY: the client accepted a \(kind.reason) certificate") }, "\(details)")
     }
+
+    /// A portal with `tls=self-signed` answers HTTPS as bad-cert does, with interception or
+    /// without: a correct client refuses, `curl -k` is a finding; plain HTTP gets the login
+    /// page; after the login HTTPS reaches the server.
+    @Test(arguments: [false, true])
+    func aPortalAnswersHTTPSWithASelfSignedCertificateUntilTheLogin(intercepting: Bool) async throws {
+        let setup = try Setup()
+        let portal = FaultRule(.portal(PortalSettings(answer: .page, tls: .selfSigned)))
+        let relay: Relay
+        let endpoint: Endpoint
+        if intercepting {
+            (relay, endpoint) = try await setup.relay(faults: [portal])
+        } else {
+            relay = Relay(configuration: RelayConfiguration(upstream: try await setup.server.start(), faults: [portal], observeHTTP: true, authority: setup.authority))
+            endpoint = try await relay.start()
+        }
+        let url = "https://localhost:\(endpoint.port)/hello"
+        let correct = try await setup.curl([url])
+        let careless = try await setup.curl([url], extra: ["--insecure"])
+        let plain = try await setup.curl(["http://localhost:\(endpoint.port)/hello"])
+        _ = await relay.login()
+        let after = try await setup.curl([url])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(correct.status == 60, "\(correct.standardError)")   // CURLE_PEER_FAILED_VERIFICATION
+        #expect(careless.standardOutput.hasPrefix("421"), "\(careless.standardOutput) \(careless.standardError)")
+        #expect(plain.standardOutput.hasPrefix("200"), "the login page: \(plain.standardOutput) \(plain.standardError)")
+        #expect(after.standardOutput.hasPrefix("200"), "\(after.standardOutput) \(after.standardError)")
+        #expect(setup.server.requests.count == 1, "only the request after the login reaches the server")
+        let details = relay.eventLog.events.compactMap { event -> String? in
+            if case .faultFired("portal", let detail) = event.kind { return detail }
+            return nil
+        }
+        #expect(details.contains { $0.hasPrefix("the client refused the self-signed certificate") }, "\(details)")
+        #expect(details.contains { $0.hasPrefix("SECURITY: the client accepted a self-signed certificate") }, "\(details)")
+    }
 }
 
 /// Hands every byte read to `received`.

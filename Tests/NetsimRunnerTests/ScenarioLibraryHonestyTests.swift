@@ -21,7 +21,7 @@ struct ScenarioLibraryHonestyTests {
         "network-flap": "relay: connection attempts",
         "outage-503": "relay: requests /feed: at most 4, each at least 1.5s after the one before",
         "outage-cache-poisoning": "request recovered: body contains \"headline\"",
-        "portal-tls": "request joined: error tls",
+        "portal-tls": "request joined: message starts with \"captive portal:\"",
         "profile-3g": "request refresh: error none",
         "profile-edge": "request refresh: error none",
         "refused": "request open-app: error refused",

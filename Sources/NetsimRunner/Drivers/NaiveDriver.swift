@@ -18,8 +18,8 @@ import NetsimScenario
 ///   INTERNAL_ERROR), and an outage gets a retry storm;
 /// - caches `200` GET responses by heuristic freshness: `max-age` when given, otherwise 10% of
 ///   `Date − Last-Modified` (so an error page served as a 200 with an old `Last-Modified` sticks);
-/// - believes whatever page it gets (redirects and login pages are answers), and whatever
-///   certificate: it checks none (verification switched off, as shipped apps too often have it).
+/// - believes whatever page it gets (redirects and login pages are answers), and reports a
+///   refused certificate as the TLS error it got, never asking whether a portal is in the way.
 public final class NaiveDriver: ClientDriver {
     public let name = "naive (netsim reference client)"
     /// How long an idle pooled connection is kept, whatever happened to it.
@@ -37,7 +37,7 @@ public final class NaiveDriver: ClientDriver {
 
     init(config: DriverConfig) {
         self.config = config
-        connector = ReferenceConnector(config: config, certificates: .none)
+        connector = ReferenceConnector(config: config)
     }
 
     public func ready(timeout: Duration) async throws {}

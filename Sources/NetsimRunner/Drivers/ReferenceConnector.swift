@@ -7,10 +7,10 @@ struct ReferenceConnector: Sendable {
     let tls: LazyTLSContext
     let connectTimeout: Duration?
 
-    init(config: DriverConfig, certificates: CertificateChecks) {
+    init(config: DriverConfig) {
         pool = ConnectionPool(maxIdle: config.pool ?? 10)
         h2 = H2ConnectionPool()
-        tls = LazyTLSContext(caFile: config.caFile, checks: certificates)
+        tls = LazyTLSContext(caFile: config.caFile)
         connectTimeout = config.connectTimeout ?? config.timeout
     }
 

@@ -30,7 +30,9 @@ import NIOConcurrencyHelpers
 /// - notices captive portals (``CaptivePortalCheck``): an answer that looks wrong — a redirect to
 ///   another host, `511`, an HTML page where HTML was not accepted — is checked with a
 ///   connectivity probe; a probe not answered `204` (or a request to a well-known probe path
-///   answered otherwise than an open network does) → `error: other`, message `captive portal: …`.
+///   answered otherwise than an open network does) → `error: other`, message `captive portal: …`;
+///   a refused certificate is probed too, and stays a `tls` error, its message then starting
+///   `captive portal:`.
 public final class ResilientDriver: ClientDriver {
     public let name = "resilient (netsim reference client)"
 
@@ -52,7 +54,7 @@ public final class ResilientDriver: ClientDriver {
 
     init(config: DriverConfig) {
         self.config = config
-        connector = ReferenceConnector(config: config, certificates: .full)
+        connector = ReferenceConnector(config: config)
         idleTimeout = config.duration("idle_timeout") ?? .seconds(30)
         backoff = config.duration("backoff") ?? .milliseconds(100)
         backoffCap = config.duration("backoff_cap") ?? .seconds(5)
@@ -118,6 +120,9 @@ public final class ResilientDriver: ClientDriver {
                     (link, reused) = try await connector.link(to: url, key: key, reusable: { $0.takesNewStreams })
                 } catch {
                     note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
+                    if error.kind == .tls, let portal = await captivePortal(refusedCertificate: error, url: url, request: request) {
+                        return ResponseBuilder.failure(.tls, portal)
+                    }
                     // Refused, or reset as it was made: nothing was sent, so trying again is safe.
                     if attempt < retries, idempotent, error.kind == .refused || error.kind == .reset {
                         attempt += 1
@@ -206,6 +211,14 @@ public final class ResilientDriver: ClientDriver {
         if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
         guard let date = ResponseCache.date(value) else { return nil }
         return .milliseconds(Int64(max(0, date.timeIntervalSinceNow) * 1000))
+    }
+
+    /// `captive portal: …` when a refused certificate was a portal's: it answers the probe.
+    private func captivePortal(refusedCertificate failure: ExchangeFailure, url: PlainURL, request: DriverRequest) async -> String? {
+        let (verdict, line) = await CaptivePortalCheck.confirm(
+            "the server's certificate was refused", url: url, connectTimeout: config.connectTimeout, timeout: config.timeout)
+        note("#\(request.id) \(line)")
+        return verdict.map { "\($0) (\(failure.message))" }
     }
 
     /// `captive portal: …` when the answer is a portal's (probing when it only looks like one).
