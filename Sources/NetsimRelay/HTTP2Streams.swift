@@ -83,7 +83,7 @@ final class HTTP2ClientStream: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { upstream?.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }
+        if context.channel.isWritable, let upstream { StreamReading.resume(upstream) }
         context.fireChannelWritabilityChanged()
     }
 
@@ -125,7 +125,7 @@ final class HTTP2ClientStream: ChannelInboundHandler {
             return
         }
         upstream.write(payload, promise: nil)
-        if !upstream.isWritable { context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in } }
+        if !upstream.isWritable { StreamReading.pause(context.channel) }
     }
 
     /// A request fault's answer on this stream; the connection and its other streams live on.
@@ -199,7 +199,7 @@ final class HTTP2UpstreamStream: ChannelInboundHandler {
             break
         }
         client.write(payload, promise: nil)
-        if !client.isWritable { context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in } }
+        if !client.isWritable { StreamReading.pause(context.channel) }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -207,7 +207,7 @@ final class HTTP2UpstreamStream: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { client.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }
+        if context.channel.isWritable { StreamReading.resume(client) }
         context.fireChannelWritabilityChanged()
     }
 
@@ -231,5 +231,19 @@ extension HTTPRequestSummary {
             method: headers.first(name: ":method") ?? "GET", uri: headers.first(name: ":path") ?? "/",
             headers: headers.filter { !$0.name.hasPrefix(":") }.map { HTTPHeader($0.name, $0.value) },
             isKeepAlive: true, version: .http2)
+    }
+}
+
+/// Back-pressure between the two streams that carry one request: the reading side pauses while
+/// the other side cannot take more, and resumes when it can.
+enum StreamReading {
+    static func pause(_ stream: any Channel) {
+        stream.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+    }
+
+    /// Turns reading back on and asks for a read: an `HTTP2StreamChannel` does not read by
+    /// itself when `autoRead` turns on, so frames it buffered meanwhile would wait for ever.
+    static func resume(_ stream: any Channel) {
+        stream.setOption(ChannelOptions.autoRead, value: true).whenSuccess { stream.read() }
     }
 }

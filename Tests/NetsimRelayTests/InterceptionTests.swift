@@ -20,6 +20,7 @@ struct InterceptionTests {
     static let routes = [
         HTTPRoute(path: "/hello", body: .text("hello through interception")), HTTPRoute(path: "/big", body: .generated(bytes: 200_000)),
         HTTPRoute(path: "/slow", body: .text("slow"), delay: .milliseconds(600)),
+        HTTPRoute(path: "/large", body: .generated(bytes: 6 << 20)),
     ]
 
     final class Setup: @unchecked Sendable {
@@ -155,6 +156,27 @@ struct InterceptionTests {
         #expect(setup.server.requests.map(\.version) == [.http2, .http2, .http2])
         #expect(Set(setup.server.requests.map(\.connection)) == [1])
         #expect(events.filter { if case .opened = $0.kind { true } else { false } }.count == 1)
+    }
+
+    /// A slow h2 reader makes the relay pause each upstream stream and resume it when the
+    /// client's stream drains (flow control end to end): one stream, then four, of 6 MiB read at a
+    /// limited rate, all arrive whole and in time.
+    @Test func slowlyReadH2StreamsPauseAndResumeToTheLastByte() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay()
+        let url = "https://localhost:\(endpoint.port)/large"
+        // One stream alone first: when it pauses, nothing else on the connection wakes it.
+        let alone = try await setup.curl([url], extra: ["--http2", "--limit-rate", "8M"])
+        let result = try await setup.curl([url, url, url, url], extra: ["--http2", "--parallel", "--parallel-max", "4", "--limit-rate", "6M"])
+        await relay.stop()
+        await setup.server.stop()
+        #expect(alone.status == 0, "\(alone.standardError)")
+        #expect(result.status == 0, "\(result.standardError)")
+        let sizes = relay.eventLog.events.compactMap { event -> Int? in
+            if case .httpResponse(_, let bytes, _, _) = event.kind { return bytes }
+            return nil
+        }
+        #expect(sizes == Array(repeating: 6 << 20, count: 5), "\(alone.standardOutput) \(result.standardOutput)")
     }
 
     /// On h2 an outage answers each stream with a 503 and the connection lives on.

@@ -9,6 +9,12 @@ import NetsimTLS
 /// OpenSSL, the client most of the world's tools use) against the built-in TLS upstream —
 /// direct, through a relay passing TLS through, and through an intercepting relay.
 enum TLSBench {
+    /// A difference in seconds as signed microseconds: a path can measure faster than direct
+    /// when the machine is busy, and then says so.
+    static func signedMicros(_ seconds: Double) -> String {
+        (seconds < 0 ? "−" : "+") + Format.micros(abs(seconds) * 1e9)
+    }
+
     enum Path: String, CaseIterable {
         case direct, passthrough = "relay, TLS passed through", intercept = "relay, TLS intercepted"
     }
@@ -52,11 +58,11 @@ enum TLSBench {
                 roundTrip[path] = median(try await curl.times(Array(repeating: "\(base)/small", count: requests), fresh: false).dropFirst().map(\.request))
             }
             for path in Path.allCases {
-                let added = path == .direct ? "" : " (+\(Format.micros((handshake[path]! - handshake[.direct]!) * 1e9)))"
+                let added = path == .direct ? "" : " (\(Self.signedMicros(handshake[path]! - handshake[.direct]!)))"
                 rows.rows.append(.info("TLS 1.3 handshake p50, \(path.rawValue)", Format.micros(handshake[path]! * 1e9) + added))
             }
             for path in Path.allCases {
-                let added = path == .direct ? "" : " (+\(Format.micros((roundTrip[path]! - roundTrip[.direct]!) * 1e9)))"
+                let added = path == .direct ? "" : " (\(Self.signedMicros(roundTrip[path]! - roundTrip[.direct]!)))"
                 rows.rows.append(.info("request round trip on a kept TLS connection p50 (h2), \(path.rawValue)", Format.micros(roundTrip[path]! * 1e9) + added))
             }
             for (label, flags, streams) in [("h1, 1 connection", ["--http1.1"], 1), ("h2, 1 connection × 4 streams", ["--http2"], 4)] {
