@@ -1,0 +1,6 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func getpidSafe() -> Int32 { getpid() }
