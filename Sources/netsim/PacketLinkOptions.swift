@@ -1,0 +1,64 @@
+import ArgumentParser
+import NetsimCore
+import NetsimLink
+import NetsimPacket
+
+/// The flags only a packet path has (`netsim shell`): the bottleneck's buffer, duplication,
+/// corruption and reordering, each both ways or per direction like the relay's link flags.
+struct PacketLinkOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The bottleneck's buffer behind --bandwidth, each direction, drop-tail: packets (100p) or bytes (64KB). It decides bufferbloat. Default: 1000p (netem's limit)", valueName: "size"), transform: parseQueue)
+    var queue: QueueLimit?
+    @Option(name: .customLong("up-queue"), help: ArgumentHelp("Buffer client→host only. Example: 32KB", valueName: "size"), transform: parseQueue)
+    var upQueue: QueueLimit?
+    @Option(name: .customLong("down-queue"), help: ArgumentHelp("Buffer host→client only. Example: 50p", valueName: "size"), transform: parseQueue)
+    var downQueue: QueueLimit?
+
+    @Option(help: ArgumentHelp("Send this share of packets twice, each direction. Example: --duplicate 1%", valueName: "percent"), transform: parseProbability)
+    var duplicate: Probability?
+    @Option(name: .customLong("up-duplicate"), help: ArgumentHelp("Duplicate client→host only.", valueName: "percent"), transform: parseProbability)
+    var upDuplicate: Probability?
+    @Option(name: .customLong("down-duplicate"), help: ArgumentHelp("Duplicate host→client only.", valueName: "percent"), transform: parseProbability)
+    var downDuplicate: Probability?
+
+    @Option(help: ArgumentHelp("Flip one random bit past the IP header in this share of packets, each direction (the receiver's checksum drops them). Example: --corrupt 0.1%", valueName: "percent"), transform: parseProbability)
+    var corrupt: Probability?
+    @Option(name: .customLong("up-corrupt"), help: ArgumentHelp("Corrupt client→host only.", valueName: "percent"), transform: parseProbability)
+    var upCorrupt: Probability?
+    @Option(name: .customLong("down-corrupt"), help: ArgumentHelp("Corrupt host→client only.", valueName: "percent"), transform: parseProbability)
+    var downCorrupt: Probability?
+
+    @Option(help: ArgumentHelp("Let this share of packets skip the delay and overtake those in flight, each direction; the rest keep their order. Needs a latency. Example: --reorder 5%", valueName: "percent"), transform: parseProbability)
+    var reorder: Probability?
+    @Option(name: .customLong("up-reorder"), help: ArgumentHelp("Reorder client→host only.", valueName: "percent"), transform: parseProbability)
+    var upReorder: Probability?
+    @Option(name: .customLong("down-reorder"), help: ArgumentHelp("Reorder host→client only.", valueName: "percent"), transform: parseProbability)
+    var downReorder: Probability?
+
+    /// The relay's link (from the shared link flags) with the packet settings on top.
+    func configuration(link: LinkConfiguration) throws -> PacketLinkConfiguration {
+        var result = PacketLinkConfiguration()
+        for direction in Direction.allCases {
+            let up = direction == .up
+            result[direction] = PacketDirectionLink(
+                base: link[direction],
+                queue: (up ? upQueue : downQueue) ?? queue ?? .standard,
+                duplicate: (up ? upDuplicate : downDuplicate) ?? duplicate ?? .zero,
+                corrupt: (up ? upCorrupt : downCorrupt) ?? corrupt ?? .zero,
+                reorder: (up ? upReorder : downReorder) ?? reorder ?? .zero)
+            if link[direction].bandwidth == nil, (up ? upQueue : downQueue) ?? queue != nil {
+                throw ValidationError("--queue\(up && upQueue != nil ? " (--up-queue)" : !up && downQueue != nil ? " (--down-queue)" : "") needs a --bandwidth: a queue forms only behind a rate limit")
+            }
+        }
+        switch result.problem {
+        case nil:
+            break
+        case .slicing:
+            throw ValidationError("--slice and --slice-delay are for netsim relay (they cut a byte stream's writes); netsim shell carries the kernel's own packets. Use --bandwidth or --latency instead")
+        case .reorderWithoutDelay(let direction):
+            throw ValidationError("--reorder (\(direction)) needs a --latency or --jitter in that direction: a reordered packet overtakes others by skipping the delay, so with no delay nothing can be overtaken")
+        }
+        return result
+    }
+}
+
+func parseQueue(_ text: String) throws -> QueueLimit { try QueueLimit(parsing: text) }

@@ -1,0 +1,160 @@
+import Foundation
+import NetsimCore
+import NetsimLoopback
+import NetsimPacket
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `netsim shell` with real namespaces and TUN devices (root only; CI runs as root).
+@Suite(.enabled(if: ShellHarness.canRun, "netsim shell tests need root and /dev/net/tun: \(ShellHarness.missing ?? "")"))
+struct ShellTests {
+    /// Fetches `body` with curl inside a shell with `flags`; returns curl's output line and the stats.
+    static func fetch(_ flags: [String], body: [UInt8], curlOptions: String = "", after: String = "") async throws -> (output: String, stats: PacketCounters, result: WatchedProcess.Result) {
+        let statsPath = ShellHarness.temporaryPath("stats.json")
+        defer { try? FileManager.default.removeItem(atPath: statsPath) }
+        let script = "curl -sS --max-time 60 \(curlOptions) http://$NETSIM_HOST:$port/blob | sha256sum; \(after)"
+        let (process, host) = try await ShellHarness.start(flags + ["--stats", statsPath], script: script)
+        #expect(PacketAddressPlan.contains(try #require(IPv4Address(text: host))))
+        let server = try HostSideServer(host: host, body: body)
+        defer { server.stop() }
+        try process.write("\(server.port)\n")
+        let result = try await process.result(within: .seconds(90))
+        let stats = try JSONDecoder().decode(PacketCounters.self, from: Data(contentsOf: URL(fileURLWithPath: statsPath)))
+        return (result.standardOutput, stats, result)
+    }
+
+    static func sha256(_ bytes: [UInt8]) async throws -> String {
+        let path = ShellHarness.temporaryPath("blob")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return String(try await ShellHarness.tool("/usr/bin/sha256sum", [path]).prefix(64))
+    }
+
+    @Test func curlInsideFetchesIntactBytesFromAServerOnTheHostSideThroughRealLoss() async throws {
+        let body = [UInt8].pattern(count: 1 << 20, seed: 11)
+        let (output, stats, result) = try await Self.fetch(["--latency", "5ms", "--loss", "2%", "--seed", "3"], body: body)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(output.contains(try await Self.sha256(body)), "\(output)\n\(result.standardError)")
+        // Real loss: the shaper dropped packets and the kernels' TCP retransmitted them.
+        #expect(stats.up.lost + stats.down.lost > 0)
+        #expect(stats.down.deliveredBytes > body.count)
+        #expect(stats.notForHost == 0)
+    }
+
+    @Test func latencyIsAppliedToEveryPacketBothWays() async throws {
+        // 100 ms each way: TCP's handshake takes one round trip, so curl's connect time is ≥ 200 ms.
+        // The upper bound only says "not wildly more" (a loaded CI machine may add a lot).
+        let (output, _, result) = try await Self.fetch(["--latency", "100ms"], body: Array("hello".utf8), after: "curl -s -o /dev/null -w 'connect=%{time_connect}\\n' http://$NETSIM_HOST:$port/again")
+        #expect(result.status == 0, "\(result.standardError)")
+        let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("connect=") })
+        let connect = try #require(Double(line.dropFirst("connect=".count)))
+        #expect(connect >= 0.195 && connect < 3, "connect took \(connect) s with a 200 ms round trip")
+    }
+
+    @Test func packetsToAnyOtherAddressAreDroppedAndCounted() async throws {
+        let statsPath = ShellHarness.temporaryPath("stats.json")
+        defer { try? FileManager.default.removeItem(atPath: statsPath) }
+        // 192.0.2.1 (TEST-NET-1) and 127.0.0.1 of the host are both unreachable from inside.
+        let result = try await ShellHarness.run(["--stats", statsPath, "--", "sh", "-c",
+            "curl -s --max-time 1 http://192.0.2.1:9/; echo curl=$?"])
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains("curl=28"), "curl must time out: \(result.standardOutput)")
+        let stats = try JSONDecoder().decode(PacketCounters.self, from: Data(contentsOf: URL(fileURLWithPath: statsPath)))
+        #expect(stats.notForHost >= 1)
+        #expect(stats.up.delivered == 0)
+        #expect(result.standardError.contains("dropped (no forwarding)"))
+    }
+
+    @Test func theCommandsExitStatusIsTheShells() async throws {
+        let result = try await ShellHarness.run(["--", "sh", "-c", "test -n \"$NETSIM_HOST\" && exit 3"])
+        #expect(result.status == 3)
+    }
+
+    /// The names a shell of process `pid` could have left: its namespace, its devices.
+    static func leftovers(of pids: [Int32]) async throws -> [String] {
+        let links = try await ShellHarness.tool("/usr/sbin/ip", ["-o", "link", "show"])
+        let routes = try await ShellHarness.tool("/usr/sbin/ip", ["-o", "route", "show"])
+        var found: [String] = []
+        for pid in pids {
+            found += ShellHarness.namespaces().filter { NamespaceName(parsing: $0)?.pid == pid }
+            for device in ["nsim\(pid)h", "nsim\(pid)c"] {
+                found += (links + routes).split(separator: "\n").filter { $0.contains(device) }.map(String.init)
+            }
+        }
+        return found
+    }
+
+    @Test func fiftyShellsLeaveNoNamespaceDeviceOrRouteBehind() async throws {
+        var pids: [Int32] = []
+        for _ in 0..<10 {
+            let shells = try (0..<5).map { _ in try WatchedProcess(ShellHarness.executable, ["shell", "--latency", "1ms", "--", "true"]) }
+            for shell in shells {
+                pids.append(shell.processIdentifier)
+                let status = await shell.exit(within: .seconds(60))
+                #expect(status == 0, "\(shell.text(.error))")
+            }
+        }
+        #expect(Set(pids).count == 50)
+        #expect(try await Self.leftovers(of: pids) == [])
+    }
+
+    @Test func sigtermEndsTheCommandAndRemovesEverything() async throws {
+        let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--", "sleep", "30"])
+        _ = try await shell.line(.error, within: .seconds(30)) { $0.contains("NETSIM_HOST=") }
+        kill(shell.processIdentifier, SIGTERM)
+        let status = await shell.exit(within: .seconds(10))
+        #expect(status == 128 + SIGTERM, "\(shell.text(.error))")
+        #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
+    }
+
+    @Test func aKilledShellsNamespaceIsSweptByTheNextShell() async throws {
+        let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--", "sleep", "30"])
+        _ = try await shell.line(.error, within: .seconds(30)) { $0.contains("NETSIM_HOST=") }
+        let pid = shell.processIdentifier
+        let name = try #require(ShellHarness.namespaces().first { NamespaceName(parsing: $0)?.pid == pid })
+        // The command it started, ended by the test below (it is this test's grandchild).
+        let orphans = try await ShellHarness.tool("/usr/sbin/ip", ["netns", "pids", name])
+        kill(pid, SIGKILL)
+        _ = await shell.exit(within: .seconds(10))
+        defer { for orphan in orphans.split(separator: "\n").compactMap({ Int32($0) }) { kill(orphan, SIGKILL) } }
+        // The devices died with it; the namespace's name is what a crash leaves.
+        #expect(ShellHarness.namespaces().contains(name))
+        let next = try await ShellHarness.run(["--", "true"])
+        #expect(next.status == 0)
+        // This shell's sweep, or that of a shell another test started meanwhile, removed it: nothing
+        // else deletes a netsim-… namespace. The one that did says so.
+        #expect(!ShellHarness.namespaces().contains(name))
+        #expect(try await Self.leftovers(of: [pid]) == [])
+    }
+
+    @Test func pcapRecordsTheNamespacesPacketsAndTsharkSeesRealRetransmissions() async throws {
+        let capture = ShellHarness.temporaryPath("shell.pcap")
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let body = [UInt8].pattern(count: 300_000, seed: 5)
+        let (output, stats, result) = try await Self.fetch(["--down-loss", "5%", "--latency", "2ms", "--seed", "9", "--pcap", capture], body: body)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(output.contains(try await Self.sha256(body)))
+        #expect(stats.down.lost > 0)
+        let retransmissions = try await ShellHarness.tool("/usr/bin/tshark", ["-r", capture, "-Y", "tcp.analysis.retransmission", "-T", "fields", "-e", "frame.number"])
+        #expect(!retransmissions.isEmpty, "tshark found no retransmission in \(capture)")
+        let endpoints = try await ShellHarness.tool("/usr/bin/tshark", ["-r", capture, "-T", "fields", "-e", "ip.src", "-e", "ip.dst", "-c", "1"])
+        #expect(endpoints.hasPrefix("198.1"), "raw IP packets of the namespace's link: \(endpoints)")
+    }
+}
+
+/// Flag errors need neither root nor a device: they are checked first.
+@Suite struct ShellFlagTests {
+    @Test func flagsAPacketPathCannotHonourAreRefusedWithTheReason() async throws {
+        let slice = try await ShellHarness.run(["--slice", "100", "--", "true"])
+        #expect(slice.status != 0)
+        #expect(slice.standardError.contains("--slice and --slice-delay are for netsim relay"), "\(slice.standardError)")
+        let queue = try await ShellHarness.run(["--queue", "10p", "--", "true"])
+        #expect(queue.standardError.contains("needs a --bandwidth"), "\(queue.standardError)")
+        let reorder = try await ShellHarness.run(["--reorder", "5%", "--", "true"])
+        #expect(reorder.standardError.contains("needs a --latency"), "\(reorder.standardError)")
+        let badQueue = try await ShellHarness.run(["--bandwidth", "1mbit", "--queue", "lots", "--", "true"])
+        #expect(badQueue.standardError.contains("queue size"), "\(badQueue.standardError)")
+    }
+}
