@@ -19,7 +19,7 @@ public enum IPRoute {
     /// Runs `ip ARGUMENTS`; throws with its output when it exits non-zero. Returns standard output.
     @discardableResult
     public static func run(_ arguments: [String]) throws -> String {
-        guard let executable else { throw PacketPathError.missing("netsim shell needs iproute2's `ip` (apt-get install -y iproute2)") }
+        guard let executable else { throw PacketPathError.missing("needs iproute2's `ip` (apt-get install -y iproute2)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

@@ -17,6 +17,8 @@ public struct PacketDirectionCounters: Equatable, Sendable, Codable {
     public var reordered = 0
     /// The receiving TUN device would not take the packet (its queue full): dropped.
     public var writeFailed = 0
+    /// Still waiting for their release time when the shell ended (the namespace went away with them).
+    public var inFlightAtExit = 0
 
     public init() {}
 
@@ -25,7 +27,7 @@ public struct PacketDirectionCounters: Equatable, Sendable, Codable {
         var parts = ["\(received) packets in (\(receivedBytes) B)", "\(delivered) delivered"]
         for (count, name) in [(filtered, "filtered"), (lost, "lost"), (queueFull, "dropped at a full queue"),
                               (duplicated, "duplicated"), (corrupted, "corrupted"), (reordered, "reordered"),
-                              (writeFailed, "refused by the device")] where count > 0 {
+                              (writeFailed, "refused by the device"), (inFlightAtExit, "in flight at exit")] where count > 0 {
             parts.append("\(count) \(name)")
         }
         return parts.joined(separator: ", ")

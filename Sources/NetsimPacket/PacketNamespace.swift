@@ -25,7 +25,9 @@ public final class PacketNamespace: @unchecked Sendable {
     nonisolated(unsafe) private static var nextIndex = 0
 
     /// Creates the namespace and both devices. Serialised across processes by a lock file so
-    /// that two shells starting together never pick the same addresses.
+    /// that two shells starting together never pick the same addresses. The first free /30 from
+    /// the start of the range is taken, so a lone shell's host side is always 198.18.0.1: a
+    /// server can be told that address (it can bind to it once the shell runs).
     public init() throws {
         let pid = getpid()
         guard let start = NamespaceName.startTime(of: pid) else { throw PacketPathError.missing("cannot read /proc/self/stat (is /proc mounted?)") }
@@ -38,7 +40,7 @@ public final class PacketNamespace: @unchecked Sendable {
 
         let lock = try Self.lockSetup()
         defer { flock(lock, LOCK_UN); Glibc.close(lock) }
-        guard let plan = PacketAddressPlan.free(preferred: Int(pid) % PacketAddressPlan.slotCount, inUse: Self.hostAddresses()) else {
+        guard let plan = PacketAddressPlan.free(preferred: 0, inUse: Self.hostAddresses()) else {
             throw PacketPathError.noFreeAddresses
         }
         self.plan = plan

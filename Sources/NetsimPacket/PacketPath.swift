@@ -95,6 +95,8 @@ public final class PacketPath: @unchecked Sendable {
             if fds[0].revents & Int16(POLLIN) != 0 { readAll(from: namespace.clientDevice, direction: .up, buffer: buffer) }
             if fds[1].revents & Int16(POLLIN) != 0 { readAll(from: namespace.hostDevice, direction: .down, buffer: buffer) }
         }
+        live.up.inFlightAtExit = schedules[0].count
+        live.down.inFlightAtExit = schedules[1].count
         publish()
     }
 

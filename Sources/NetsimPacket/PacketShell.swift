@@ -40,7 +40,7 @@ public final class PacketShell: @unchecked Sendable {
     /// default signal handling (see ``ChildProcess``).
     public func launch(_ command: [String]) throws {
         precondition(!command.isEmpty)
-        guard let ip = IPRoute.executable else { throw PacketPathError.missing("netsim shell needs iproute2's `ip`") }
+        guard let ip = IPRoute.executable else { throw PacketPathError.missing("needs iproute2's `ip`") }
         child = try ChildProcess([ip, "netns", "exec", namespace.name.description] + command,
                                  environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
     }

@@ -10,17 +10,17 @@ public enum PacketShellRequirements {
     public static func missing() -> String? {
         #if os(Linux)
         if geteuid() != 0 {
-            return "netsim shell needs root (it creates a network namespace and TUN devices): run it with sudo"
+            return "needs root (it creates a network namespace and TUN devices): run it with sudo"
         }
         if !FileManager.default.fileExists(atPath: "/dev/net/tun") {
-            return "netsim shell needs /dev/net/tun (load the tun module; in a container, pass --device /dev/net/tun)"
+            return "needs /dev/net/tun (load the tun module; in a container, pass --device /dev/net/tun)"
         }
         if IPRoute.executable == nil {
-            return "netsim shell needs iproute2's `ip` (apt-get install -y iproute2)"
+            return "needs iproute2's `ip` (apt-get install -y iproute2)"
         }
         return nil
         #else
-        return "netsim shell needs Linux (network namespaces and TUN devices); use netsim relay here"
+        return "needs Linux (network namespaces and TUN devices); use netsim relay here"
         #endif
     }
 }

@@ -158,3 +158,18 @@ struct ShellTests {
         #expect(badQueue.standardError.contains("queue size"), "\(badQueue.standardError)")
     }
 }
+
+/// What a machine without root sees: one line, exit 2, nothing created. Run as `nobody` through
+/// setpriv, so it needs root to start (and util-linux's setpriv).
+@Suite(.enabled(if: ShellHarness.canRun && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                "needs root and /usr/bin/setpriv to run netsim shell as nobody"))
+struct ShellWithoutRootTests {
+    @Test func withoutRootItSaysSoInOneLineAndExits2() async throws {
+        let result = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
+            ["--reuid=65534", "--regid=65534", "--clear-groups", ShellHarness.executable.path, "shell", "--", "true"],
+            directory: URL(fileURLWithPath: "/")).result(within: .seconds(30))
+        #expect(result.status == 2)
+        #expect(result.standardError == "netsim shell: needs root (it creates a network namespace and TUN devices): run it with sudo\n")
+        #expect(result.standardOutput.isEmpty)
+    }
+}
