@@ -43,6 +43,19 @@ struct ShellTests {
         #expect(stats.notForHost == 0)
     }
 
+    @Test func duplicatedCorruptedReorderedAndQueuedPacketsStillGiveIntactBytes() async throws {
+        // Duplicates are discarded by TCP, corrupted packets by the receiver's checksum, reordered
+        // ones are put back in order, the full queue's drops retransmitted: the body arrives intact.
+        let body = [UInt8].pattern(count: 1 << 20, seed: 12)
+        let flags = ["--latency", "10ms", "--duplicate", "5%", "--corrupt", "2%", "--reorder", "5%",
+                     "--bandwidth", "50mbit", "--queue", "20p", "--seed", "5"]
+        let (output, stats, result) = try await Self.fetch(flags, body: body)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(output.contains(try await Self.sha256(body)), "\(output)\n\(result.standardError)")
+        #expect(stats.down.duplicated > 0 && stats.down.corrupted > 0 && stats.down.reordered > 0, "\(stats)")
+        #expect(stats.down.queueFull > 0, "a 20-packet buffer at 50 Mbit/s overflows: \(stats)")
+    }
+
     @Test func latencyIsAppliedToEveryPacketBothWays() async throws {
         // 100 ms each way: TCP's handshake takes one round trip, so curl's connect time is ≥ 200 ms.
         // The upper bound only says "not wildly more" (a loaded CI machine may add a lot).
@@ -137,10 +150,36 @@ struct ShellTests {
         #expect(result.status == 0, "\(result.standardError)")
         #expect(output.contains(try await Self.sha256(body)))
         #expect(stats.down.lost > 0)
-        let retransmissions = try await ShellHarness.tool("/usr/bin/tshark", ["-r", capture, "-Y", "tcp.analysis.retransmission", "-T", "fields", "-e", "frame.number"])
+        let retransmissions = try await ShellHarness.tool("/usr/bin/tshark", ["-r", capture, "-Y", "tcp.analysis.retransmission || tcp.analysis.fast_retransmission", "-T", "fields", "-e", "frame.number"])
         #expect(!retransmissions.isEmpty, "tshark found no retransmission in \(capture)")
         let endpoints = try await ShellHarness.tool("/usr/bin/tshark", ["-r", capture, "-T", "fields", "-e", "ip.src", "-e", "ip.dst", "-c", "1"])
         #expect(endpoints.hasPrefix("198.1"), "raw IP packets of the namespace's link: \(endpoints)")
+    }
+}
+
+extension ShellTests {
+    @Test func theCaptureShowsTheKernelsSYNBackoff() async throws {
+        // Every packet out of the namespace is lost: curl's connect sends a SYN and the kernel
+        // retries it, all in the capture. The initial RTO is 1 s; it doubles per retry, except that
+        // Linux 6.5+ keeps the first `tcp_syn_linear_timeouts` retries (default 4) at 1 s.
+        let capture = ShellHarness.temporaryPath("syn.pcap")
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let result = try await ShellHarness.run(["--up-loss", "100%", "--pcap", capture, "--", "sh", "-c",
+            "curl -s --connect-timeout 4 http://$NETSIM_HOST:9/; echo curl=$?"])
+        #expect(result.standardOutput.contains("curl=28"), "\(result.standardOutput)\n\(result.standardError)")
+        let times = try await ShellHarness.tool("/usr/bin/tshark", ["-r", capture, "-Y", "tcp.flags.syn == 1", "-T", "fields", "-e", "frame.time_relative"])
+            .split(separator: "\n").compactMap { Double($0) }
+        #expect(times.count >= 3, "SYNs at \(times)")
+        if times.count >= 3 {
+            // Kernel timers, not netsim's: generous bounds for a loaded machine, but the shape shows.
+            let linear = (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_syn_linear_timeouts", encoding: .utf8))
+                .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+            #expect((0.9...1.6).contains(times[1] - times[0]), "\(times)")
+            let second = linear >= 2 ? 0.9...1.6 : 1.9...2.8
+            #expect(second.contains(times[2] - times[1]), "\(times) with tcp_syn_linear_timeouts \(linear)")
+        }
+        let retransmitted = try await ShellHarness.tool("/usr/bin/tshark", ["-r", capture, "-Y", "tcp.flags.syn == 1 && tcp.analysis.retransmission", "-T", "fields", "-e", "frame.number"])
+        #expect(retransmitted.split(separator: "\n").count >= 2)
     }
 }
 
