@@ -61,4 +61,22 @@ struct PacketLinkOptions: ParsableArguments {
     }
 }
 
+extension PacketLinkOptions {
+    /// The packet-only flags given, by name.
+    var given: [String] {
+        [("--queue", queue != nil), ("--up-queue", upQueue != nil), ("--down-queue", downQueue != nil),
+         ("--duplicate", duplicate != nil), ("--up-duplicate", upDuplicate != nil), ("--down-duplicate", downDuplicate != nil),
+         ("--corrupt", corrupt != nil), ("--up-corrupt", upCorrupt != nil), ("--down-corrupt", downCorrupt != nil),
+         ("--reorder", reorder != nil), ("--up-reorder", upReorder != nil), ("--down-reorder", downReorder != nil)]
+            .filter(\.1).map(\.0)
+    }
+
+    /// For a command that carries a byte stream (`netsim relay`): these flags are accepted by the
+    /// parser (hidden) only to say why they cannot apply, instead of "unknown option".
+    func refuse(in command: String) throws {
+        guard let first = given.first else { return }
+        throw ValidationError("\(first) acts on single packets, which \(command) never sees (it relays a byte stream): use netsim shell (Linux, root; docs/packet.md)")
+    }
+}
+
 func parseQueue(_ text: String) throws -> QueueLimit { try QueueLimit(parsing: text) }
