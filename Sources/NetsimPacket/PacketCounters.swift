@@ -8,7 +8,7 @@ public struct PacketDirectionCounters: Equatable, Sendable, Codable {
     /// Copies written to the receiving side (duplicates included).
     public var delivered = 0
     public var deliveredBytes = 0
-    /// Refused by the filter: not between the namespace and NETSIM_HOST, or not IPv4.
+    /// Refused by the filter: not between the namespace and NETSIM_HOST, or not IP.
     public var filtered = 0
     public var lost = 0
     public var queueFull = 0
@@ -40,7 +40,8 @@ public struct PacketCounters: Equatable, Sendable, Codable {
     public var down = PacketDirectionCounters()
     /// Packets out of the namespace to an address that is not NETSIM_HOST.
     public var notForHost = 0
-    public var notIPv4 = 0
+    /// Neither IPv4 nor IPv6.
+    public var notIP = 0
 
     public init() {}
 

@@ -2,8 +2,8 @@ import NetsimCore
 
 /// Why the packet path refused a packet before any impairment.
 public enum FilterRejection: String, Error, Equatable, Sendable, CaseIterable {
-    /// Not an IPv4 packet (IPv6 router solicitations, garbage).
-    case notIPv4 = "not-ipv4"
+    /// Neither an IPv4 nor an IPv6 packet (garbage, a truncated header).
+    case notIP = "not-ip"
     /// Going out of the namespace to anything but NETSIM_HOST: the packet path forwards nowhere.
     case notForHost = "not-for-host"
     /// Coming into the namespace from anything but NETSIM_HOST, or addressed elsewhere.
@@ -17,15 +17,21 @@ public struct PacketFilter: Sendable {
 
     public init(plan: PacketAddressPlan) { self.plan = plan }
 
-    /// The packet's IPv4 header when it may pass in `direction` (up = out of the namespace).
-    public func check(_ packet: UnsafeRawBufferPointer, direction: Direction) -> Result<IPv4Header, FilterRejection> {
-        guard let header = IPv4Header(packet) else { return .failure(.notIPv4) }
-        switch direction {
-        case .up:
-            guard header.destination == plan.host, header.source == plan.client else { return .failure(.notForHost) }
-        case .down:
-            guard header.source == plan.host, header.destination == plan.client else { return .failure(.notFromHost) }
+    /// The packet's header when it may pass in `direction` (up = out of the namespace).
+    public func check(_ packet: UnsafeRawBufferPointer, direction: Direction) -> Result<IPHeader, FilterRejection> {
+        guard let header = IPHeader(packet) else { return .failure(.notIP) }
+        let fromClient: Bool, toClient: Bool
+        switch header {
+        case .v4(let v4):
+            fromClient = v4.source == plan.client && v4.destination == plan.host
+            toClient = v4.source == plan.host && v4.destination == plan.client
+        case .v6(let source, let destination):
+            fromClient = source == plan.client6 && destination == plan.host6
+            toClient = source == plan.host6 && destination == plan.client6
         }
-        return .success(header)
+        switch direction {
+        case .up: return fromClient ? .success(header) : .failure(.notForHost)
+        case .down: return toClient ? .success(header) : .failure(.notFromHost)
+        }
     }
 }

@@ -19,6 +19,8 @@ public final class PacketNamespace: @unchecked Sendable {
     public let plan: PacketAddressPlan
     public let hostDevice: TunDevice
     public let clientDevice: TunDevice
+    /// False when the host has IPv6 turned off: the shell is then IPv4 only.
+    public private(set) var hasIPv6 = false
     private var closed = false
 
     private static let counter = NSLock()
@@ -68,6 +70,23 @@ public final class PacketNamespace: @unchecked Sendable {
         try IPRoute.run(["-n", ns, "addr", "add", plan.client.description, "peer", plan.host.description, "dev", client])
         try IPRoute.run(["-n", ns, "link", "set", client, "up"])
         try IPRoute.run(["-n", ns, "route", "add", "default", "dev", client])
+        hasIPv6 = configureIPv6()
+    }
+
+    /// The same link over IPv6 (no duplicate address detection: the link has two ends, both
+    /// netsim's, and DAD would hold the addresses back for a second). A host with IPv6 disabled
+    /// refuses the addresses; the shell is then IPv4 only.
+    private func configureIPv6() -> Bool {
+        let ns = name.description
+        let host6 = plan.host6.description, client6 = plan.client6.description
+        do {
+            try IPRoute.run(["-6", "addr", "add", host6, "peer", client6, "dev", name.hostDevice, "nodad"])
+            try IPRoute.run(["-n", ns, "-6", "addr", "add", client6, "peer", host6, "dev", name.clientDevice, "nodad"])
+            try IPRoute.run(["-n", ns, "-6", "route", "add", "default", "dev", name.clientDevice])
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Deletes the namespace and both devices (closing a device's descriptor deletes it, its

@@ -114,12 +114,12 @@ public final class PacketPath: @unchecked Sendable {
         let d = direction == .up ? 0 : 1
         live[direction].received += 1
         live[direction].receivedBytes += packet.count
-        let header: IPv4Header
+        let header: IPHeader
         switch filter.check(packet, direction: direction) {
         case .failure(let reason):
             live[direction].filtered += 1
             switch reason {
-            case .notIPv4: live.notIPv4 += 1
+            case .notIP: live.notIP += 1
             case .notForHost: live.notForHost += 1
             case .notFromHost: break
             }

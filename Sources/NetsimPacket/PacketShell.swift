@@ -31,8 +31,13 @@ public final class PacketShell: @unchecked Sendable {
 
     /// The variables CMD gets on top of netsim's own environment.
     public var environment: [String: String] {
-        ["NETSIM_HOST": namespace.plan.host.description, "NETSIM_CLIENT": namespace.plan.client.description,
-         "NETSIM_NAMESPACE": namespace.name.description]
+        var variables = ["NETSIM_HOST": namespace.plan.host.description, "NETSIM_CLIENT": namespace.plan.client.description,
+                         "NETSIM_NAMESPACE": namespace.name.description]
+        if namespace.hasIPv6 {
+            variables["NETSIM_HOST6"] = namespace.plan.host6.description
+            variables["NETSIM_CLIENT6"] = namespace.plan.client6.description
+        }
+        return variables
     }
 
     /// Starts `command` inside the namespace (through `ip netns exec`, which also gives it the

@@ -13,7 +13,7 @@ struct ShellCommand: ParsableCommand {
         abstract: "Run a command in a network namespace whose packets cross an impaired link to this host (Linux, root).",
         discussion: """
             The command sees one network: the host side at $NETSIM_HOST (an address of 198.18.0.0/15, \
-            RFC 2544's benchmarking range). Servers on this host that listen on $NETSIM_HOST (or on \
+            RFC 2544's benchmarking range) and $NETSIM_HOST6 (2001:2::/48, RFC 5180's). Servers on this host that listen on $NETSIM_HOST (or on \
             0.0.0.0) are what it reaches; packets to any other address are dropped and counted: \
             nothing is forwarded, nothing leaves the machine. Loss, duplication and corruption are \
             real: the kernels' own TCP retransmits.
@@ -64,7 +64,9 @@ struct ShellCommand: ParsableCommand {
         }
         for name in shell.swept { printStatus("netsim shell: removed \(name), left by a netsim that is no longer running") }
         let argv = command.isEmpty ? [ProcessInfo.processInfo.environment["SHELL"] ?? "/bin/sh"] : command
-        printStatus("netsim shell: NETSIM_HOST=\(shell.namespace.plan.host) (namespace \(shell.namespace.name), address \(shell.namespace.plan.client))")
+        let plan = shell.namespace.plan
+        let host6 = shell.namespace.hasIPv6 ? " NETSIM_HOST6=\(plan.host6)" : " (no IPv6 on this host)"
+        printStatus("netsim shell: NETSIM_HOST=\(plan.host)\(host6) (namespace \(shell.namespace.name))")
         printStatus("  link: \(configuration)")
         if let tap { printStatus("  recording: \(tap.path)") }
         printStatus("  seed: \(seed)")
@@ -80,7 +82,7 @@ struct ShellCommand: ParsableCommand {
         printStatus("netsim shell: up: \(counters.up.summary)")
         printStatus("  down: \(counters.down.summary)")
         if counters.notForHost > 0 {
-            printStatus("  \(counters.notForHost) packets to addresses other than \(shell.namespace.plan.host) dropped (no forwarding)")
+            printStatus("  \(counters.notForHost) packets to addresses other than NETSIM_HOST dropped (no forwarding)")
         }
         if let stats { try writeStats(counters, to: stats) }
         if status != 0 { throw ExitCode(status) }

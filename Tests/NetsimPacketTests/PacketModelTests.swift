@@ -19,6 +19,8 @@ import Testing
         #expect(plan.host.description == "198.18.0.1")
         #expect(plan.client.description == "198.18.0.2")
         #expect(PacketAddressPlan(slot: PacketAddressPlan.slotCount - 1).client.description == "198.19.255.254")
+        #expect(plan.host6.description == "2001:2::1")
+        #expect(PacketAddressPlan(slot: 0x1234).client6.description == "2001:2:0:1234::2")
         #expect(PacketAddressPlan.contains(IPv4Address(198, 19, 3, 4)))
         #expect(!PacketAddressPlan.contains(IPv4Address(198, 20, 0, 1)))
         let taken: Set = [PacketAddressPlan(slot: 5).host, PacketAddressPlan(slot: 6).host, IPv4Address(127, 0, 0, 1)]
@@ -50,10 +52,22 @@ import Testing
         #expect(check(Self.ipv4(from: plan.client, to: IPv4Address(192, 0, 2, 1)), .up) == .notForHost)
         #expect(check(Self.ipv4(from: plan.client, to: IPv4Address(127, 0, 0, 1)), .up) == .notForHost)
         #expect(check(Self.ipv4(from: IPv4Address(10, 0, 0, 1), to: plan.client), .down) == .notFromHost)
-        var ipv6 = [UInt8](repeating: 0, count: 48)
-        ipv6[0] = 0x60
-        #expect(check(ipv6, .up) == .notIPv4)
-        #expect(check([0x45, 0, 0], .up) == .notIPv4)
+        func ipv6(from source: IPv6Address, to destination: IPv6Address) -> [UInt8] {
+            var packet = [UInt8](repeating: 0, count: 60)
+            packet[0] = 0x60
+            packet.replaceSubrange(8..<24, with: source.bytes)
+            packet.replaceSubrange(24..<40, with: destination.bytes)
+            return packet
+        }
+        #expect(check(ipv6(from: plan.client6, to: plan.host6), .up) == nil)
+        #expect(check(ipv6(from: plan.host6, to: plan.client6), .down) == nil)
+        #expect(check(ipv6(from: plan.client6, to: IPv6Address(groups: [0xFF02, 0, 0, 0, 0, 0, 0, 0x16])), .up) == .notForHost)
+        #expect(check(ipv6(from: plan.client6, to: PacketAddressPlan(slot: 10).host6), .up) == .notForHost)
+        #expect(check([0x60, 0, 0], .up) == .notIP)
+        #expect(check([0x45, 0, 0], .up) == .notIP)
+        #expect(check([0x12, 0, 0, 0], .up) == .notIP)
+        let header = ipv6(from: plan.client6, to: plan.host6).withUnsafeBytes { IPHeader($0) }
+        #expect(header?.headerLength == 40)
         #expect(IPv4Header(Self.ipv4(from: plan.client, to: plan.host))?.headerLength == 20)
     }
 

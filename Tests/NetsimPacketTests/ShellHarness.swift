@@ -17,9 +17,10 @@ enum ShellHarness {
     }
 
     /// Starts `netsim shell FLAGS -- sh -c SCRIPT` whose script first prints `host=$NETSIM_HOST`
-    /// and reads one line (the port of a server the test then starts on that address) into $port.
-    static func start(_ flags: [String], script: String) async throws -> (WatchedProcess, host: String) {
-        let wrapped = "echo host=$NETSIM_HOST; read port; " + script
+    /// (or another variable) and reads one line (the port of a server the test then starts on that
+    /// address) into $port.
+    static func start(_ flags: [String], script: String, announcing variable: String = "NETSIM_HOST") async throws -> (WatchedProcess, host: String) {
+        let wrapped = "echo host=$\(variable); read port; " + script
         let process = try WatchedProcess(executable, ["shell"] + flags + ["--", "sh", "-c", wrapped], standardInput: true)
         let line = try await process.line(.output, within: .seconds(30)) { $0.hasPrefix("host=") }
         return (process, String(line.dropFirst("host=".count)))

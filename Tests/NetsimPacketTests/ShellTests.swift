@@ -11,12 +11,18 @@ import Glibc
 @Suite(.enabled(if: ShellHarness.canRun, "netsim shell tests need root and /dev/net/tun: \(ShellHarness.missing ?? "")"))
 struct ShellTests {
     /// Fetches `body` with curl inside a shell with `flags`; returns curl's output line and the stats.
-    static func fetch(_ flags: [String], body: [UInt8], curlOptions: String = "", after: String = "") async throws -> (output: String, stats: PacketCounters, result: WatchedProcess.Result) {
+    static func fetch(_ flags: [String], body: [UInt8], curlOptions: String = "", after: String = "", ipv6: Bool = false) async throws -> (output: String, stats: PacketCounters, result: WatchedProcess.Result) {
         let statsPath = ShellHarness.temporaryPath("stats.json")
         defer { try? FileManager.default.removeItem(atPath: statsPath) }
-        let script = "curl -sS --max-time 60 \(curlOptions) http://$NETSIM_HOST:$port/blob | sha256sum; \(after)"
-        let (process, host) = try await ShellHarness.start(flags + ["--stats", statsPath], script: script)
-        #expect(PacketAddressPlan.contains(try #require(IPv4Address(text: host))))
+        let url = ipv6 ? "http://[$NETSIM_HOST6]:$port/blob" : "http://$NETSIM_HOST:$port/blob"
+        let script = "curl -sS -g --max-time 60 \(curlOptions) \(url) | sha256sum; \(after)"
+        let (process, host) = try await ShellHarness.start(flags + ["--stats", statsPath], script: script,
+                                                           announcing: ipv6 ? "NETSIM_HOST6" : "NETSIM_HOST")
+        if ipv6 {
+            #expect(host.hasPrefix("2001:2:"), "NETSIM_HOST6=\(host)")
+        } else {
+            #expect(PacketAddressPlan.contains(try #require(IPv4Address(text: host))))
+        }
         let server = try HostSideServer(host: host, body: body)
         defer { server.stop() }
         try process.write("\(server.port)\n")
@@ -41,6 +47,15 @@ struct ShellTests {
         #expect(stats.up.lost + stats.down.lost > 0)
         #expect(stats.down.deliveredBytes > body.count)
         #expect(stats.notForHost == 0)
+    }
+
+    @Test func overIPv6TooWithTheSameLink() async throws {
+        let body = [UInt8].pattern(count: 300_000, seed: 13)
+        let (output, stats, result) = try await Self.fetch(["--latency", "5ms", "--loss", "2%", "--seed", "6"], body: body, ipv6: true)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(output.contains(try await Self.sha256(body)), "\(output)\n\(result.standardError)")
+        #expect(stats.up.lost + stats.down.lost > 0)
+        #expect(stats.notForHost == 0 && stats.notIP == 0, "\(stats)")
     }
 
     @Test func duplicatedCorruptedReorderedAndQueuedPacketsStillGiveIntactBytes() async throws {
