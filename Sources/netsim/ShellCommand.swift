@@ -19,9 +19,12 @@ struct ShellCommand: ParsableCommand {
             real: the kernels' own TCP retransmits.
 
             Examples:
-              sudo netsim shell --latency 50ms --bandwidth 10mbit -- curl http://\\$NETSIM_HOST:8080/
+              sudo netsim shell --latency 50ms --bandwidth 10mbit -- sh -c 'curl http://$NETSIM_HOST:8080/'
               sudo netsim shell --profile 3g --loss 2% --pcap shell.pcap
-              sudo netsim shell --down-bandwidth 2mbit --queue 30KB -- iperf3 -c 198.18.x.1 -R
+              sudo netsim shell --down-bandwidth 2mbit --queue 30KB -- iperf3 -c 198.18.0.1 -R
+
+            A lone shell's host side is always 198.18.0.1 (and 2001:2::1); start the server there \
+            once the shell runs.
 
             Without a command, runs $SHELL. Exits with the command's status. The namespace, its \
             devices and routes are removed when the command ends, on Ctrl-C and SIGTERM; after a \
