@@ -169,7 +169,7 @@ let package = Package(
         // The packet path's models without devices, and `netsim shell` as root with real namespaces.
         .testTarget(
             name: "NetsimPacketTests",
-            dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimPacket", "NetsimLoopback", "NetsimPcap", "CPcap"]
+            dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimPacket", "NetsimLoopback"]
         ),
         .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimLoopback"]),
         // The catalog and the connection machine, driven without sockets or event loops.

@@ -45,9 +45,12 @@ struct PacketLinkOptions: ParsableArguments {
                 duplicate: (up ? upDuplicate : downDuplicate) ?? duplicate ?? .zero,
                 corrupt: (up ? upCorrupt : downCorrupt) ?? corrupt ?? .zero,
                 reorder: (up ? upReorder : downReorder) ?? reorder ?? .zero)
-            if link[direction].bandwidth == nil, (up ? upQueue : downQueue) ?? queue != nil {
-                throw ValidationError("--queue\(up && upQueue != nil ? " (--up-queue)" : !up && downQueue != nil ? " (--down-queue)" : "") needs a --bandwidth: a queue forms only behind a rate limit")
+            if link[direction].bandwidth == nil, (up ? upQueue : downQueue) != nil {
+                throw ValidationError("--\(direction)-queue needs a bandwidth that way (--bandwidth or --\(direction)-bandwidth): a queue forms only behind a rate limit")
             }
+        }
+        if queue != nil, link.up.bandwidth == nil, link.down.bandwidth == nil {
+            throw ValidationError("--queue needs a --bandwidth (or --up-/--down-bandwidth): a queue forms only behind a rate limit")
         }
         switch result.problem {
         case nil:
