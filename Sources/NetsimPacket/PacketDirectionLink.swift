@@ -11,8 +11,10 @@ public struct PacketDirectionLink: Equatable, Sendable, CustomStringConvertible 
     /// Latency, jitter and its distribution, bandwidth and loss. Slicing is a byte-stream notion
     /// and must be absent (``PacketLinkConfiguration/init(link:…)`` checks).
     public var base: DirectionLink
-    /// The bottleneck's buffer; applies only with a bandwidth.
+    /// The bottleneck's buffer; applies only with a bandwidth or a trace.
     public var queue: QueueLimit
+    /// A recorded link's delivery opportunities in place of a constant bandwidth (mm-link).
+    public var trace: DeliveryTrace?
     /// Probability that a packet is sent twice (netem `duplicate`); the copy is lost, corrupted and
     /// delayed on its own.
     public var duplicate: Probability
@@ -23,10 +25,11 @@ public struct PacketDirectionLink: Equatable, Sendable, CustomStringConvertible 
     /// Every other packet keeps its order.
     public var reorder: Probability
 
-    public init(base: DirectionLink = .init(), queue: QueueLimit = .standard, duplicate: Probability = .zero,
-                corrupt: Probability = .zero, reorder: Probability = .zero) {
+    public init(base: DirectionLink = .init(), queue: QueueLimit = .standard, trace: DeliveryTrace? = nil,
+                duplicate: Probability = .zero, corrupt: Probability = .zero, reorder: Probability = .zero) {
         self.base = base
         self.queue = queue
+        self.trace = trace
         self.duplicate = duplicate
         self.corrupt = corrupt
         self.reorder = reorder
@@ -34,7 +37,8 @@ public struct PacketDirectionLink: Equatable, Sendable, CustomStringConvertible 
 
     public var description: String {
         var parts = base.isImpaired ? [base.description] : []
-        if base.bandwidth != nil { parts.append("queue \(queue)") }
+        if let trace { parts.append(trace.description) }
+        if base.bandwidth != nil || trace != nil { parts.append("queue \(queue)") }
         if duplicate.fraction > 0 { parts.append("duplicate \(duplicate)") }
         if corrupt.fraction > 0 { parts.append("corrupt \(corrupt)") }
         if reorder.fraction > 0 { parts.append("reorder \(reorder)") }
@@ -63,6 +67,7 @@ public struct PacketLinkConfiguration: Equatable, Sendable, CustomStringConverti
         for direction in Direction.allCases {
             let link = self[direction]
             if link.base.sliceSize != nil { return .slicing }
+            if link.trace != nil, link.base.bandwidth != nil { return .traceAndBandwidth(direction) }
             if link.reorder.fraction > 0, link.base.latency <= .zero, link.base.jitter <= .zero {
                 return .reorderWithoutDelay(direction)
             }
@@ -82,4 +87,6 @@ public enum PacketLinkProblem: Equatable, Sendable {
     case slicing
     /// Reordering lets a packet skip the delay; with no delay nothing can overtake anything.
     case reorderWithoutDelay(Direction)
+    /// A trace is the link's capacity over time: a constant bandwidth beside it means nothing.
+    case traceAndBandwidth(Direction)
 }

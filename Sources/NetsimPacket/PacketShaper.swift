@@ -38,7 +38,8 @@ public struct PacketOutcome: Equatable, Sendable {
 /// One direction of the packet path's link, for one namespace: a pure state machine on injected
 /// time, fed each packet as it is read and answering when (and whether) to write it.
 ///
-/// Stages, in netem's order: duplicate ▸ (per copy) loss ▸ corrupt ▸ rate queue ▸ delay ▸ order.
+/// Stages, in netem's order: duplicate ▸ (per copy) loss ▸ corrupt ▸ rate queue (a constant
+/// rate, or a recorded trace's delivery opportunities) ▸ delay ▸ order.
 /// Every stage draws from its own generator derived from the seed, so turning one impairment on
 /// does not change the decisions of the others. Packets keep their order (a packet is never
 /// released before one offered earlier) unless the reorder draw lets it skip the delay.
@@ -53,6 +54,7 @@ public struct PacketShaper: Sendable {
     private var jitterRandom: SeededRandom
     private let delay: DelaySampler
     private var queue: SerializingQueue?
+    private var traceQueue: TraceQueue?
     /// The latest release of a packet that kept its order.
     private var lastInOrder = Int64.min
 
@@ -66,10 +68,11 @@ public struct PacketShaper: Sendable {
         jitterRandom = random.derived(SeededRandom.label("jitter"))
         delay = DelaySampler(link: link.base)
         queue = link.base.bandwidth.map { SerializingQueue(bytesPerSecond: $0.bytesPerSecond, limit: link.queue) }
+        traceQueue = link.trace.map { TraceQueue(trace: $0, limit: link.queue) }
     }
 
-    /// Packets and bytes in the bottleneck's buffer at the last arrival (0 without a rate).
-    public var backlog: (packets: Int, bytes: Int) { queue?.backlog ?? (0, 0) }
+    /// Packets and bytes in the bottleneck's buffer at the last arrival (0 without a rate or trace).
+    public var backlog: (packets: Int, bytes: Int) { queue?.backlog ?? traceQueue?.backlog ?? (0, 0) }
 
     /// Decides the fate of a packet of `size` bytes whose IP header is `headerLength` bytes,
     /// read at `now`.
@@ -91,8 +94,8 @@ public struct PacketShaper: Sendable {
                 corruptBit = headerLength * 8 + Int(corruptRandom.next() % bits)
             }
             var departure = now
-            if queue != nil {
-                guard let leaves = queue!.enqueue(size: size, at: now) else {
+            if queue != nil || traceQueue != nil {
+                guard let leaves = queue != nil ? queue!.enqueue(size: size, at: now) : traceQueue!.enqueue(size: size, at: now) else {
                     outcome.drops.append(.queueFull)
                     continue
                 }
