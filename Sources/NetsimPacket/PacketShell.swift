@@ -13,7 +13,7 @@ public final class PacketShell: @unchecked Sendable {
     public let path: PacketPath
     /// Namespaces of dead shells removed at start.
     public let swept: [String]
-    private var child: ChildProcess?
+    private var child: CommandProcess?
     private var closed = false
 
     /// Creates the namespace and starts the packet path. Call ``PacketShellRequirements/missing()`` first.
@@ -42,11 +42,11 @@ public final class PacketShell: @unchecked Sendable {
 
     /// Starts `command` inside the namespace (through `ip netns exec`, which also gives it the
     /// namespace's own /sys and any /etc/netns/NAME files) with standard streams inherited and
-    /// default signal handling (see ``ChildProcess``).
+    /// default signal handling (see ``CommandProcess``).
     public func launch(_ command: [String]) throws {
         precondition(!command.isEmpty)
         guard let ip = IPRoute.executable else { throw PacketPathError.missing("needs iproute2's `ip`") }
-        child = try ChildProcess([ip, "netns", "exec", namespace.name.description] + command,
+        child = try CommandProcess([ip, "netns", "exec", namespace.name.description] + command,
                                  environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
     }
 

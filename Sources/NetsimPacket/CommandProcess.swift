@@ -10,7 +10,7 @@ import Glibc
 /// SigBlk fffffffe3bfbea27 in the child). This one resets the mask and every handler to the
 /// default, as a shell does for the commands it runs. Standard streams and the process group are
 /// inherited, so the command reads the terminal and Ctrl-C reaches it; no other descriptor is.
-final class ChildProcess: @unchecked Sendable {
+final class CommandProcess: @unchecked Sendable {
     let pid: pid_t
     private let lock = NSLock()
     private var reaped = false
