@@ -2,6 +2,9 @@ import NetsimCore
 import NetsimLink
 import NetsimPacket
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct PacketModelTests {
     @Test func queueLimitParsesPacketsAndBytes() throws {
@@ -85,7 +88,7 @@ import Testing
         // pid 1 runs, but not since tick 1 after boot with this start time…
         let wrongStart = NamespaceName(pid: 1, startTime: UInt64.max, index: 0)
         #expect(!wrongStart.ownerIsAlive)
-        let me = getpidSafe()
+        let me = getpid()
         if let start = NamespaceName.startTime(of: me) {
             #expect(NamespaceName(pid: me, startTime: start, index: 0).ownerIsAlive)
         }

@@ -1,6 +1,0 @@
-import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
-
-func getpidSafe() -> Int32 { getpid() }
