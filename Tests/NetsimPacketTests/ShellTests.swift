@@ -251,8 +251,9 @@ extension ShellTests {
 
 /// What a machine without root sees: one line, exit 2, nothing created. Run as `nobody` through
 /// setpriv, so it needs root to start (and util-linux's setpriv).
-@Suite(.enabled(if: ShellHarness.canRun && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
-                "needs root and /usr/bin/setpriv to run netsim shell as nobody"))
+@Suite(.enabled(if: ShellHarness.canRun && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                    && ShellHarness.othersCanExecute(ShellHarness.executable.path),
+                "needs root, /usr/bin/setpriv and a netsim binary that other users may run (every directory above it searchable)"))
 struct ShellWithoutRootTests {
     @Test func withoutRootItSaysSoInOneLineAndExits2() async throws {
         let result = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
