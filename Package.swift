@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "NetsimRunner", targets: ["NetsimRunner"]),
         .library(name: "NetsimPcap", targets: ["NetsimPcap"]),
         .library(name: "NetsimService", targets: ["NetsimService"]),
+        .library(name: "NetsimPacket", targets: ["NetsimPacket"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -143,11 +144,22 @@ let package = Package(
         // Blocking loopback sockets and servers: what a plain client sees, for tests, bench and demo;
         // and for tests, waiting on events and child processes without sleeping or blocking a task.
         .target(name: "NetsimLoopback", dependencies: ["NetsimCore"]),
+        // The packet path (Linux, root): a network namespace behind two TUN devices, the filter that
+        // delivers only to the host side, and the per-packet link (pure models on injected time).
+        .target(name: "CNetsimPacket"),
+        .target(
+            name: "NetsimPacket",
+            dependencies: [
+                "NetsimCore", "NetsimLink", "CNetsimPacket",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
+        ),
         // The command-line tool: flag parsing and printing only.
         .executableTarget(
             name: "netsim",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap", "NetsimTLS",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap", "NetsimTLS", "NetsimPacket",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -156,6 +168,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
+        // The packet path's models without devices, and `netsim shell` as root with real namespaces.
+        .testTarget(
+            name: "NetsimPacketTests",
+            dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimPacket", "NetsimLoopback"]
+        ),
         .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimLoopback"]),
         // The catalog and the connection machine, driven without sockets or event loops.
         .testTarget(name: "NetsimFaultsTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimFaults"]),

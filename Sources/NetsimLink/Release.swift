@@ -25,7 +25,7 @@ extension Int64 {
     /// Addition that sticks at the ends instead of trapping: model times near ``Release/neverNanoseconds``
     /// must stay "never", not wrap around into the past.
     @inlinable
-    func addingSaturating(_ other: Int64) -> Int64 {
+    public func addingSaturating(_ other: Int64) -> Int64 {
         let (sum, overflow) = addingReportingOverflow(other)
         if overflow { return other > 0 ? .max : .min }
         return sum

@@ -5,16 +5,16 @@ import CPcap
 /// Link type LINKTYPE_RAW (each record is an IPv4 or IPv6 packet, no link header: the relay
 /// has no link layer to show) and nanosecond timestamps (the relay's clock has them, and two
 /// events in the same microsecond keep their order). Not thread-safe: ``PcapRecorder`` locks.
-final class PcapFileWriter {
+public final class PcapFileWriter {
     /// Large enough for any packet netsim writes (a 64 KiB IP packet).
-    static let snapshotLength: Int32 = 262_144
+    public static let snapshotLength: Int32 = 262_144
 
     private let handle: OpaquePointer
     private var dumper: OpaquePointer?
-    let path: String
+    public let path: String
 
     /// - Parameter linkType: a DLT_ value; netsim records with DLT_RAW (tests write others).
-    init(path: String, linkType: Int32 = DLT_RAW, snapshotLength: Int32 = PcapFileWriter.snapshotLength) throws {
+    public init(path: String, linkType: Int32 = DLT_RAW, snapshotLength: Int32 = PcapFileWriter.snapshotLength) throws {
         self.path = path
         guard let handle = pcap_open_dead_with_tstamp_precision(linkType, snapshotLength, UInt32(PCAP_TSTAMP_PRECISION_NANO)) else {
             throw PcapError(.writeFailed, "\(path): libpcap could not start a capture for writing")
@@ -30,7 +30,7 @@ final class PcapFileWriter {
 
     /// Writes one packet with a wall-clock timestamp in nanoseconds since the Unix epoch;
     /// `captureLength` keeps only that many bytes, as a short snaplen does (tests).
-    func write(_ packet: [UInt8], nanoseconds: Int64, captureLength: Int? = nil) {
+    public func write(_ packet: [UInt8], nanoseconds: Int64, captureLength: Int? = nil) {
         guard let dumper else { return }
         var header = pcap_pkthdr()
         header.ts.tv_sec = .init(nanoseconds / 1_000_000_000)
@@ -43,13 +43,13 @@ final class PcapFileWriter {
         }
     }
 
-    func flush() {
+    public func flush() {
         guard let dumper else { return }
         _ = pcap_dump_flush(dumper)
     }
 
     /// Flushes and closes the file; later writes are ignored.
-    func close() {
+    public func close() {
         guard let dumper else { return }
         pcap_dump_close(dumper)
         self.dumper = nil

@@ -35,6 +35,8 @@ struct RelayCommand: AsyncParsableCommand {
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
     @OptionGroup(title: "TLS") var tlsOptions: TLSOptions
+    /// Parsed only to refuse them with the reason.
+    @OptionGroup(visibility: .private) var packetOnly: PacketLinkOptions
 
     @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
     var events: String?
@@ -58,6 +60,10 @@ struct RelayCommand: AsyncParsableCommand {
     var duration: Duration?
 
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
+
+    func validate() throws {
+        try packetOnly.refuse(in: "netsim relay")
+    }
 
     func run() async throws {
         logging.bootstrap()

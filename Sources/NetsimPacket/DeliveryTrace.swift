@@ -1,0 +1,93 @@
+import Foundation
+
+/// A link's capacity over time in Mahimahi's trace format: one line per opportunity to deliver
+/// one 1500-byte packet, as whole milliseconds from the start of the trace; a timestamp repeated
+/// k times is k packets in that millisecond. The trace repeats (wraps) after its last
+/// timestamp, as mm-link's does. Recorded traces (Winstein et al., Sprout, NSDI 2013) carry a
+/// cellular link's real variation, which no constant rate has.
+public struct DeliveryTrace: Equatable, Sendable, CustomStringConvertible {
+    /// Bytes one opportunity may carry (Mahimahi's PACKET_SIZE).
+    public static let opportunityBytes = 1500
+
+    /// Opportunity times in milliseconds, non-decreasing, the last > 0.
+    public let milliseconds: [Int64]
+    /// Where it came from, for descriptions (a file's name).
+    public let name: String
+
+    /// A trace whose problem is reported with its position (file:line) and a hint.
+    public struct Invalid: Error, Equatable, CustomStringConvertible {
+        public var description: String
+        public init(description: String) { self.description = description }
+    }
+
+    public init(milliseconds: [Int64], name: String) throws(Invalid) {
+        guard let last = milliseconds.last else {
+            throw Invalid(description: "\(name): the trace is empty; expected one millisecond timestamp per line (Mahimahi's format)")
+        }
+        guard last > 0 else {
+            throw Invalid(description: "\(name): the last timestamp is 0; the trace repeats after its last timestamp, so it must be later than 0 ms")
+        }
+        self.milliseconds = milliseconds
+        self.name = name
+    }
+
+    /// Reads Mahimahi's format: blank lines are skipped; anything else must be a whole number of
+    /// milliseconds, not below the line before it.
+    public init(parsing text: String, name: String) throws(Invalid) {
+        var values: [Int64] = []
+        var lineNumber = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let field = line.trimmingCharacters(in: .whitespaces)
+            if field.isEmpty { continue }
+            guard let value = Int64(field), value >= 0 else {
+                throw Invalid(description: "\(name):\(lineNumber): '\(field)' is not a timestamp; expected a whole number of milliseconds (Mahimahi's trace format: one per line)")
+            }
+            if let previous = values.last, value < previous {
+                throw Invalid(description: "\(name):\(lineNumber): \(value) ms comes before the line above (\(previous) ms); timestamps must not decrease")
+            }
+            values.append(value)
+        }
+        try self.init(milliseconds: values, name: name)
+    }
+
+    /// Reads a trace file.
+    public init(contentsOf path: String) throws(Invalid) {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw Invalid(description: "\(path): cannot read the trace: \(error.localizedDescription)")
+        }
+        try self.init(parsing: text, name: path)
+    }
+
+    /// The length of one pass, after which the trace repeats.
+    public var periodNanoseconds: Int64 { milliseconds[milliseconds.count - 1] * 1_000_000 }
+
+    /// The average rate the trace offers, in bits per second.
+    public var meanBitsPerSecond: Double {
+        Double(milliseconds.count * Self.opportunityBytes * 8) / (Double(periodNanoseconds) / 1e9)
+    }
+
+    /// The time of opportunity `index` (counting across repetitions), in ns from the trace's start.
+    func time(ofOpportunity index: Int) -> Int64 {
+        let (pass, position) = index.quotientAndRemainder(dividingBy: milliseconds.count)
+        return Int64(pass) * periodNanoseconds + milliseconds[position] * 1_000_000
+    }
+
+    /// The first opportunity at or after `offset` ns from the trace's start.
+    func firstOpportunity(atOrAfter offset: Int64) -> Int {
+        let pass = Int(offset / periodNanoseconds)
+        let within = offset - Int64(pass) * periodNanoseconds
+        var low = 0, high = milliseconds.count
+        while low < high {
+            let middle = (low + high) / 2
+            if milliseconds[middle] * 1_000_000 < within { low = middle + 1 } else { high = middle }
+        }
+        return pass * milliseconds.count + low
+    }
+
+    public var description: String {
+        let mbit = (meanBitsPerSecond / 1e5).rounded() / 10
+        return "trace \((name as NSString).lastPathComponent) (\(mbit) Mbit/s mean over \(milliseconds.last! / 1000) s)"
+    }
+}

@@ -1,0 +1,179 @@
+#if canImport(Glibc)
+import CNetsimPacket
+import Foundation
+import Glibc
+import NetsimCore
+
+/// The running packet path of one namespace: a thread that reads both TUN devices, filters,
+/// impairs through one ``PacketShaper`` per direction and writes each packet out on time.
+///
+/// One thread and `ppoll`, no event loop: a packet's write time is decided when it is read, and
+/// ppoll's nanosecond timeout wakes the thread for the earliest one, so a single thread carries
+/// both directions without locks on the data path (the counters are published under a lock).
+public final class PacketPath: @unchecked Sendable {
+    private let namespace: PacketNamespace
+    private let filter: PacketFilter
+    private var shapers: [PacketShaper]  // [up, down]
+    private var schedules = [ReleaseSchedule<[UInt8]>(), ReleaseSchedule<[UInt8]>()]
+    private let tap: PacketTap?
+    private let clock = SystemClock()
+    private let lock = NSLock()
+    /// The counters as last published (under `lock`).
+    private var published = PacketCounters()
+    private var stopRequested = false
+    /// The thread's own counters, published after each pass.
+    private var live = PacketCounters()
+    private let wake: Int32
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Largest packet a TUN device hands over (its MTU is 1500; 64 KiB covers any setting).
+    static let bufferSize = 65536
+    /// Packets read from one device before the other gets its turn and due packets go out.
+    static let readBatch = 64
+
+    public init(namespace: PacketNamespace, link: PacketLinkConfiguration, seed: UInt64, tap: PacketTap?) throws {
+        self.namespace = namespace
+        filter = PacketFilter(plan: namespace.plan)
+        let random = SeededRandom(seed: seed)
+        shapers = Direction.allCases.map { direction in
+            PacketShaper(link: link[direction], random: random.derived(SeededRandom.label("packet-" + direction.rawValue)))
+        }
+        if Direction.allCases != [.up, .down] { fatalError("Direction order changed") }
+        self.tap = tap
+        wake = cnetsim_eventfd()
+        guard wake >= 0 else { throw PacketPathError.system("eventfd", errno) }
+    }
+
+    deinit { Glibc.close(wake) }
+
+    /// What has happened so far.
+    public var counters: PacketCounters { lock.withLock { published } }
+
+    public func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "netsim packet path"
+        thread.qualityOfService = .userInteractive
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Stops the thread (packets still waiting are dropped: the namespace is going away) and
+    /// returns the final counts.
+    @discardableResult
+    public func stop() -> PacketCounters {
+        guard thread != nil else { return counters }
+        lock.withLock { stopRequested = true }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+        finished.wait()
+        thread = nil
+        tap?.finish()
+        return counters
+    }
+
+    private func run() {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.bufferSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var fds = [
+            pollfd(fd: namespace.clientDevice.descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: namespace.hostDevice.descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+        ]
+        while !lock.withLock({ stopRequested }) {
+            let now = clock.now()
+            writeDue(now: now)
+            publish()
+            let next = [schedules[0].nextTime, schedules[1].nextTime].compactMap { $0 }.min()
+            let timeout = next.map { max(0, $0 - now) } ?? -1
+            for i in fds.indices { fds[i].revents = 0 }
+            let ready = fds.withUnsafeMutableBytes { cnetsim_ppoll($0.baseAddress, UInt(3), timeout) }
+            if ready <= 0 { continue }
+            if fds[0].revents & Int16(POLLIN) != 0 { readAll(from: namespace.clientDevice, direction: .up, buffer: buffer) }
+            if fds[1].revents & Int16(POLLIN) != 0 { readAll(from: namespace.hostDevice, direction: .down, buffer: buffer) }
+        }
+        live.up.inFlightAtExit = schedules[0].count
+        live.down.inFlightAtExit = schedules[1].count
+        publish()
+    }
+
+    private func readAll(from device: TunDevice, direction: Direction, buffer: UnsafeMutableRawBufferPointer) {
+        for _ in 0..<Self.readBatch {
+            guard let count = device.read(into: buffer) else { return }
+            let packet = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            if direction == .up { tap?.record(packet, wallNanoseconds: Self.wallNow()) }
+            handle(packet, direction: direction, now: clock.now())
+        }
+    }
+
+    /// Filter, then the shaper's decision; each surviving copy is scheduled.
+    private func handle(_ packet: UnsafeRawBufferPointer, direction: Direction, now: Int64) {
+        let d = direction == .up ? 0 : 1
+        live[direction].received += 1
+        live[direction].receivedBytes += packet.count
+        let header: IPHeader
+        switch filter.check(packet, direction: direction) {
+        case .failure(let reason):
+            live[direction].filtered += 1
+            switch reason {
+            case .notIP: live.notIP += 1
+            case .notForHost: live.notForHost += 1
+            case .notFromHost: break
+            }
+            return
+        case .success(let h):
+            header = h
+        }
+        let outcome = shapers[d].offer(size: packet.count, headerLength: header.headerLength, at: now)
+        for drop in outcome.drops {
+            switch drop {
+            case .lost: live[direction].lost += 1
+            case .queueFull: live[direction].queueFull += 1
+            }
+        }
+        for release in outcome.releases {
+            var copy = [UInt8](packet)
+            if let bit = release.corruptBit {
+                copy[bit / 8] ^= UInt8(1 << (bit % 8))
+                live[direction].corrupted += 1
+            }
+            if release.isDuplicate { live[direction].duplicated += 1 }
+            if release.isReordered { live[direction].reordered += 1 }
+            schedules[d].schedule(copy, at: release.time)
+        }
+    }
+
+    private func writeDue(now: Int64) {
+        for direction in Direction.allCases {
+            let d = direction == .up ? 0 : 1
+            let device = direction == .up ? namespace.hostDevice : namespace.clientDevice
+            while let packet = schedules[d].popDue(now: now) {
+                let written = packet.withUnsafeBytes { bytes -> Bool in
+                    if direction == .down { tap?.record(bytes, wallNanoseconds: Self.wallNow()) }
+                    return device.write(bytes)
+                }
+                if written {
+                    live[direction].delivered += 1
+                    live[direction].deliveredBytes += packet.count
+                } else {
+                    live[direction].writeFailed += 1
+                }
+            }
+        }
+    }
+
+    private func publish() {
+        let snapshot = live
+        lock.withLock { published = snapshot }
+    }
+
+    static func wallNow() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+}
+#endif

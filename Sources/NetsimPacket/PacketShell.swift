@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Foundation
+import Glibc
+
+/// One `netsim shell`: a namespace, its packet path, and CMD running inside.
+///
+/// Order matters for the cleanup guarantees: stale namespaces are swept first; the namespace
+/// and devices exist before CMD starts; CMD ends (or is ended) before the path stops; the
+/// namespace is deleted last. A crash at any point leaves at most the namespace's name, which
+/// the next shell's sweep removes (the devices die with this process).
+public final class PacketShell: @unchecked Sendable {
+    public let namespace: PacketNamespace
+    public let path: PacketPath
+    /// Namespaces of dead shells removed at start.
+    public let swept: [String]
+    private var child: CommandProcess?
+    private var closed = false
+
+    /// Creates the namespace and starts the packet path. Call ``PacketShellRequirements/missing()`` first.
+    public init(link: PacketLinkConfiguration, seed: UInt64, tap: PacketTap?) throws {
+        swept = PacketNamespace.sweepStale()
+        namespace = try PacketNamespace()
+        do {
+            path = try PacketPath(namespace: namespace, link: link, seed: seed, tap: tap)
+        } catch {
+            namespace.close()
+            throw error
+        }
+        path.start()
+    }
+
+    /// The variables CMD gets on top of netsim's own environment.
+    public var environment: [String: String] {
+        var variables = ["NETSIM_HOST": namespace.plan.host.description, "NETSIM_CLIENT": namespace.plan.client.description,
+                         "NETSIM_NAMESPACE": namespace.name.description]
+        if namespace.hasIPv6 {
+            variables["NETSIM_HOST6"] = namespace.plan.host6.description
+            variables["NETSIM_CLIENT6"] = namespace.plan.client6.description
+        }
+        return variables
+    }
+
+    /// Starts `command` inside the namespace (through `ip netns exec`, which also gives it the
+    /// namespace's own /sys and any /etc/netns/NAME files) with standard streams inherited and
+    /// default signal handling (see ``CommandProcess``).
+    public func launch(_ command: [String]) throws {
+        precondition(!command.isEmpty)
+        guard let ip = IPRoute.executable else { throw PacketPathError.missing("needs iproute2's `ip`") }
+        child = try CommandProcess([ip, "netns", "exec", namespace.name.description] + command,
+                                 environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+    }
+
+    public var processIdentifier: Int32? { child?.pid }
+
+    /// Blocks until CMD exits; its exit status, or 128 + the signal that ended it (as a shell says).
+    public func waitForExit() -> Int32 {
+        child?.waitForExit() ?? 0
+    }
+
+    /// Sends `signal` to CMD (no-op once it has exited).
+    public func signal(_ signal: Int32) {
+        child?.send(signal)
+    }
+
+    /// Stops the path and deletes the namespace; the final counters.
+    @discardableResult
+    public func close() -> PacketCounters {
+        if closed { return path.counters }
+        closed = true
+        let counters = path.stop()
+        namespace.close()
+        return counters
+    }
+
+    deinit { close() }
+}
+#endif

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import NetsimCore
+import NetsimPacket
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `netsim shell`: CMD in a network namespace whose every packet crosses netsim's link.
+struct ShellCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shell",
+        abstract: "Run a command in a network namespace whose packets cross an impaired link to this host (Linux, root).",
+        discussion: """
+            The command sees one network: the host side at $NETSIM_HOST (an address of 198.18.0.0/15, \
+            RFC 2544's benchmarking range) and $NETSIM_HOST6 (2001:2::/48, RFC 5180's). Servers on this host that listen on $NETSIM_HOST (or on \
+            0.0.0.0) are what it reaches; packets to any other address are dropped and counted: \
+            nothing is forwarded, nothing leaves the machine. Loss, duplication and corruption are \
+            real: the kernels' own TCP retransmits.
+
+            Examples:
+              sudo netsim shell --latency 50ms --bandwidth 10mbit -- sh -c 'curl http://$NETSIM_HOST:8080/'
+              sudo netsim shell --profile 3g --loss 2% --pcap shell.pcap
+              sudo netsim shell --down-bandwidth 2mbit --queue 30KB -- iperf3 -c 198.18.0.1 -R
+
+            A lone shell's host side is always 198.18.0.1 (and 2001:2::1); start the server there \
+            once the shell runs.
+
+            Without a command, runs $SHELL. Exits with the command's status. The namespace, its \
+            devices and routes are removed when the command ends, on Ctrl-C and SIGTERM; after a \
+            crash, the next netsim shell removes what is left.
+            """
+    )
+
+    @OptionGroup(title: "Link model") var link: LinkOptions
+    @OptionGroup(title: "Packet link") var packet: PacketLinkOptions
+
+    @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, duplication, corruption, reordering). Example: --seed 42", valueName: "n"))
+    var seed: UInt64 = 1
+
+    @Option(help: ArgumentHelp("Record the packets at the namespace's interface (raw IP; what the command sent, and what reached it after the link) to FILE. Example: --pcap shell.pcap", valueName: "file"))
+    var pcap: String?
+
+    @Option(help: ArgumentHelp("Write the packet counters (per direction: in, delivered, lost, filtered…) as JSON to FILE when the shell ends. Example: --stats counts.json", valueName: "file"))
+    var stats: String?
+
+    @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --. Default: $SHELL", valueName: "command"))
+    var command: [String] = []
+
+    func run() throws {
+        #if canImport(Glibc)
+        let configuration = try packet.configuration(link: link.configuration())
+        if let missing = PacketShellRequirements.missing() {
+            printStatus("netsim shell: \(missing)")
+            throw ExitCode(2)
+        }
+        let tap: PacketCaptureTap?
+        do { tap = try pcap.map(PacketCaptureTap.init(path:)) } catch {
+            throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
+        }
+        let signals = ShellSignals()
+        let shell: PacketShell
+        do {
+            shell = try PacketShell(link: configuration, seed: seed, tap: tap)
+        } catch {
+            throw RuntimeError("netsim shell: cannot set up the namespace: \(error)")
+        }
+        for name in shell.swept { printStatus("netsim shell: removed \(name), left by a netsim that is no longer running") }
+        let argv = command.isEmpty ? [ProcessInfo.processInfo.environment["SHELL"] ?? "/bin/sh"] : command
+        let plan = shell.namespace.plan
+        let host6 = shell.namespace.hasIPv6 ? " NETSIM_HOST6=\(plan.host6)" : " (no IPv6 on this host)"
+        printStatus("netsim shell: NETSIM_HOST=\(plan.host)\(host6) (namespace \(shell.namespace.name))")
+        printStatus("  link: \(configuration)")
+        if let tap { printStatus("  recording: \(tap.path)") }
+        printStatus("  seed: \(seed)")
+        do {
+            try shell.launch(argv)
+        } catch {
+            shell.close()
+            throw RuntimeError("netsim shell: cannot run \(argv[0]): \(error)")
+        }
+        signals.forward(to: shell)
+        let status = shell.waitForExit()
+        let counters = shell.close()
+        printStatus("netsim shell: up: \(counters.up.summary)")
+        printStatus("  down: \(counters.down.summary)")
+        if counters.notForHost > 0 {
+            printStatus("  \(counters.notForHost) packets to addresses other than NETSIM_HOST dropped (no forwarding)")
+        }
+        if let stats { try writeStats(counters, to: stats) }
+        if status != 0 { throw ExitCode(status) }
+        #else
+        printStatus("netsim shell: \(PacketShellRequirements.missing() ?? "needs Linux")")
+        throw ExitCode(2)
+        #endif
+    }
+
+    private func writeStats(_ counters: PacketCounters, to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do { try encoder.encode(counters).write(to: URL(fileURLWithPath: path)) } catch {
+            throw RuntimeError("cannot write --stats \(path): \(error.localizedDescription)")
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import NetsimPacket
+#if canImport(Glibc)
+import Glibc
+#endif
+
+#if canImport(Glibc)
+/// SIGINT, SIGTERM and SIGHUP while a shell runs: netsim must live to clean up, so it catches
+/// them and ends the command instead, then removes the namespace as on a normal exit.
+///
+/// Ctrl-C on a terminal reaches the command too (same foreground process group): netsim then
+/// leaves it to the command, so an interactive shell inside survives Ctrl-C as any shell does.
+/// A SIGINT not from the terminal, SIGTERM and SIGHUP are passed on, and a command still running
+/// 2 s later is killed. Caught from the moment this is made; one that arrives before the command
+/// starts is passed on as soon as it does.
+final class ShellSignals: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sources: [DispatchSourceSignal] = []
+    private var shell: PacketShell?
+    private var pending: Int32?
+    private let interactive = isatty(STDIN_FILENO) == 1
+
+    init() {
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in self?.received(sig) }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    /// From now on, signals go to `shell`'s command (and any that came before, now).
+    func forward(to shell: PacketShell) {
+        let waiting = lock.withLock { () -> Int32? in
+            self.shell = shell
+            defer { pending = nil }
+            return pending
+        }
+        if let waiting { pass(waiting, to: shell) }
+    }
+
+    private func received(_ sig: Int32) {
+        if sig == SIGINT, interactive { return }
+        let target = lock.withLock { () -> PacketShell? in
+            if shell == nil { pending = sig }
+            return shell
+        }
+        if let target { pass(sig, to: target) }
+    }
+
+    private func pass(_ sig: Int32, to shell: PacketShell) {
+        shell.signal(sig)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { shell.signal(SIGKILL) }
+    }
+}
+#endif
