@@ -66,7 +66,7 @@ struct BenchCommand: AsyncParsableCommand {
                 switch part {
                 case .throughput: result = try await ThroughputBench.run(settings)
                 case .rtt: result = try await RoundTripBench.runAddedRoundTrip(settings)
-                case .latency: result = try await RoundTripBench.runLatencyAccuracy(settings)
+                case .latency: result = try await LatencyBench.run(settings)
                 case .bandwidth: result = try await BandwidthBench.run(settings)
                 case .rss: result = try await RSSBench.run(settings)
                 case .tls: result = try await TLSBench.run(settings)
