@@ -136,6 +136,14 @@ enum RoundTripBench {
             histograms.count > 2
                 ? "p50 \(Format.micros(added(histograms[2], 50))), p99 \(Format.micros(added(histograms[2], 99)))"
                 : "not installed"))
+        if verdicts, histograms.count > 2 {
+            // Issue 13's second goal: whatever the absolute figure, never more than socat adds.
+            let excess = [50.0, 99.0].map { added(relayed, $0) - added(histograms[2], $0) }
+            rows.append(BenchRow(
+                measurement: "round trip added by the relay minus socat's, \(setting), p50 / p99",
+                result: excess.map(Format.micros).joined(separator: " / "), target: "≤ 0 (never above socat)",
+                verdict: Verdict.atMost(excess.max()!, 0, Format.micros)))
+        }
         return rows
     }
 }
