@@ -80,10 +80,11 @@ public struct DirectionShaper: Sendable {
 
     /// Change the link mid-stream (a scenario step). Ordering with already-scheduled bytes is kept.
     ///
-    /// Kept: the last release time (no overtaking), the slicer's position, the token bucket's
-    /// virtual clock, and the congestion window. The loss process restarts only when the loss
-    /// model itself changes. Bytes already scheduled keep their times; in particular a stream
-    /// given up as lost stays stalled even if the new link is clean.
+    /// Kept: the last release time (no overtaking), the slicer's position, the rate stage's
+    /// busy-until time, and the congestion window. The loss process restarts only when the loss
+    /// model itself changes. Bytes already scheduled keep their times (so bytes already given to
+    /// the rate stage keep the old rate's); in particular a stream given up as lost stays stalled
+    /// even if the new link is clean.
     public mutating func update(link newLink: DirectionLink, roundTripNanoseconds newRoundTrip: Int64) {
         if newLink.loss != link.loss { lossProcess = Self.activeLoss(newLink) }
         link = newLink
@@ -117,7 +118,7 @@ public struct DirectionShaper: Sendable {
         lossProcess = process
     }
 
-    /// Latency + jitter, never overtaking; then the token bucket in ~1 ms pieces.
+    /// Latency + jitter, never overtaking; then serialization at the rate in ~1 ms pieces.
     private mutating func passThroughLatencyAndRate(bytes: Int, readyAt ready: Int64, into out: inout [Release], mergeFloor: Int) {
         if ready == Release.neverNanoseconds || isStalledForever {
             lastReleaseNanoseconds = Release.neverNanoseconds

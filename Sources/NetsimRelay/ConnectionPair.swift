@@ -25,6 +25,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     var upstream: LegHandler?
     var machine: ConnectionMachine<ByteBuffer>
     private var timers: [ConnectionTimer: Scheduled<Void>] = [:]
+    /// The loop's release timing, looked up when this connection first delays bytes.
+    private lazy var releaseTiming: LoopReleaseTiming? = relay.releaseTiming(for: eventLoop)
     /// Relay-level tasks for this connection (per-connection fault triggers).
     private var tasks: [Scheduled<Void>] = []
     private var draining = false
@@ -167,9 +169,14 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             connectUpstream()
         case .arm(let timer, let deadline):
             timers.removeValue(forKey: timer)?.cancel()
-            timers[timer] = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(max(0, deadline)))) { [self] in
+            // Releases of delayed bytes are armed early and finished on time (LoopReleaseTiming).
+            let timing = timer.isRelease ? releaseTiming : nil
+            let armedAt = timing == nil ? deadline : now
+            let armedFor = timing?.armTime(deadline: deadline, now: armedAt) ?? deadline
+            timers[timer] = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(max(0, armedFor)))) { [self] in
                 timers.removeValue(forKey: timer)
-                let now = self.now
+                var now = self.now
+                if let timing { now = timing.fired(armedAt: armedAt, armedFor: armedFor, deadline: deadline, now: now) }
                 run { $0.timerFired(timer, now: now) }
             }
         case .cancel(let timer):
@@ -290,5 +297,12 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     func tapEnded(_ leg: Leg, _ how: CloseKind) {
         tap?.ended(id, leg: leg.side, how, fromPeer: false, at: now)
+    }
+}
+
+extension ConnectionTimer {
+    fileprivate var isRelease: Bool {
+        if case .release = self { return true }
+        return false
     }
 }

@@ -90,6 +90,28 @@ public final class Relay: @unchecked Sendable {
 
     /// With interception: its TLS contexts, for connectors given to ``adopt(_:connector:)``.
     private var interceptContexts: InterceptConnector.Contexts?
+    /// Each event loop's release timing, made on first use (``releaseTiming(for:)``).
+    private var releaseTimings: [ObjectIdentifier: LoopReleaseTiming] = [:]
+
+    /// The release timing shared by the connections on `loop`; nil when the configuration turns
+    /// ``RelayConfiguration/preciseRelease`` off.
+    func releaseTiming(for loop: any EventLoop) -> LoopReleaseTiming? {
+        guard configuration.preciseRelease else { return nil }
+        return lock.withLock {
+            let key = ObjectIdentifier(loop)
+            if let made = releaseTimings[key] { return made }
+            let made = LoopReleaseTiming()
+            releaseTimings[key] = made
+            return made
+        }
+    }
+
+    /// CPU time the event loops have spent spinning to release deadlines (``EarlyWakeUp``), for
+    /// the bench's cost figure.
+    public var releaseSpinNanoseconds: Int64 {
+        lock.withLock { releaseTimings.values.reduce(0) { $0 + $1.spunNanoseconds } }
+    }
+
     /// Resumed when the last connection finishes during ``stop()``.
     var drained: EventLoopPromise<Void>?
 

@@ -33,6 +33,11 @@ public struct RelayConfiguration: Sendable {
     /// Told how long the link model holds back each chunk (metrics' added-latency histogram).
     /// Nil by default: then the machine does not even measure.
     public var delays: (any DelayObserver)?
+    /// Arm the timers that release delayed bytes early by the wake-up lateness this machine has
+    /// shown, and spin the rest of the way to the deadline (``EarlyWakeUp``: at most 2% of a core
+    /// per event loop, nothing without delayed bytes). On by default; off only to measure what it
+    /// buys (`netsim bench --only latency` runs both).
+    public var preciseRelease: Bool
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -45,7 +50,8 @@ public struct RelayConfiguration: Sendable {
         observeHTTP: Bool = false,
         tls: TLSInterception? = nil,
         authority: CertificateAuthority? = nil,
-        delays: (any DelayObserver)? = nil
+        delays: (any DelayObserver)? = nil,
+        preciseRelease: Bool = true
     ) {
         self.tls = tls
         self.authority = authority
@@ -58,5 +64,6 @@ public struct RelayConfiguration: Sendable {
         self.bufferLimit = bufferLimit
         self.observeHTTP = observeHTTP
         self.delays = delays
+        self.preciseRelease = preciseRelease
     }
 }

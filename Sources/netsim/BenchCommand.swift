@@ -11,7 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
             Everything runs on 127.0.0.1 in one run: throughput of one bulk stream (direct, through the \
             relay, through socat if installed), the round trip the relay adds, the accuracy of an injected \
             latency and of bandwidth caps, the relay's memory with many idle connections, and the loss \
-            model against the Mathis formula. Takes about 1 min 40 s (--quick: about 20 s).
+            model against the Mathis formula. Takes about 3 min 30 s (--quick: about 1 min).
 
             Build for release first, or the numbers mean little:
               swift build -c release --product netsim && .build/release/netsim bench
@@ -66,7 +66,7 @@ struct BenchCommand: AsyncParsableCommand {
                 switch part {
                 case .throughput: result = try await ThroughputBench.run(settings)
                 case .rtt: result = try await RoundTripBench.runAddedRoundTrip(settings)
-                case .latency: result = try await RoundTripBench.runLatencyAccuracy(settings)
+                case .latency: result = try await LatencyBench.run(settings)
                 case .bandwidth: result = try await BandwidthBench.run(settings)
                 case .rss: result = try await RSSBench.run(settings)
                 case .tls: result = try await TLSBench.run(settings)

@@ -17,30 +17,55 @@ import Testing
         #expect(run.map(\.releases) == [[Release(bytes: 4096, at: 42)], [Release(bytes: 1, at: 43)]])
     }
 
-    /// 1 Mbit/s is 125 000 bytes a second, rated in 125-byte (1 ms) pieces after a 1500-byte burst:
-    /// the burst goes at once, then one piece every millisecond, the last at (125 000 − 1500)/125 000 s.
-    @Test func oneMegabitTakesOneSecondForAHundredTwentyFiveKilobytesLessTheBurst() {
+    /// 1 Mbit/s is 125 000 bytes a second, rated in 125-byte (1 ms) pieces: each piece is released
+    /// when its last byte has been serialized, so piece k at latency + k ms and the last byte at
+    /// latency + exactly one second, as on a real link.
+    @Test func oneMegabitTakesExactlyOneSecondForAHundredTwentyFiveKilobytes() {
         let latency = 50 * ms
         let run = feed(DirectionLink(latency: .milliseconds(50), bandwidth: .mbit(1)), chunks: [(125_000, 0)])
         let releases = run[0].releases
         #expect(contractViolations(run).isEmpty)
-        #expect(releases.first == Release(bytes: 1500, at: latency))
-        #expect(releases.count == 1 + (125_000 - 1500) / 125)
-        for (index, release) in releases.enumerated().dropFirst() {
-            #expect(release == Release(bytes: 125, at: latency + Int64(index) * ms))
+        #expect(releases.count == 1000)
+        for (index, release) in releases.enumerated() {
+            #expect(release == Release(bytes: 125, at: latency + Int64(index + 1) * ms))
         }
-        let burstTime = 1500 * second / 125_000
-        #expect(releases.last?.at == latency + second - burstTime)
     }
 
-    @Test func bandwidthPacesChunksThatArriveLaterAfterTheBucketRefilled() {
-        // 8 kbit/s = 1000 B/s; 64-byte pieces; 1500-byte burst.
-        let run = feed(DirectionLink(bandwidth: .kbit(8)), chunks: [(1500, 0), (64, 10 * ms), (64, 10 * second)])
-        #expect(run[0].releases == [Release(bytes: 1500, at: 0)])
-        // The bucket is empty at 10 ms and has refilled only 10 bytes: the piece waits until 64 are back.
-        #expect(run[1].releases == [Release(bytes: 64, at: 64 * ms)])
-        // Ten seconds later the bucket is full again: no wait.
-        #expect(run[2].releases == [Release(bytes: 64, at: 10 * second)])
+    /// The case: a 10 KB answer at 64 kbit/s (8000 B/s, 64-byte pieces of 8 ms) arrives
+    /// 1.25 s after its first byte, not 190 ms early; the first byte waits for its piece's 8 ms.
+    @Test func tenKilobytesAtSixtyFourKilobitTakeTheirFullSerializationTime() {
+        let start: Int64 = 1_036_800 * second + 123_457
+        let run = feed(DirectionLink(bandwidth: .kbit(64)), chunks: [(10_000, start)])
+        let releases = run[0].releases
+        #expect(contractViolations(run).isEmpty)
+        #expect(releases.count == 157)
+        for (index, release) in releases.dropLast().enumerated() {
+            #expect(release == Release(bytes: 64, at: start + Int64(index + 1) * 8 * ms))
+        }
+        #expect(releases.last == Release(bytes: 10_000 - 156 * 64, at: start + 1250 * ms))
+    }
+
+    /// At the fast end a piece is 64 KiB and the nanosecond rounding is visible: each release is
+    /// the exact serialization end rounded up, never fed back (1 Gbit/s: 524 288 ns a piece;
+    /// 10 Gbit/s: 52 428.8 ns, so 52 429, 104 858, 157 287, 209 716 ns after the arrival at 7).
+    @Test func fastLinksSerializeEveryPieceIncludingTheFirst() {
+        let gigabit = feed(DirectionLink(bandwidth: .gbit(1)), chunks: [(4 * 65536, 0)])[0].releases
+        let gigabitTimes: [Int64] = [524_288, 1_048_576, 1_572_864, 2_097_152]
+        #expect(gigabit == gigabitTimes.map { Release(bytes: 65536, at: $0) })
+        let tenGigabit = feed(DirectionLink(bandwidth: .gbit(10)), chunks: [(4 * 65536, 7)])[0].releases
+        let tenGigabitTimes: [Int64] = [52_436, 104_865, 157_294, 209_723]
+        #expect(tenGigabit == tenGigabitTimes.map { Release(bytes: 65536, at: $0) })
+    }
+
+    @Test func bandwidthQueuesChunksBehindTheBacklogAndStartsAnIdleLinkOnArrival() {
+        // 8 kbit/s = 1000 B/s: 64-byte pieces of 64 ms.
+        let run = feed(DirectionLink(bandwidth: .kbit(8)), chunks: [(128, 0), (64, 10 * ms), (64, 10 * second), (1, 20 * second)])
+        #expect(run[0].releases == [Release(bytes: 64, at: 64 * ms), Release(bytes: 64, at: 128 * ms)])
+        // Arrived while the link was still busy with the first chunk: serialized right after it.
+        #expect(run[1].releases == [Release(bytes: 64, at: 192 * ms)])
+        // The link has long been idle: serialization starts on arrival, with no burst allowance.
+        #expect(run[2].releases == [Release(bytes: 64, at: 10 * second + 64 * ms)])
+        #expect(run[3].releases == [Release(bytes: 1, at: 20 * second + 1 * ms)])
     }
 
     @Test func slicerSpacesSlicesBySliceDelay() {
@@ -95,8 +120,8 @@ import Testing
         var out: [Release] = []
         shaper.schedule(bytes: 3000, arrivedAt: 0, into: &out)
         let lastData = out.last!.at
-        // Latency, then the 3000 − 1500 bytes beyond the burst at 1000 B/s.
-        #expect(lastData == 20 * ms + 1500 * ms)
+        // Latency, then all 3000 bytes at 1000 B/s.
+        #expect(lastData == 20 * ms + 3000 * ms)
         #expect(shaper.releaseTimeForMarker(arrivedAt: 1 * ms) == lastData)
         #expect(shaper.releaseTimeForMarker(arrivedAt: 10 * second) == 10 * second + 20 * ms)
     }
@@ -113,15 +138,23 @@ import Testing
         #expect(shaper.link == DirectionLink())
     }
 
-    @Test func updateKeepsTheTokenBucketSoABandwidthChangeDoesNotGrantAFreshBurst() {
+    /// Bytes already given to the link keep their times (serialized at the old rate); the new rate
+    /// serializes the bytes given after the change, from when the link is free. Arguments: the
+    /// rates, when 1536 bytes finish at the first, and how long 64 bytes take at the second.
+    @Test(arguments: [(8.0, 16.0, 1536 * ms, 32 * ms), (16.0, 8.0, 768 * ms, 64 * ms)])
+    func bandwidthChangeAppliesToTheBytesAfterIt(kbitBefore: Double, kbitAfter: Double, busyUntil: Int64, piece: Int64) {
         var shaper = DirectionShaper(
-            link: DirectionLink(bandwidth: .kbit(8)), roundTripNanoseconds: 0, random: SeededRandom(seed: 1))
+            link: DirectionLink(bandwidth: .kbit(kbitBefore)), roundTripNanoseconds: 0, random: SeededRandom(seed: 1))
         var out: [Release] = []
-        shaper.schedule(bytes: 1500, arrivedAt: 0, into: &out)  // empties the bucket
-        shaper.update(link: DirectionLink(bandwidth: .kbit(16)), roundTripNanoseconds: 0)
+        shaper.schedule(bytes: 1536, arrivedAt: 0, into: &out)
+        #expect(out.last?.at == busyUntil)
+        shaper.update(link: DirectionLink(bandwidth: .kbit(kbitAfter)), roundTripNanoseconds: 0)
         out.removeAll()
-        shaper.schedule(bytes: 64, arrivedAt: 0, into: &out)
-        // At 2000 B/s, 64 bytes of tokens take 32 ms to come back.
-        #expect(out == [Release(bytes: 64, at: 32 * ms)])
+        shaper.schedule(bytes: 64, arrivedAt: busyUntil / 3, into: &out)
+        #expect(out == [Release(bytes: 64, at: busyUntil + piece)])
+        // Once the link is idle again, the next bytes start on arrival, at the new rate.
+        out.removeAll()
+        shaper.schedule(bytes: 64, arrivedAt: 10 * second, into: &out)
+        #expect(out == [Release(bytes: 64, at: 10 * second + piece)])
     }
 }

@@ -69,6 +69,11 @@ enum Format {
     /// Milliseconds with three decimals: `0.084 ms`.
     static func millis(_ nanoseconds: Double) -> String { fixed(nanoseconds / 1e6, 3) + " ms" }
 
+    /// A duration at a precision that shows 0.5% of it: `1.2500 s` from one second up, `80.012 ms` below.
+    static func seconds(_ nanoseconds: Double) -> String {
+        nanoseconds >= 1e9 ? fixed(nanoseconds / 1e9, 4) + " s" : millis(nanoseconds)
+    }
+
     /// Decimal megabytes: `41.2 MB`.
     static func megabytes(_ bytes: Double) -> String { fixed(bytes / 1e6, 1) + " MB" }
 

@@ -110,6 +110,27 @@ enum ServerHandlers {
         }
     }
 
+    /// Answers each 8-byte request (a big-endian byte count N) with N bytes, until the client
+    /// closes: downloads of a known size on one connection, timed by the client.
+    static func sizedAnswers(_ connection: BlockingSocket) {
+        let chunk = [UInt8](repeating: 0x5A, count: 256 * 1024)
+        let request = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 8)
+        defer { request.deallocate() }
+        connection.setReceiveTimeout(.seconds(300))
+        while (try? connection.receiveAll(into: request)) == true {
+            var remaining = Int(UInt64(bigEndian: request.load(as: UInt64.self)))
+            let sent: Bool = chunk.withUnsafeBytes { raw in
+                while remaining > 0 {
+                    let n = min(remaining, raw.count)
+                    guard (try? connection.send(raw: UnsafeRawBufferPointer(rebasing: raw[..<n]))) != nil else { return false }
+                    remaining -= n
+                }
+                return true
+            }
+            guard sent else { return }
+        }
+    }
+
     /// Reads until end of stream and reports how many bytes came between the first and the last read.
     static func sink(_ tally: SinkTally) -> @Sendable (BlockingSocket) -> Void {
         { connection in

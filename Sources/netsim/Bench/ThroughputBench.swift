@@ -52,8 +52,8 @@ enum ThroughputBench {
         section.rows.append(BenchRow(
             measurement: "throughput, 1 stream, through the relay (unimpaired)",
             result: "\(Format.fixed(ratio, 2))× direct: \(relayed.summary)",
-            target: "≥ 0.80× direct",
-            verdict: Verdict.atLeast(ratio, 0.8) { Format.fixed($0, 2) + "×" }))
+            target: "≥ 0.85× direct",
+            verdict: Verdict.atLeast(ratio, 0.85) { Format.fixed($0, 2) + "×" }))
         if socat != nil {
             section.rows.append(.info(
                 "throughput, 1 stream, through socat -b 131072",

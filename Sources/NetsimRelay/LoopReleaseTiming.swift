@@ -1,0 +1,32 @@
+import NIOConcurrencyHelpers
+import NetsimCore
+
+/// One event loop's ``EarlyWakeUp``: the release timers of every connection on the loop learn
+/// from the same wake-ups and share one spin budget, so the CPU bound holds per loop however
+/// many connections it carries.
+///
+/// Loop-confined except ``spunNanoseconds`` (read by the bench from outside), hence
+/// `@unchecked Sendable`.
+final class LoopReleaseTiming: @unchecked Sendable {
+    private var model = EarlyWakeUp()
+    private let clock = SystemClock()
+    private let spun = NIOLockedValueBox<Int64>(0)
+
+    /// When to arm the timer of a release due at `deadline`, armed at `now`.
+    func armTime(deadline: Int64, now: Int64) -> Int64 { model.armTime(deadline: deadline, now: now) }
+
+    /// The timer armed at `armedAt` for `armedFor` fired at `now`: waits on the CPU until
+    /// `deadline` if it came early (a spin of at most the lead, paid from the loop's budget) and
+    /// returns the time the release happens at.
+    func fired(armedAt: Int64, armedFor: Int64, deadline: Int64, now: Int64) -> Int64 {
+        let spin = model.fired(armedAt: armedAt, armedFor: armedFor, deadline: deadline, now: now)
+        guard spin > 0 else { return now }
+        var time = clock.now()
+        while time < deadline { time = clock.now() }
+        spun.withLockedValue { $0 += spin }
+        return time
+    }
+
+    /// CPU time this loop has spent waiting for deadlines.
+    var spunNanoseconds: Int64 { spun.withLockedValue { $0 } }
+}
