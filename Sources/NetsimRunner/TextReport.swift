@@ -70,8 +70,10 @@ enum TimelineText {
     }
 
     static func formatSeconds(_ ns: Int64) -> String {
-        let ms = ns / 1_000_000
-        let text = "\(ms / 1000).\(String(format: "%03d", Int(abs(ms % 1000))))s"
+        // Integer division truncates toward zero: −0.5 s has 0 whole seconds, so the sign is
+        // written on its own, never lost.
+        let ms = abs(ns) / 1_000_000
+        let text = (ns < 0 ? "-" : "") + "\(ms / 1000).\(String(format: "%03d", Int(ms % 1000)))s"
         return String(repeating: " ", count: max(0, 8 - text.count)) + text
     }
 
