@@ -43,6 +43,7 @@ public final class ExecDriver: ClientDriver {
     /// - Parameter environment: added to netsim's own environment for the client (a TLS run's CA).
     public init(command: [String], client: ClientSpec, workingDirectory: String? = nil, environment: [String: String] = [:]) throws {
         guard let program = command.first else { throw RunnerError.invalid("the exec driver needs a command") }
+        Self.ignoreSIGPIPE
         state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
         answerDeadline = (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -61,8 +62,17 @@ public final class ExecDriver: ClientDriver {
             throw RunnerError.invalid("cannot start the exec client \(command.joined(separator: " ")): \(error.localizedDescription)")
         }
         startReading()
-        try send(.config(ExecConfig(client)))
+        do {
+            try send(.config(ExecConfig(client)))
+        } catch {
+            // A client that exited at once: `ready` reports it with its stderr.
+            clientLog.note("[netsim] cannot write config to the exec client: \(error)")
+        }
     }
+
+    /// A write into the pipe of a client that has exited must fail with EPIPE, not kill netsim
+    /// with SIGPIPE (a pipe has no MSG_NOSIGNAL); ignored once, for the whole process.
+    private static let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
 
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         let deadline = answerDeadline
