@@ -295,7 +295,8 @@ extension ClientMatrix {
         own behaviour passed; a check of an application policy on top of it — portal detection, \
         Retry-After, back-off — failed), `ERROR` (netsim could not run it), or `flaky: A, B` (runs \
         disagreed; each listed outcome is accepted). `exec` is the scenario's exec client, or the \
-        reference urllib3 client (Fixtures/clients/urllib3_client.py).
+        reference urllib3 client (Fixtures/clients/urllib3_client.py); `node-fetch` is Node's fetch \
+        (Fixtures/clients/node_fetch_client.mjs).
 
         \(renderMarkdownTable())
 

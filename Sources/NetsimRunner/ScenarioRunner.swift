@@ -157,7 +157,14 @@ final class StartedParts: @unchecked Sendable {
 /// Makes the driver a scenario (or `--client`) names.
 /// The client drivers netsim can run a scenario with.
 public enum DriverFactory {
-    public static let available = ["exec", "urlsession", "async-http-client", "naive", "resilient"]
+    public static let available = ["exec", "urlsession", "async-http-client", "naive", "resilient"] + adapters.map(\.name)
+
+    /// Real libraries driven through the exec protocol by a bundled client (Fixtures/clients/,
+    /// docs/drivers.md), each a `--client` name and a matrix column; `ci/setup` installs what
+    /// they need. Their relative paths resolve as a scenario's `command:` does.
+    public static let adapters: [(name: String, command: [String])] = [
+        ("node-fetch", ["node", "Fixtures/clients/node_fetch_client.mjs"]),
+    ]
 
     /// The exec client used when a scenario names another driver but `--client exec` (or
     /// `all`) asks for the exec driver: the reference urllib3 client.
@@ -180,6 +187,11 @@ public enum DriverFactory {
                     .resolve(scenario.client.command.isEmpty ? referenceExecCommand : scenario.client.command)
             }
             return try ExecDriver(command: command, client: scenario.client, workingDirectory: directory,
+                                  environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
+        case let adapter where adapters.contains { $0.name == adapter }:
+            let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
+                .resolve(adapters.first { $0.name == adapter }!.command)
+            return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory,
                                   environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
         case "urlsession":
             // FoundationNetworking on Linux cannot be given a CA (docs/tls.md): it trusts the system store only.

@@ -35,7 +35,7 @@ struct ClientChoice: Equatable {
             } else if DriverFactory.available.contains(item) {
                 add(ClientChoice(driver: item, exec: item == "exec" ? own : nil))
             } else {
-                throw ValidationError("'\(item)' is not a driver; use one of \(DriverFactory.available.joined(separator: ", ")), all, or exec:NAME=COMMAND, several comma-separated (e.g. --client all,exec:node-fetch='node fetch.mjs')")
+                throw ValidationError("'\(item)' is not a driver; use one of \(DriverFactory.available.joined(separator: ", ")), all, or exec:NAME=COMMAND, several comma-separated (e.g. --client all,exec:my-fetch='node fetch.mjs')")
             }
         }
         if choices.isEmpty { throw ValidationError("--client needs a driver") }
@@ -45,7 +45,7 @@ struct ClientChoice: Equatable {
     /// `NAME=COMMAND` of an `exec:` item.
     private static func custom(_ text: String, directory: String?) throws -> ClientChoice {
         guard let equals = text.firstIndex(of: "=") else {
-            throw ValidationError("--client exec:\(text): write exec:NAME=COMMAND, e.g. exec:node-fetch='node fetch.mjs'")
+            throw ValidationError("--client exec:\(text): write exec:NAME=COMMAND, e.g. exec:my-fetch='node fetch.mjs'")
         }
         let name = String(text[..<equals]).trimmingCharacters(in: .whitespaces)
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")

@@ -6,8 +6,8 @@ import Testing
 /// wrong on purpose (Fixtures/clients/broken_client.py): each of its mistakes is named.
 @Suite("driver-check: the exec protocol's conformance check")
 struct DriverCheckTests {
-    static func check(_ script: String) async -> [String: [DriverCheck.Finding]] {
-        let client = ExecClient(command: ["python3", "Fixtures/clients/" + script], directory: repositoryRoot)
+    static func check(_ script: String, with interpreter: String = "python3") async -> [String: [DriverCheck.Finding]] {
+        let client = ExecClient(command: [interpreter, "Fixtures/clients/" + script], directory: repositoryRoot)
         let findings = await DriverCheck.run(client, options: RunOptions(workingDirectory: repositoryRoot))
         return Dictionary(grouping: findings, by: \.check)
     }
@@ -26,6 +26,15 @@ struct DriverCheckTests {
             #expect(findings[check] != nil, "no \(check) check:\n\(Self.render(findings))")
         }
         #expect(findings["error other"]?.count == 2)
+    }
+
+    /// The walkthrough's example (docs/drivers.md) and the `node-fetch` column: conformant; fetch
+    /// does not expose its socket, so `local_port` is only a warning.
+    @Test func theNodeFetchClientPassesWithALocalPortWarning() async {
+        let findings = await Self.check("node_fetch_client.mjs", with: "node")
+        let all = findings.values.flatMap { $0 }
+        #expect(all.filter { $0.verdict != .pass }.map(\.check) == ["local_port"], "\(Self.render(findings))")
+        #expect(findings["local_port"]?.first?.verdict == .warn)
     }
 
     @Test func aBrokenClientIsToldEachMistake() async {
