@@ -124,6 +124,18 @@ struct RunnerOptions: ParsableArguments {
         (try? ClientChoice.parse(client: client, exec: exec, execDirectory: execDir)) ?? [ClientChoice()]
     }
 
+    /// The client options as they would be typed again (a command to regenerate a matrix):
+    /// `--client …`, `--exec '…'`, `--exec-dir …`, each value quoted for a shell when it needs it.
+    var commandLine: [String] {
+        func quoted(_ value: String) -> String {
+            let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=@%+")
+            return value.allSatisfy(plain.contains) ? value : "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        }
+        return [("--client", client), ("--exec", exec), ("--exec-dir", execDir)].flatMap { flag, value in
+            value.map { [flag, quoted($0)] } ?? []
+        }
+    }
+
     func runOptions(_ choice: ClientChoice, observer: (any RunObserver)? = nil) -> RunOptions {
         RunOptions(driver: choice.driver, seed: seed, observer: observer, exec: choice.exec)
     }

@@ -116,7 +116,7 @@ struct TestCommand: AsyncParsableCommand {
         }
         // The matrix (and its comparison with the baseline) ends the output, before the counts.
         let wantsMatrix = matrixOptions.wanted(drivers: drivers.count)
-        let comparison = try wantsMatrix ? matrixOptions.report(measurement, baseline: baseline, paths: paths, client: options.client) : nil
+        let comparison = try wantsMatrix ? matrixOptions.report(measurement, baseline: baseline, paths: paths, clients: options.commandLine) : nil
         if let junit {
             let reported = comparison.map { JUnitReport.cells(cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) } ?? cases
             try writeOrFail(JUnitReport.render(reported, suiteName: ShardOption.suiteName(shard)), to: junit)
