@@ -164,6 +164,7 @@ public enum DriverFactory {
     /// they need. Their relative paths resolve as a scenario's `command:` does.
     public static let adapters: [(name: String, command: [String])] = [
         ("node-fetch", ["node", "Fixtures/clients/node_fetch_client.mjs"]),
+        ("httpx", ["python3", "Fixtures/clients/httpx_client.py"]),
     ]
 
     /// The exec client used when a scenario names another driver but `--client exec` (or

@@ -2,7 +2,7 @@ import Foundation
 import NetsimRunner
 import Testing
 
-/// `netsim driver-check` against the reference urllib3 client (conformant) and a client that is
+/// `netsim driver-check` against the bundled clients (conformant) and a client that is
 /// wrong on purpose (Fixtures/clients/broken_client.py): each of its mistakes is named.
 @Suite("driver-check: the exec protocol's conformance check")
 struct DriverCheckTests {
@@ -16,8 +16,11 @@ struct DriverCheckTests {
         findings.values.flatMap { $0 }.map(\.line).joined(separator: "\n")
     }
 
-    @Test func theReferenceClientPassesEveryCheck() async {
-        let findings = await Self.check("urllib3_client.py")
+    /// The reference urllib3 client and the built-in httpx client (Python clients that can tell
+    /// their local port) pass every check.
+    @Test(arguments: ["urllib3_client.py", "httpx_client.py"])
+    func aBundledPythonClientPassesEveryCheck(_ script: String) async {
+        let findings = await Self.check(script)
         let all = findings.values.flatMap { $0 }
         #expect(all.allSatisfy { $0.verdict == .pass }, "\(Self.render(findings))")
         // Every message and every error kind was exercised.
