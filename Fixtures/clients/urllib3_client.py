@@ -131,7 +131,7 @@ def _causes(exc):
     seen, todo = [], [exc]
     while todo:
         e = todo.pop(0)
-        # `reason` is not always an exception: ssl's SSLCertVerificationError.reason is a string.
+        # Only exceptions: ssl.SSLError's `reason` is a string ("CERTIFICATE_VERIFY_FAILED").
         if not isinstance(e, BaseException) or any(e is s for s in seen):
             continue
         seen.append(e)
@@ -159,6 +159,9 @@ def error_kind(exc):
         return "reset"
     if has(exceptions.ReadTimeoutError, exceptions.ConnectTimeoutError, TimeoutError) and not has(exceptions.NewConnectionError):
         return "timeout"
+    # A status line that is not HTTP (garbage) is a protocol violation, not a close.
+    if has(http.client.BadStatusLine):
+        return "other"
     if any(isinstance(e, exceptions.ProtocolError) and "Connection aborted" in str(e) for e in chain):
         return "closed-before-response"
     return "other"
@@ -185,17 +188,39 @@ def perform(manager, request, received):
             body_length=len(data),
             body=data[:BODY_TEXT_LIMIT].decode("utf-8", errors="replace"))
     except Exception as exc:  # noqa: BLE001 -- every failure becomes an answer
-        answer["error"] = {"kind": error_kind(exc), "message": f"{type(exc).__name__}: {exc}"}
+        try:
+            kind = error_kind(exc)
+        except Exception as bug:  # noqa: BLE001 -- a classification bug must not lose the answer
+            log(f"cannot classify {exc!r}: {bug!r}")
+            kind = "other"
+        answer["error"] = {"kind": kind, "message": f"{type(exc).__name__}: {exc}"}
         log(f"request {request.get('id')} failed: {answer['error']['kind']}: {exc}")
     answer["local_port"] = getattr(_attempt, "port", None)
     answer["elapsed"] = round(time.monotonic() - received, 6)
     emit(answer)
 
 
+def read_config():
+    """The first line is `config` (docs/drivers.md: netsim writes it before it waits for hello)."""
+    line = sys.stdin.readline()
+    try:
+        message = json.loads(line) if line.strip() else {}
+    except json.JSONDecodeError as exc:
+        log(f"first line is not JSON ({exc}): using urllib3's defaults")
+        return {}
+    if message.get("type") != "config":
+        log("first line is not a config: using urllib3's defaults")
+        return {}
+    return message
+
+
 def main():
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="urllib3_client: %(name)s: %(message)s")
-    emit({"type": "hello", "name": "urllib3", "version": urllib3.__version__})
-    manager, workers = None, None
+    # Build the client from config *before* hello: scenario time starts at hello.
+    config = read_config()
+    manager = make_pool_manager(config)
+    workers = ThreadPoolExecutor(max_workers=max(16, int(config.get("pool") or 0)))
+    emit({"type": "hello", "name": "urllib3", "version": urllib3.__version__, "protocol": 1})
     for line in sys.stdin:
         received = time.monotonic()
         if not line.strip():
@@ -205,20 +230,11 @@ def main():
         except json.JSONDecodeError as exc:
             log(f"not JSON, ignored: {line.strip()!r} ({exc})")
             continue
-        if manager is None:
-            config = message if message.get("type") == "config" else {}
-            if not config:
-                log("first line is not a config: using urllib3's defaults")
-            manager = make_pool_manager(config)
-            workers = ThreadPoolExecutor(max_workers=max(16, int(config.get("pool") or 0)))
-            if config:
-                continue
         if message.get("type") == "request":
             workers.submit(perform, manager, message, received)
         else:
             log(f"unexpected line, ignored: {line.strip()!r}")
-    if workers is not None:
-        workers.shutdown(wait=True)
+    workers.shutdown(wait=True)
     return 0
 
 

@@ -28,30 +28,39 @@ public struct ClientMatrix: Equatable, Sendable {
 /// What one run of one scenario with one driver showed.
 public enum MatrixOutcome: Hashable, Sendable, Comparable, CustomStringConvertible {
     case pass
-    /// The short name of the first check that failed (`error`, `connection new`).
+    /// The library's own behaviour failed: the short name of its first failed check (`error`,
+    /// `connection new`).
     case fail(String)
+    /// The library's own behaviour passed; an application-policy check failed (`judges: policy`):
+    /// its short name. A library author reads this cell as a pass; an app developer sees the gap.
+    case policy(String)
     /// netsim could not run it.
     case error
 
-    /// `pass`, or the short name of the run's first failed check.
+    /// `pass`; or the first failed check judging the library; or, when only policy checks
+    /// failed, the first of those.
     public init(_ result: RunResult) {
-        if let first = result.failures.first {
+        let failures = result.failures
+        if let first = failures.first(where: { $0.expectation.judges == .library }) {
             self = .fail(Self.shortName(first.check.check))
+        } else if let first = failures.first {
+            self = .policy(Self.shortName(first.check.check))
         } else {
             self = .pass
         }
     }
 
-    /// `pass`, `FAIL error`, `ERROR`.
+    /// `pass`, `FAIL error`, `policy FAIL status`, `ERROR`.
     public var description: String {
         switch self {
         case .pass: "pass"
         case .fail(let check): "FAIL \(check)"
+        case .policy(let check): "policy FAIL \(check)"
         case .error: "ERROR"
         }
     }
 
-    /// Reads `pass`, `FAIL <check>`, `ERROR`.
+    /// Reads `pass`, `FAIL <check>`, `policy FAIL <check>`, `ERROR`.
     public init?(text: String) {
         let text = text.trimmingCharacters(in: .whitespaces)
         if text == "pass" {
@@ -60,19 +69,31 @@ public enum MatrixOutcome: Hashable, Sendable, Comparable, CustomStringConvertib
             self = .error
         } else if text.hasPrefix("FAIL "), !text.dropFirst(5).trimmingCharacters(in: .whitespaces).isEmpty {
             self = .fail(text.dropFirst(5).trimmingCharacters(in: .whitespaces))
+        } else if text.hasPrefix("policy FAIL "), !text.dropFirst(12).trimmingCharacters(in: .whitespaces).isEmpty {
+            self = .policy(text.dropFirst(12).trimmingCharacters(in: .whitespaces))
         } else {
             return nil
         }
     }
 
-    /// pass first, then failures by check name, ERROR last.
+    /// pass first, then policy failures, then library failures (each by check name), ERROR last.
     public static func < (a: Self, b: Self) -> Bool {
-        switch (a, b) {
-        case (.pass, .pass), (.error, _): false
-        case (.pass, _): true
-        case (.fail, .pass): false
-        case (.fail(let x), .fail(let y)): x < y
-        case (.fail, .error): true
+        a.rank != b.rank ? a.rank < b.rank : a.check < b.check
+    }
+
+    private var rank: Int {
+        switch self {
+        case .pass: 0
+        case .policy: 1
+        case .fail: 2
+        case .error: 3
+        }
+    }
+
+    private var check: String {
+        switch self {
+        case .fail(let check), .policy(let check): check
+        case .pass, .error: ""
         }
     }
 
@@ -270,9 +291,12 @@ extension ClientMatrix {
         Written by `\(command)` (\(runsPerCell) run\(runsPerCell == 1 ? "" : "s") per cell). CI compares \
         the measured matrix with this file (`--matrix-baseline`); regenerate it with `ci/update-matrix` \
         and read docs/clients.md before committing a change. A cell is `pass`, `FAIL <check>` (the \
-        first check that failed), `ERROR` (netsim could not run it), or `flaky: A, B` (runs \
+        first check of the library's own behaviour that failed), `policy FAIL <check>` (the library's \
+        own behaviour passed; a check of an application policy on top of it — portal detection, \
+        Retry-After, back-off — failed), `ERROR` (netsim could not run it), or `flaky: A, B` (runs \
         disagreed; each listed outcome is accepted). `exec` is the scenario's exec client, or the \
-        reference urllib3 client (Fixtures/clients/urllib3_client.py).
+        reference urllib3 client (Fixtures/clients/urllib3_client.py); `node-fetch` is Node's fetch \
+        (Fixtures/clients/node_fetch_client.mjs), `httpx` is httpx (Fixtures/clients/httpx_client.py).
 
         \(renderMarkdownTable())
 

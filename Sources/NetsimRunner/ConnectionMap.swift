@@ -29,6 +29,11 @@ struct ConnectionMap {
         opened[port]?.last { $0.time <= time }
     }
 
+    /// The connection the relay saw request `tag` on last before `time`.
+    func connection(tagged tag: String, before time: Int64) -> ConnectionID? {
+        tagged[tag]?.last { $0.time <= time }?.id
+    }
+
     /// Fills in each outcome's connection and whether an earlier request used it: from the
     /// client's local port, or — for a client that cannot tell it (URLSession) — from the
     /// relay's record of the request's tag (its last attempt before it finished).

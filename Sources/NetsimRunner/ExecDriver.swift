@@ -17,6 +17,14 @@ public final class ExecDriver: ClientDriver {
         var early: [Int: DriverResponse] = [:]
         var exited = false
         var greeted = false
+        /// Why the hello cannot be accepted (a newer protocol), once it came.
+        var refused: String?
+        /// The hello as the client said it.
+        var hello: ExecHello?
+        /// netsim ended the process because it did not exit after stdin closed.
+        var killed = false
+        /// The client's stderr reached its end: its log is complete.
+        var logComplete = false
     }
 
     private let state: NIOLockedValueBox<State>
@@ -35,6 +43,7 @@ public final class ExecDriver: ClientDriver {
     /// - Parameter environment: added to netsim's own environment for the client (a TLS run's CA).
     public init(command: [String], client: ClientSpec, workingDirectory: String? = nil, environment: [String: String] = [:]) throws {
         guard let program = command.first else { throw RunnerError.invalid("the exec driver needs a command") }
+        Self.ignoreSIGPIPE
         state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
         answerDeadline = (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -53,8 +62,17 @@ public final class ExecDriver: ClientDriver {
             throw RunnerError.invalid("cannot start the exec client \(command.joined(separator: " ")): \(error.localizedDescription)")
         }
         startReading()
-        try send(.config(ExecConfig(client)))
+        do {
+            try send(.config(ExecConfig(client)))
+        } catch {
+            // A client that exited at once: `ready` reports it with its stderr.
+            clientLog.note("[netsim] cannot write config to the exec client: \(error)")
+        }
     }
+
+    /// A write into the pipe of a client that has exited must fail with EPIPE, not kill netsim
+    /// with SIGPIPE (a pipe has no MSG_NOSIGNAL); ignored once, for the whole process.
+    private static let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
 
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         let deadline = answerDeadline
@@ -89,9 +107,15 @@ public final class ExecDriver: ClientDriver {
     public func ready(timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let (hello, gone) = state.withLockedValue { ($0.greeted, $0.exited) }
+            let (hello, gone, refused) = state.withLockedValue { ($0.greeted, $0.exited, $0.refused) }
+            if let refused { throw RunnerError.invalid(refused) }
             if hello { return }
-            if gone { throw RunnerError.failed("the exec client exited before saying hello\n" + clientLog.contents) }
+            if gone {
+                // Its last words are its stderr: wait (briefly) for the reader to see its end.
+                let drained = ContinuousClock.now + .seconds(1)
+                while !state.withLockedValue({ $0.logComplete }), ContinuousClock.now < drained { try await Task.sleep(for: .milliseconds(5)) }
+                throw RunnerError.failed("the exec client exited before saying hello\n" + clientLog.contents)
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         throw RunnerError.failed("the exec client did not say hello within \(timeout.compactDescription) (docs/drivers.md: the first line a client writes is {\"type\":\"hello\",…})")
@@ -101,7 +125,25 @@ public final class ExecDriver: ClientDriver {
         try? input.fileHandleForWriting.close()
         let deadline = ContinuousClock.now + .seconds(3)
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        if process.isRunning { process.terminate() }
+        if process.isRunning {
+            state.withLockedValue { $0.killed = true }
+            process.terminate()
+        }
+    }
+
+    /// The client's `hello` line, once it came (for `netsim driver-check`).
+    var hello: ExecHello? { state.withLockedValue { $0.hello } }
+
+    /// How the process ended after ``shutdown()``: nil while it runs; `exit 0` is what the
+    /// protocol asks (docs/drivers.md, "End").
+    var ending: String? {
+        if process.isRunning { return nil }
+        if state.withLockedValue({ $0.killed }) { return "did not exit within 3 s after stdin closed; netsim terminated it" }
+        switch process.terminationReason {
+        case .exit: return "exit \(process.terminationStatus)"
+        case .uncaughtSignal: return "killed by signal \(process.terminationStatus)"
+        @unknown default: return "ended (\(process.terminationStatus))"
+        }
     }
 
     public var log: String { get async { clientLog.contents } }
@@ -135,6 +177,7 @@ public final class ExecDriver: ClientDriver {
                 if chunk.isEmpty { break }
                 clientLog.append(String(decoding: chunk, as: UTF8.self))
             }
+            state.withLockedValue { $0.logComplete = true }
         }.start()
     }
 
@@ -142,9 +185,17 @@ public final class ExecDriver: ClientDriver {
         switch ExecReply.parse(line) {
         case .hello(let hello):
             let greeting = [hello.name, hello.version].compactMap { $0 }.joined(separator: " ")
+            let version = hello.protocol ?? 1
+            if hello.protocol == nil {
+                clientLog.note("[netsim] hello without \"protocol\": taken as exec protocol 1 (docs/drivers.md: say {\"type\":\"hello\",\"protocol\":\(ExecHello.current),…})")
+            }
             state.withLockedValue { state in
                 if !greeting.isEmpty { state.name = "exec: " + greeting }
+                if version > ExecHello.current || version < 1 {
+                    state.refused = "the exec client speaks exec protocol \(version); this netsim speaks \(ExecHello.current) (docs/drivers.md) — update netsim, or have the client speak \(ExecHello.current)"
+                }
                 state.greeted = true
+                state.hello = hello
             }
         case .answer(let answer):
             self.answer(answer.id, answer.response)

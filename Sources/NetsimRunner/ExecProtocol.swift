@@ -118,8 +118,15 @@ struct ExecRequest: Codable, Equatable {
 struct ExecHello: Codable, Equatable {
     var name: String?
     var version: String?
+    /// The exec protocol version the client speaks (``current``); absent: 1, the version before
+    /// the field existed.
+    var `protocol`: Int?
 
-    enum CodingKeys: String, CodingKey { case name, version }
+    enum CodingKeys: String, CodingKey { case name, version, `protocol` }
+
+    /// The protocol this netsim speaks (docs/drivers.md). A change that an existing client
+    /// could misread raises it; a client announcing a newer one is refused with a clear error.
+    static let current = 1
 }
 
 /// The answer to one request: what the client saw.

@@ -45,10 +45,13 @@ public enum JSONReport {
         public var actual: String
         /// `file:line:column` of the check in the scenario.
         public var location: String
+        /// `library` (the library's own behaviour) or `policy` (an application policy on top).
+        public var judges: String
 
-        enum CodingKeys: String, CodingKey { case title, passed, expected, actual, location }
+        enum CodingKeys: String, CodingKey { case title, passed, expected, actual, location, judges }
 
         public init(_ verdict: CheckVerdict) {
+            judges = verdict.expectation.judges.rawValue
             title = verdict.title
             passed = verdict.passed
             expected = verdict.expected

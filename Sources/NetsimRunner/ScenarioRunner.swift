@@ -23,17 +23,29 @@ public struct RunOptions: Sendable {
     public var pcapPath: String?
     /// Where netsim's CA lives (`$NETSIM_HOME`, default `~/.netsim`): used when a scenario speaks TLS.
     public var netsimHome: NetsimHome
+    /// `--exec`/`--exec-dir`, or a matrix column `exec:NAME=COMMAND`: the exec driver runs this
+    /// command instead of the scenario's (or the reference client), and with no `driver` given
+    /// the run uses the exec driver whatever the scenario names.
+    public var exec: ExecClient?
 
     public init(
         driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath,
-        observer: (any RunObserver)? = nil, pcapPath: String? = nil, netsimHome: NetsimHome = .fromEnvironment()
+        observer: (any RunObserver)? = nil, pcapPath: String? = nil, netsimHome: NetsimHome = .fromEnvironment(),
+        exec: ExecClient? = nil
     ) {
+        self.exec = exec
         self.driver = driver
         self.seed = seed
         self.workingDirectory = workingDirectory
         self.observer = observer
         self.pcapPath = pcapPath
         self.netsimHome = netsimHome
+    }
+
+    /// The driver a run of `scenario` uses: `driver`, else `exec` when an exec client was
+    /// given, else the scenario's own.
+    public func driverName(for scenario: Scenario) -> String {
+        driver ?? (exec != nil ? "exec" : scenario.client.driver)
     }
 }
 
@@ -53,7 +65,7 @@ public enum ScenarioRunner {
     public static func run(_ scenario: Scenario, options: RunOptions = RunOptions()) async throws -> RunResult {
         var logger = Self.logger
         logger[metadataKey: "scenario"] = "\(scenario.name)"
-        logger[metadataKey: "driver"] = "\(options.driver ?? scenario.client.driver)"
+        logger[metadataKey: "driver"] = "\(options.driverName(for: scenario))"
         let log = EventLog()
         // Every part is registered as it starts; whatever fails unwinds exactly what started.
         let started = StartedParts()
@@ -79,7 +91,7 @@ public enum ScenarioRunner {
             }
             started.push { await relay.stop() }
             logger.debug("relay and upstream up", metadata: ["relay": "\(relayEndpoint)", "upstream": "\(upstream.endpoint)"])
-            let driver = try DriverFactory.make(options.driver ?? scenario.client.driver, scenario: scenario, options: options, caFile: tls?.caFile)
+            let driver = try DriverFactory.make(options.driverName(for: scenario), scenario: scenario, options: options, caFile: tls?.caFile)
             started.push { await driver.shutdown() }
             try await driver.ready(timeout: .seconds(20))
             logger.debug("client ready", metadata: ["client": "\(driver.name)"])
@@ -145,7 +157,15 @@ final class StartedParts: @unchecked Sendable {
 /// Makes the driver a scenario (or `--client`) names.
 /// The client drivers netsim can run a scenario with.
 public enum DriverFactory {
-    public static let available = ["exec", "urlsession", "async-http-client", "naive", "resilient"]
+    public static let available = ["exec", "urlsession", "async-http-client", "naive", "resilient"] + adapters.map(\.name)
+
+    /// Real libraries driven through the exec protocol by a bundled client (Fixtures/clients/,
+    /// docs/drivers.md), each a `--client` name and a matrix column; `ci/setup` installs what
+    /// they need. Their relative paths resolve as a scenario's `command:` does.
+    public static let adapters: [(name: String, command: [String])] = [
+        ("node-fetch", ["node", "Fixtures/clients/node_fetch_client.mjs"]),
+        ("httpx", ["python3", "Fixtures/clients/httpx_client.py"]),
+    ]
 
     /// The exec client used when a scenario names another driver but `--client exec` (or
     /// `all`) asks for the exec driver: the reference urllib3 client.
@@ -160,8 +180,23 @@ public enum DriverFactory {
         }
         switch name {
         case "exec":
+            let command: [String]
+            let directory: String
+            if let exec = options.exec {
+                // The user's own client: its paths are the command line's, not the scenario's.
+                directory = exec.directory.map { URL(fileURLWithPath: $0, relativeTo: URL(fileURLWithPath: options.workingDirectory)).path }
+                    ?? options.workingDirectory
+                command = exec.command
+            } else {
+                directory = options.workingDirectory
+                command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
+                    .resolve(scenario.client.command.isEmpty ? referenceExecCommand : scenario.client.command)
+            }
+            return try ExecDriver(command: command, client: scenario.client, workingDirectory: directory,
+                                  environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
+        case let adapter where adapters.contains { $0.name == adapter }:
             let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
-                .resolve(scenario.client.command.isEmpty ? referenceExecCommand : scenario.client.command)
+                .resolve(adapters.first { $0.name == adapter }!.command)
             return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory,
                                   environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
         case "urlsession":
@@ -179,9 +214,11 @@ public enum DriverFactory {
     }
 }
 
-/// Finds relative paths in an exec command: in the current directory first, then beside the
-/// scenario file and in its parent folders (so `Fixtures/clients/x.py` works from anywhere
-/// inside the repository).
+/// Finds relative paths in a scenario's exec `command:` (an argument with a `/` that does not
+/// start with one; a bare `python3` is left to `PATH`): beside the scenario file first, as a
+/// reader of the file expects, then in its parent folders (so `Fixtures/clients/x.py` written in
+/// `Scenarios/x.scn` finds the repository's fixture), then in the current directory. The first
+/// that exists wins; none: the argument is passed as written (the program reports it).
 struct CommandResolver {
     var scenarioFile: String
     var workingDirectory: String
@@ -190,11 +227,11 @@ struct CommandResolver {
         command.map { argument in
             guard argument.contains("/"), !argument.hasPrefix("/") else { return argument }
             let manager = FileManager.default
-            if manager.fileExists(atPath: (workingDirectory as NSString).appendingPathComponent(argument)) { return argument }
             var folder = URL(fileURLWithPath: scenarioFile, relativeTo: URL(fileURLWithPath: workingDirectory)).deletingLastPathComponent()
             for _ in 0..<6 {
                 let candidate = folder.appendingPathComponent(argument).path
                 if manager.fileExists(atPath: candidate) { return candidate }
+                if folder.path == "/" { break }
                 folder = folder.deletingLastPathComponent()
             }
             return argument

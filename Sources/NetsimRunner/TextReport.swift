@@ -10,7 +10,8 @@ public enum TextReport {
         let pass = color ? "\u{1B}[32m✔\u{1B}[0m" : "✔"
         let fail = color ? "\u{1B}[31m✘\u{1B}[0m" : "✘"
         for verdict in result.verdicts {
-            lines.append("\(verdict.passed ? pass : fail) \(verdict.title)")
+            let policy = verdict.expectation.judges == .policy ? " [app policy]" : ""
+            lines.append("\(verdict.passed ? pass : fail) \(verdict.title)\(policy)")
             guard !verdict.passed else { continue }
             lines.append("    expected: \(verdict.expected)")
             lines.append("    happened: " + verdict.actual.replacingOccurrences(of: "\n", with: "\n              "))
@@ -27,13 +28,22 @@ public enum TextReport {
         let failed = result.failures.count
         let summary = failed == 0
             ? "PASS \(result.scenario.name): \(result.verdicts.count) checks passed (\(result.driverName), \(formatNanoseconds(result.duration)))"
-            : "FAIL \(result.scenario.name): \(failed) of \(result.verdicts.count) checks failed (\(result.driverName), \(formatNanoseconds(result.duration)))"
+            : "FAIL \(result.scenario.name): \(failed) of \(result.verdicts.count) checks failed\(Self.policyNote(result)) (\(result.driverName), \(formatNanoseconds(result.duration)))"
         lines.append(summary)
         if failed > 0, !result.clientLog.isEmpty {
             lines.append("client log (last lines):")
             lines += result.clientLog.split(separator: "\n", omittingEmptySubsequences: false).suffix(15).map { "  | " + $0 }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `, all of them app policy: the library's own behaviour passed` when only policy checks
+    /// failed; `, 1 of them app policy` when some did (docs/scenario-format.md, `judges`).
+    static func policyNote(_ result: RunResult) -> String {
+        let policy = result.failures.filter { $0.expectation.judges == .policy }.count
+        if policy == 0 { return "" }
+        if policy == result.failures.count { return ", all of them app policy: the library's own behaviour passed" }
+        return ", \(policy) of them app policy"
     }
 
     /// `at FILE:LINE:COL`, the line, and a caret under the column.
@@ -70,8 +80,10 @@ enum TimelineText {
     }
 
     static func formatSeconds(_ ns: Int64) -> String {
-        let ms = ns / 1_000_000
-        let text = "\(ms / 1000).\(String(format: "%03d", Int(abs(ms % 1000))))s"
+        // Integer division truncates toward zero: −0.5 s has 0 whole seconds, so the sign is
+        // written on its own, never lost.
+        let ms = abs(ns) / 1_000_000
+        let text = (ns < 0 ? "-" : "") + "\(ms / 1000).\(String(format: "%03d", Int(ms % 1000)))s"
         return String(repeating: " ", count: max(0, 8 - text.count)) + text
     }
 

@@ -181,11 +181,22 @@ public struct Expectation: Equatable, Sendable {
     public var subject: Subject
     public var checks: [LocatedCheck]
     public var location: SourceLocation
+    /// Whose behaviour the checks judge (`judges:`; default the library's).
+    public var judges: Judged
 
-    public init(subject: Subject, checks: [LocatedCheck], location: SourceLocation) {
+    public init(subject: Subject, checks: [LocatedCheck], location: SourceLocation, judges: Judged = .library) {
         self.subject = subject
         self.checks = checks
         self.location = location
+        self.judges = judges
+    }
+
+    /// What a check holds to account, so a library author reads verdicts fairly: what the HTTP
+    /// library does by itself with its defaults, or an application policy on top of it (captive
+    /// portal detection, honouring `Retry-After`, back-off between retries) that a library need
+    /// not have. Reports and the client matrix show the two apart (docs/scenario-format.md).
+    public enum Judged: String, Equatable, Sendable, CaseIterable {
+        case library, policy
     }
 
     public enum Subject: Equatable, Sendable {

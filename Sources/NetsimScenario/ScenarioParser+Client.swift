@@ -6,6 +6,12 @@ extension ClientSpec {
     public static let knownDrivers = ["exec", "urlsession", "async-http-client", "naive", "resilient"]
 }
 
+extension ScenarioParser {
+    /// `text` split into words as a `command:` string is (a POSIX shell's words, no expansion);
+    /// nil for an unterminated quote or a trailing backslash. `--exec` splits with it too.
+    public static func shellWords(_ text: String) -> [String]? { Validator.shellWords(text) }
+}
+
 extension Validator {
     static let clientKeys = ["driver", "command", "timeout", "connect_timeout", "pool", "retries", "settings"]
 

@@ -3,6 +3,8 @@ import NetsimCore
 
 extension Validator {
     static let subjectKeys = ["request", "after", "server", "relay"]
+    /// Keys any expectation may carry besides its subject and checks.
+    static let expectationKeys = ["judges"]
     static let requestCheckKeys = ["status", "error", "within", "body", "connection", "requests", "message"]
     static let serverCheckKeys = ["count"]
     static let relayCheckKeys = ["new_connections", "attempts", "bytes", "requests", "responses"]
@@ -35,7 +37,7 @@ extension Validator {
         let subjects = map.entries.filter { Self.subjectKeys.contains($0.key) }
         guard let subjectEntry = subjects.first else {
             let unknown = rejectUnknownKeys(
-                map, allowed: Self.subjectKeys + Self.requestCheckKeys + Self.serverCheckKeys + Self.relayCheckKeys)
+                map, allowed: Self.subjectKeys + Self.expectationKeys + Self.requestCheckKeys + Self.serverCheckKeys + Self.relayCheckKeys)
             if !unknown.contains(where: { closestMatch(to: $0.key, among: Self.subjectKeys) != nil }) {
                 error(map.location, "\(place) has no subject; give it one of request, after, server or relay",
                       hint: "the subject says what the checks are about, e.g. '- request: warm' or '- after: 5s'")
@@ -78,7 +80,12 @@ extension Validator {
             misplaced.insert(entry.key)
             error(entry.keyLocation, message, hint: hint)
         }
-        let unknown = rejectUnknownKeys(map, allowed: Self.subjectKeys + validChecks, skipping: misplaced)
+        let unknown = rejectUnknownKeys(map, allowed: Self.subjectKeys + Self.expectationKeys + validChecks, skipping: misplaced)
+        var judges = Expectation.Judged.library
+        if let entry = map.entries.first(where: { $0.key == "judges" }),
+           let chosen = choice(entry, what: "judges", options: Expectation.Judged.allCases.map { ($0.rawValue, $0) }) {
+            judges = chosen
+        }
 
         var subject: Expectation.Subject?
         var checks: [LocatedCheck] = []
@@ -111,7 +118,7 @@ extension Validator {
                   hint: subjectKey == "server" ? "for example: count: 1" : "for example: status: 200")
         }
         guard let subject, subjects.count == 1, errorCount == errorsBefore else { return nil }
-        return Expectation(subject: subject, checks: checks, location: subjectEntry.keyLocation)
+        return Expectation(subject: subject, checks: checks, location: subjectEntry.keyLocation, judges: judges)
     }
 
     private func serverSubject(_ entry: Entry) -> Expectation.Subject? {

@@ -42,7 +42,8 @@ struct MatrixOptions: ParsableArguments {
 
     /// Prints the unstable cells, the comparison with the baseline and the matrix (in that order,
     /// so the matrix comes just before the summary line), writes `--matrix`; returns the comparison.
-    func report(_ measurement: MatrixMeasurement, baseline: ClientMatrix?, paths: [String], client: String?) throws -> MatrixComparison? {
+    /// - Parameter clients: the `--client`/`--exec`/`--exec-dir` words that chose the columns.
+    func report(_ measurement: MatrixMeasurement, baseline: ClientMatrix?, paths: [String], clients: [String]) throws -> MatrixComparison? {
         let unstable = measurement.unstable
         if !unstable.isEmpty {
             print("matrix: \(unstable.count) cell\(unstable.count == 1 ? "" : "s") disagreed between runs (timing-sensitive):")
@@ -50,7 +51,7 @@ struct MatrixOptions: ParsableArguments {
         }
         let comparison = baseline.map { MatrixComparison(measured: measurement, baseline: $0) }
         if let comparison, let path = matrixBaseline {
-            print(comparison.render(baselinePath: path, updateCommand: updateCommand(paths: paths, client: client)))
+            print(comparison.render(baselinePath: path, updateCommand: updateCommand(paths: paths, clients: clients)))
         }
         print("")
         print(measurement.matrix.renderText())
@@ -65,12 +66,12 @@ struct MatrixOptions: ParsableArguments {
 
     /// How to regenerate the baseline: `ci/update-matrix` for the committed one, otherwise the
     /// netsim command that does the same.
-    func updateCommand(paths: [String], client: String?) -> String {
+    func updateCommand(paths: [String], clients: [String]) -> String {
         guard let baseline = matrixBaseline else { return "" }
         if (baseline as NSString).standardizingPath == "docs/clients-matrix.md", paths.map({ ($0 as NSString).standardizingPath }) == ["Scenarios"] {
             return "ci/update-matrix"
         }
-        let parts = ["netsim test"] + paths + (client.map { ["--client", $0] } ?? [])
+        let parts = ["netsim test"] + paths + clients
             + ["--repeat", "\(max(3, rounds))", "--matrix", baseline, "--matrix-baseline", baseline]
         return parts.joined(separator: " ")
     }

@@ -48,11 +48,11 @@ struct RunCommand: AsyncParsableCommand {
         var failed: [String] = []
         var results: [RunResult] = []
         for driver in drivers {
-            let result = try await runOnce(scenario, driver: driver)
+            let result = try await runOnce(scenario, client: driver)
             results.append(result)
             if !result.passed { failed.append(result.driverName) }
         }
-        if let html { try writeHTML(results, columns: drivers.map { $0 ?? "client" }, to: html) }
+        if let html { try writeHTML(results, columns: drivers.map(\.column), to: html) }
         if drivers.count > 1 {
             print("\(drivers.count - failed.count) passed, \(failed.count) failed" + (failed.isEmpty ? "" : " (\(failed.joined(separator: "; ")))"))
         }
@@ -77,11 +77,11 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     /// One run with one driver: live view, verdicts, the files asked for.
-    private func runOnce(_ scenario: Scenario, driver: String?) async throws -> RunResult {
+    private func runOnce(_ scenario: Scenario, client: ClientChoice) async throws -> RunResult {
         let view = LiveView()
         let result: RunResult
         do {
-            var runOptions = options.runOptions(driver: driver, observer: view)
+            var runOptions = options.runOptions(client, observer: view)
             runOptions.pcapPath = pcap
             result = try await ScenarioRunner.run(scenario, options: runOptions)
         } catch let error as RunnerError {
@@ -103,39 +103,41 @@ struct RunCommand: AsyncParsableCommand {
 
 /// Options `run` and `test` share.
 struct RunnerOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Run with this client driver instead of the scenario's: exec (the scenario's exec client, or the reference urllib3 client), urlsession, async-http-client, naive, resilient — several, comma-separated (naive,resilient), or all, each in turn.", valueName: "driver"))
+    @Option(help: ArgumentHelp("Run with this client driver instead of the scenario's: exec (the scenario's exec client, the --exec one, or the reference urllib3 client), urlsession, async-http-client, naive, resilient, node-fetch (Node's fetch, Fixtures/clients/node_fetch_client.mjs), httpx (Fixtures/clients/httpx_client.py), or your own exec client as exec:NAME=COMMAND — several, comma-separated (naive,resilient), or all, each in turn. Example: --client all,exec:my-fetch='node fetch.mjs'", valueName: "driver"))
     var client: String?
+
+    @Option(help: ArgumentHelp("Run every scenario with your own exec client (docs/drivers.md), whatever driver the scenario names; the scenario's timeout, pool, retries and settings reach it in config. With --client, it is the exec column's client. Example: --exec 'node fetch.mjs'", valueName: "command"))
+    var exec: String?
+
+    @Option(help: ArgumentHelp("The --exec (and exec:NAME=) client's working directory, where relative paths in its command are found. Default: the current directory", valueName: "dir"))
+    var execDir: String?
 
     @Option(help: ArgumentHelp("Seed for every random decision, instead of the scenario's. Example: --seed 7", valueName: "n"))
     var seed: UInt64?
 
     func validate() throws {
-        guard let client, client != "all" else { return }
-        let names = Self.names(client)
-        if names.isEmpty { throw ValidationError("--client needs a driver") }
-        for name in names where !DriverFactory.available.contains(name) {
-            throw ValidationError("'\(name)' is not a driver; use one of \(DriverFactory.available.joined(separator: ", ")), several comma-separated, or all")
+        _ = try ClientChoice.parse(client: client, exec: exec, execDirectory: execDir)
+    }
+
+    /// The clients to run with, in order (validated already).
+    var drivers: [ClientChoice] {
+        (try? ClientChoice.parse(client: client, exec: exec, execDirectory: execDir)) ?? [ClientChoice()]
+    }
+
+    /// The client options as they would be typed again (a command to regenerate a matrix):
+    /// `--client …`, `--exec '…'`, `--exec-dir …`, each value quoted for a shell when it needs it.
+    var commandLine: [String] {
+        func quoted(_ value: String) -> String {
+            let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=@%+")
+            return value.allSatisfy(plain.contains) ? value : "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        }
+        return [("--client", client), ("--exec", exec), ("--exec-dir", execDir)].flatMap { flag, value in
+            value.map { [flag, quoted($0)] } ?? []
         }
     }
 
-    /// The drivers to run with, in order; nil stands for the scenario's own.
-    var drivers: [String?] {
-        guard let client else { return [nil] }
-        return client == "all" ? DriverFactory.available : Self.names(client)
-    }
-
-    /// `naive, resilient` → [naive, resilient], each once.
-    private static func names(_ list: String) -> [String] {
-        var names: [String] = []
-        for part in list.split(separator: ",") {
-            let name = part.trimmingCharacters(in: .whitespaces)
-            if !name.isEmpty, !names.contains(name) { names.append(name) }
-        }
-        return names
-    }
-
-    func runOptions(driver: String?, observer: (any RunObserver)? = nil) -> RunOptions {
-        RunOptions(driver: driver, seed: seed, observer: observer)
+    func runOptions(_ choice: ClientChoice, observer: (any RunObserver)? = nil) -> RunOptions {
+        RunOptions(driver: choice.driver, seed: seed, observer: observer, exec: choice.exec)
     }
 }
 

@@ -87,7 +87,7 @@ struct TestCommand: AsyncParsableCommand {
         let drivers = options.drivers
         let rounds = matrixOptions.rounds
         let jobs = (1...rounds).flatMap { round in
-            scenarios.flatMap { scenario in drivers.map { Job(scenario: scenario, driver: $0, round: round, rounds: rounds) } }
+            scenarios.flatMap { scenario in drivers.map { Job(scenario: scenario, client: $0, round: round, rounds: rounds) } }
         }
         print("netsim test: \(jobs.count) run\(jobs.count == 1 ? "" : "s") of \(scenarios.count) scenario\(scenarios.count == 1 ? "" : "s"), \(min(self.jobs, jobs.count)) at a time")
         let captures = try PcapFolder.paths(for: jobs.map(\.baseName), in: pcap)
@@ -116,7 +116,7 @@ struct TestCommand: AsyncParsableCommand {
         }
         // The matrix (and its comparison with the baseline) ends the output, before the counts.
         let wantsMatrix = matrixOptions.wanted(drivers: drivers.count)
-        let comparison = try wantsMatrix ? matrixOptions.report(measurement, baseline: baseline, paths: paths, client: options.client) : nil
+        let comparison = try wantsMatrix ? matrixOptions.report(measurement, baseline: baseline, paths: paths, clients: options.commandLine) : nil
         if let junit {
             let reported = comparison.map { JUnitReport.cells(cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) } ?? cases
             try writeOrFail(JUnitReport.render(reported, suiteName: ShardOption.suiteName(shard)), to: junit)
@@ -139,10 +139,12 @@ struct TestCommand: AsyncParsableCommand {
     }
 
     /// Runs at most `jobs` scenarios at once; prints each one's verdict as it finishes.
-    /// One scenario with one driver (nil: the scenario's own).
+    /// One scenario with one client (`driver == nil`: the scenario's own).
     struct Job {
         var scenario: Scenario
-        var driver: String?
+        var client = ClientChoice()
+        /// The column's name when a client was chosen (nil: the scenario's own).
+        var driver: String? { client.driver == nil && client.exec == nil ? nil : client.column }
         var round = 1
         var rounds = 1
         /// `lockscreen`, or `lockscreen [naive]` when a driver is chosen.
@@ -151,7 +153,7 @@ struct TestCommand: AsyncParsableCommand {
         var name: String { baseName + runSuffix }
         var runSuffix: String { rounds > 1 ? " (run \(round) of \(rounds))" : "" }
         /// The matrix column: the driver, or `client` for the scenario's own.
-        var column: String { driver ?? "client" }
+        var column: String { client.column }
 
         /// The matrix row of each scenario file: its name, or its file when two share a name.
         static func rowNames(_ scenarios: [Scenario]) -> [String: String] {
@@ -169,7 +171,7 @@ struct TestCommand: AsyncParsableCommand {
             func launch() {
                 let index = next
                 let scenario = jobs[index].scenario
-                var options = options.runOptions(driver: jobs[index].driver)
+                var options = options.runOptions(jobs[index].client)
                 options.pcapPath = captures[index]
                 progress.started(jobs[index].name)
                 group.addTask {

@@ -46,7 +46,8 @@ struct JSONReportTests {
         #expect(run["driver"] as? String == result.driverName && run["passed"] as? Bool == false)
 
         let checks = try #require(run["checks"] as? [[String: Any]])
-        #expect(checks.map { Set($0.keys) } == Array(repeating: ["title", "passed", "expected", "actual", "location"], count: 2))
+        #expect(checks.map { Set($0.keys) } == Array(repeating: ["title", "passed", "expected", "actual", "location", "judges"], count: 2))
+        #expect(checks.map { $0["judges"] as? String } == ["library", "library"])
         #expect(checks.map { $0["passed"] as? Bool } == [true, false])
         #expect(checks.first?["title"] as? String == "request hello: status 200")
 

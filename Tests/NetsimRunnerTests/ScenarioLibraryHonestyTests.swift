@@ -16,6 +16,7 @@ struct ScenarioLibraryHonestyTests {
         "keepalive-race": "request boundary: error none",
         "lockscreen": "request after-unlock: error none",
         "lockscreen-h2": "request after-unlock: error none",
+        "lockscreen-long": "request after-unlock: error none",
         "lockscreen-post": "server POST /order: count at most 1",
         "loss": "request second: error none",
         "network-flap": "relay: connection attempts",

@@ -82,6 +82,7 @@ extension HTMLReportData.Matrix {
         switch cell {
         case .stable(.pass): "pass"
         case .stable(.fail): "fail"
+        case .stable(.policy): "policy"
         case .stable(.error): "error"
         case .flaky: "flaky"
         }

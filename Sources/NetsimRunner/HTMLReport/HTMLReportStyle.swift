@@ -74,6 +74,7 @@ enum HTMLReportStyle {
     table.matrix td, table.matrix th { text-align: center; white-space: nowrap; padding: 4px 14px; }
     table.matrix td:first-child, table.matrix th:first-child { text-align: left; }
     table.matrix td.pass a { color: var(--pass); } table.matrix td.fail a { color: var(--fail); }
+    table.matrix td.policy a { color: var(--flaky); }
     table.matrix td.flaky a { color: var(--flaky); } table.matrix td.error a { color: #6e7781; }
     table.matrix td a { font-weight: 600; text-decoration: none; }
     table.matrix td .runs a { font-weight: 400; font-size: 11px; margin: 0 2px; }

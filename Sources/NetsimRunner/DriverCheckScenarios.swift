@@ -1,0 +1,179 @@
+import NetsimCore
+import NetsimFaults
+import NetsimScenario
+
+/// The scenarios `netsim driver-check` runs, and how it judges them: one for well-formed answers
+/// (statuses, headers, bodies, the request tag, local ports, concurrency), one per error kind.
+enum DriverCheckScenarios {
+    static let text = "netsim driver check"
+    /// SHA-256 of ``text``.
+    static let textDigest = "850048d5e39b212264ed49f21b63b3324dd081377d32e28b89d1d42b20f06ef2"
+
+    static let routes = """
+        upstream:
+          routes:
+            - path: /text
+              headers: { Content-Type: text/plain, X-Check: Yes }
+              body: '\(text)'
+            - path: /echo
+              method: POST
+              body: posted
+            - path: /error
+              status: 500
+              body: server error
+            - path: /slow
+              delay: 1500ms
+              body: slow
+            - path: /bytes
+              body_bytes: 100000
+            - path: /stuck
+              delay: 6s
+              body: too late
+        """
+
+    static let answers = """
+        name: driver-check-answers
+        description: well-formed answers, concurrency, the request tag
+        seed: 1
+        \(routes)
+        client:
+          driver: exec
+          command: [the-client-under-check]
+          timeout: 10s
+          retries: 0
+        timeline:
+          - at: 0s
+            request: slow
+            path: /slow
+          - at: 100ms
+            request: fast
+            path: /text
+            headers: { X-Custom: kept }
+          - request: post
+            method: POST
+            path: /echo
+            body: hello body
+          - request: not-found
+            path: /nothing-here
+          - request: server-error
+            path: /error
+          - request: bytes
+            path: /bytes
+        expect:
+          - server: {}
+            count: { min: 0 }
+        """
+
+    static func judgeAnswers(_ run: RunResult) -> [DriverCheck.Finding] {
+        typealias Finding = DriverCheck.Finding
+        func outcome(_ name: String) -> RequestOutcome? { run.outcomes.first { $0.name == name } }
+        guard let fast = outcome("fast"), let slow = outcome("slow"), let post = outcome("post"),
+              let notFound = outcome("not-found"), let serverError = outcome("server-error"), let bytes = outcome("bytes")
+        else { return [Finding("answers", .fail, "the run lost requests:\n" + run.clientLog)] }
+        var findings: [Finding] = []
+        func failed(_ outcome: RequestOutcome) -> String? {
+            outcome.response.error.map { "GET \(outcome.path) failed: \($0.rawValue) \(outcome.response.errorMessage ?? "")" }
+        }
+
+        // Status, headers, body.
+        let response = fast.response
+        var problems: [String] = []
+        if let failure = failed(fast) { problems.append(failure) }
+        if response.status != 200 { problems.append("status \(response.status.map(String.init) ?? "null"), expected 200") }
+        if response.body != text { problems.append("body \(response.body.map { "\"\($0.prefix(60))\"" } ?? "null"), expected \"\(text)\"") }
+        if response.bodySHA256 != textDigest { problems.append("body_sha256 \(response.bodySHA256 ?? "null"), expected \(textDigest) (lower-case hex of the whole body)") }
+        if response.bodyLength != text.utf8.count { problems.append("body_length \(response.bodyLength.map(String.init) ?? "null"), expected \(text.utf8.count)") }
+        findings.append(Finding("answer", problems.isEmpty ? .pass : .fail, problems.isEmpty ? "status, body, body_sha256, body_length" : problems.joined(separator: "; ")))
+        let upper = response.headers.map(\.name).filter { $0 != $0.lowercased() }
+        let check = response.headers.first { $0.name == "x-check" }?.value
+        findings.append(Finding("answer headers", upper.isEmpty && check == "Yes" ? .pass : .fail,
+                                !upper.isEmpty ? "names must be lower-cased: \(upper.joined(separator: ", "))"
+                                    : check == "Yes" ? "lower-cased names, values as sent" : "x-check is \(check.map { "\"\($0)\"" } ?? "missing"), the server sent \"Yes\""))
+
+        // The request tag: every request carries X-Netsim-Request; the relay saw it.
+        let map = ConnectionMap(events: run.events)
+        let tagged = map.connection(tagged: RequestTag.value(name: fast.name, index: 0), before: fast.finished)
+        findings.append(Finding("request headers", tagged != nil ? .pass : .fail,
+                                tagged != nil ? "\(RequestTag.header) reached the server as given"
+                                    : "the relay never saw \(RequestTag.header): \(RequestTag.value(name: fast.name, index: 0)) — send every request header as given"))
+
+        // local_port: optional, but when given it must be the port of the connection used.
+        if let port = response.localPort {
+            let byPort = map.connection(port: port, before: fast.finished)?.id
+            let right = byPort != nil && (tagged == nil || byPort == tagged)
+            findings.append(Finding("local_port", right ? .pass : .fail,
+                                    right ? "\(port) is the connection that carried the request"
+                                        : "\(port) is not the client port of the connection that carried the request (the relay saw it on \(tagged.map { "\($0)" } ?? "an unknown connection"))"))
+        } else {
+            findings.append(Finding("local_port", .warn, "null: allowed, connection checks then rely on the relay's record of \(RequestTag.header)"))
+        }
+
+        // POST body, statuses that are answers, a large body, concurrency.
+        let echoed = run.serverRequests.first { $0.path == "/echo" }
+        findings.append(Finding("request body", echoed?.method == "POST" && echoed?.bodyBytes == 10 && post.response.status == 200 ? .pass : .fail,
+                                echoed.map { "the server got \($0.method) with \($0.bodyBytes) body bytes (expected POST with 10)" } ?? (failed(post) ?? "the POST never reached the server")))
+        let statuses = [(notFound, 404), (serverError, 500)].map { outcome, expected -> String? in
+            outcome.response.status == expected && outcome.response.error == nil ? nil
+                : "GET \(outcome.path): expected status \(expected) and error null, got " + (failed(outcome) ?? "status \(outcome.response.status.map(String.init) ?? "null")")
+        }.compactMap { $0 }
+        findings.append(Finding("error statuses", statuses.isEmpty ? .pass : .fail,
+                                statuses.isEmpty ? "404 and 500 are answers, not errors" : statuses.joined(separator: "; ")))
+        let big = bytes.response
+        let bigRight = big.bodyLength == 100_000 && (big.bodySHA256?.count == 64) && (big.body?.utf8.count ?? 0) <= 65536 * 3
+        findings.append(Finding("large body", bigRight ? .pass : .fail,
+                                bigRight ? "100000 bytes: body_length and a digest of the whole body"
+                                    : failed(bytes) ?? "body_length \(big.bodyLength.map(String.init) ?? "null") (expected 100000), body_sha256 \(big.bodySHA256 ?? "null")"))
+        let concurrent = fast.finished < slow.finished && slow.response.status == 200
+        findings.append(Finding("concurrency", concurrent ? .pass : .fail,
+                                concurrent ? "a request sent while another waited was answered first"
+                                    : "GET /text (sent 100 ms after a 1.5 s GET /slow) finished at \(formatNanoseconds(fast.finished)), /slow at \(formatNanoseconds(slow.finished)): handle requests concurrently and answer in any order"))
+        return findings
+    }
+
+    /// One error kind: the scenario that provokes it and how its answer is judged.
+    struct ErrorCase {
+        var kind: ErrorKind
+        /// What the client meets, for the verdict line.
+        var what: String
+        var source: String
+        var limit: Int64?
+
+        func judge(_ run: RunResult) -> DriverCheck.Finding {
+            guard let outcome = run.outcomes.first else { return DriverCheck.Finding("error \(kind.rawValue)", .fail, "no request was made") }
+            return DriverCheck.judge(outcome.response, expected: kind, what: what, took: outcome.duration, limit: limit)
+        }
+    }
+
+    static func errorCase(_ kind: ErrorKind, _ what: String, fault: String?, path: String = "/text", timeout: String = "5s", tls: Bool = false, limit: Int64? = nil) -> ErrorCase {
+        let faultStep = fault.map { "\n  - fault: \($0)" } ?? ""
+        let upstream = tls ? routes.replacingOccurrences(of: "upstream:\n", with: "upstream:\n  tls: true\n") : routes
+        return ErrorCase(kind: kind, what: what, source: """
+            name: driver-check-\(kind.rawValue)
+            description: \(what)
+            seed: 1
+            \(upstream)
+            client:
+              driver: exec
+              command: [the-client-under-check]
+              timeout: \(timeout)
+              connect_timeout: \(timeout)
+              retries: 0
+            timeline:\(faultStep)
+              - request: probe
+                path: \(path)
+            expect:
+              - server: {}
+                count: { min: 0 }
+            """, limit: limit)
+    }
+
+    static let errorKinds: [ErrorCase] = [
+        errorCase(.refused, "a connect refused (relay fault refuse)", fault: "refuse"),
+        errorCase(.reset, "a connection reset as soon as it was accepted (reject)", fault: "reject"),
+        errorCase(.closedBeforeResponse, "the server closed (FIN) without answering (empty)", fault: "empty"),
+        errorCase(.timeout, "no answer within config's timeout of 1 s (the server takes 6 s)", fault: nil, path: "/stuck", timeout: "1s", limit: 3_500_000_000),
+        errorCase(.other, "a body cut short by a FIN (cut=5)", fault: "cut=5"),
+        errorCase(.other, "an answer of random bytes (garbage)", fault: "garbage"),
+        errorCase(.tls, "a self-signed certificate (bad-cert=self-signed)", fault: "bad-cert=self-signed", tls: true),
+    ]
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import NetsimRunner
+
+/// One client a run (or a matrix column) uses, as `--client`, `--exec` and `--exec-dir` chose it.
+struct ClientChoice: Equatable {
+    /// The driver given to the runner; nil: the scenario's own (or exec, with `exec` set).
+    var driver: String? = nil
+    /// The user's own exec client, for the `exec` column (`--exec`) or its own (`exec:NAME=…`).
+    var exec: ExecClient? = nil
+
+    /// The matrix column and the name in a run's title: the driver, the exec client's name,
+    /// `exec` for `--exec` alone, `client` for the scenario's own.
+    var column: String { exec?.name ?? driver ?? (exec != nil ? "exec" : "client") }
+
+    /// Reads `--client`: built-in drivers and `exec:NAME=COMMAND` items, comma-separated, `all`
+    /// for every built-in driver. An `exec:` item's command runs to the next comma that starts
+    /// another item (a driver name, `all`, `exec:`), so a command may itself contain commas.
+    /// `--exec COMMAND` (with `--exec-dir`) is what the plain `exec` driver runs; without
+    /// `--client` it is the only client. Throws a `ValidationError` naming the bad item.
+    static func parse(client: String?, exec: String?, execDirectory: String?) throws -> [ClientChoice] {
+        let own = try exec.map { ExecClient(command: try split($0, flag: "--exec"), directory: execDirectory) }
+        if execDirectory != nil, exec == nil, !(client ?? "").contains("exec:") {
+            throw ValidationError("--exec-dir needs --exec (or an exec:NAME=COMMAND client)")
+        }
+        guard let client else { return [ClientChoice(driver: nil, exec: own)] }
+        var choices: [ClientChoice] = []
+        func add(_ choice: ClientChoice) {
+            if !choices.contains(where: { $0.column == choice.column }) { choices.append(choice) }
+        }
+        for item in items(client) {
+            if item == "all" {
+                DriverFactory.available.forEach { add(ClientChoice(driver: $0, exec: $0 == "exec" ? own : nil)) }
+            } else if item.hasPrefix("exec:") {
+                add(try custom(String(item.dropFirst(5)), directory: execDirectory))
+            } else if DriverFactory.available.contains(item) {
+                add(ClientChoice(driver: item, exec: item == "exec" ? own : nil))
+            } else {
+                throw ValidationError("'\(item)' is not a driver; use one of \(DriverFactory.available.joined(separator: ", ")), all, or exec:NAME=COMMAND, several comma-separated (e.g. --client all,exec:my-fetch='node fetch.mjs')")
+            }
+        }
+        if choices.isEmpty { throw ValidationError("--client needs a driver") }
+        return choices
+    }
+
+    /// `NAME=COMMAND` of an `exec:` item.
+    private static func custom(_ text: String, directory: String?) throws -> ClientChoice {
+        guard let equals = text.firstIndex(of: "=") else {
+            throw ValidationError("--client exec:\(text): write exec:NAME=COMMAND, e.g. exec:my-fetch='node fetch.mjs'")
+        }
+        let name = String(text[..<equals]).trimmingCharacters(in: .whitespaces)
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        guard !name.isEmpty, name.allSatisfy(allowed.contains) else {
+            throw ValidationError("--client exec:\(text): the NAME before '=' must be letters, digits, '.', '_' or '-' (it names the matrix column)")
+        }
+        guard !DriverFactory.available.contains(name), name != "all", name != "client" else {
+            throw ValidationError("--client exec:\(text): '\(name)' is a built-in driver's column; give your client another name")
+        }
+        let command = try split(String(text[text.index(after: equals)...]), flag: "--client exec:\(name)")
+        return ClientChoice(driver: "exec", exec: ExecClient(name: name, command: command, directory: directory))
+    }
+
+    /// The items of a `--client` list: split at commas that start a new item.
+    static func items(_ list: String) -> [String] {
+        var items: [String] = []
+        for part in list.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = part.trimmingCharacters(in: .whitespaces)
+            let startsItem = trimmed == "all" || trimmed.hasPrefix("exec:") || DriverFactory.available.contains(trimmed)
+            if !startsItem, let last = items.last, last.hasPrefix("exec:") {
+                items[items.count - 1] += "," + part
+            } else if !trimmed.isEmpty {
+                items.append(trimmed)
+            }
+        }
+        return items
+    }
+
+    private static func split(_ line: String, flag: String) throws -> [String] {
+        do {
+            return try ExecClient.split(line)
+        } catch {
+            throw ValidationError("\(flag): \(error)")
+        }
+    }
+}

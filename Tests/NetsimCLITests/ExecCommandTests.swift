@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// `--exec`, `--exec-dir`, `--client …,exec:NAME=COMMAND` and `netsim driver-check` as processes
+/// (docs/drivers.md, "Bring your own client").
+@Suite("bring your own client, the process")
+struct ExecCommandTests {
+    static let urllib3 = "python3 Fixtures/clients/urllib3_client.py"
+
+    static func folder() throws -> String {
+        let folder = ScenarioCommandTests.temporary("exec")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try MatrixCommandTests.oneRequest.write(toFile: folder + "/one-request.scn", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    @Test func runWithExecUsesThatClientForAScenarioNamingAnotherDriver() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (status, out, err) = try await ScenarioCommandTests.netsim(["run", folder + "/one-request.scn", "--exec", Self.urllib3])
+        #expect(status == 0, "\(out)\(err)")
+        #expect(out.contains("exec: urllib3"), "\(out)")
+    }
+
+    @Test func anExecColumnJoinsTheMatrix() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let matrix = folder + "/matrix.md"
+        let (status, out, err) = try await ScenarioCommandTests.netsim(
+            ["test", folder, "--client", "resilient,exec:u3=python3 clients/urllib3_client.py,exec:u3-dir=python3 'clients/urllib3_client.py'", "--exec-dir", "Fixtures", "--matrix", matrix])
+        #expect(status == 0, "\(out)\(err)")
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.suffix(3) == ["scenario     resilient  u3    u3-dir", "one-request  pass       pass  pass", "3 passed, 0 failed"], "\(out)")
+        #expect(out.contains("PASS \(folder)/one-request.scn (one-request, exec: urllib3"), "\(out)")
+    }
+
+    /// Usage errors, as every flag's: exit status 64 (ArgumentParser's EX_USAGE), the item named.
+    @Test func badClientListsAreConfigErrorsNamingTheItem() async throws {
+        let (noName, _, noNameErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "exec:python3"])
+        #expect(noName == 64)
+        #expect(noNameErr.contains("write exec:NAME=COMMAND"), "\(noNameErr)")
+        let (builtin, _, builtinErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "exec:naive=python3 x.py"])
+        #expect(builtin == 64)
+        #expect(builtinErr.contains("'naive' is a built-in driver's column"), "\(builtinErr)")
+        let (quote, _, quoteErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec", "python3 'x.py"])
+        #expect(quote == 64)
+        #expect(quoteErr.contains("--exec: the command python3 'x.py has an unterminated quote"), "\(quoteErr)")
+        let (dir, _, dirErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec-dir", "Fixtures"])
+        #expect(dir == 64)
+        #expect(dirErr.contains("--exec-dir needs --exec"), "\(dirErr)")
+    }
+
+    /// A client that dies at once: the check stops at hello, says why with the client's stderr,
+    /// exit status 1 (and netsim is not killed by SIGPIPE writing config into the dead pipe).
+    @Test func driverCheckSaysWhyAClientFailsHello() async throws {
+        let (status, out, _) = try await ScenarioCommandTests.netsim(["driver-check", "--", "sh", "-c", "printf '%s-%s\\n' last words >&2; exit 4"])
+        #expect(status == 1, "\(out)")
+        #expect(out.contains("FAIL  hello — the exec client exited before saying hello"), "\(out)")
+        #expect(out.contains("last-words"), "its stderr is shown: \(out)")
+        #expect(out.hasSuffix("0 passed, 0 warnings, 1 failed\n"), "\(out)")
+        let (usage, _, usageErr) = try await ScenarioCommandTests.netsim(["driver-check"])
+        #expect(usage == 64, "\(usageErr)")
+    }
+}

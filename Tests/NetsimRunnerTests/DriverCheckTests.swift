@@ -1,0 +1,75 @@
+import Foundation
+import NetsimRunner
+import Testing
+
+/// `netsim driver-check` against the bundled clients (conformant) and a client that is
+/// wrong on purpose (Fixtures/clients/broken_client.py): each of its mistakes is named.
+@Suite("driver-check: the exec protocol's conformance check")
+struct DriverCheckTests {
+    static func check(_ script: String, with interpreter: String = "python3") async -> [String: [DriverCheck.Finding]] {
+        let client = ExecClient(command: [interpreter, "Fixtures/clients/" + script], directory: repositoryRoot)
+        let findings = await DriverCheck.run(client, options: RunOptions(workingDirectory: repositoryRoot))
+        return Dictionary(grouping: findings, by: \.check)
+    }
+
+    static func render(_ findings: [String: [DriverCheck.Finding]]) -> String {
+        findings.values.flatMap { $0 }.map(\.line).joined(separator: "\n")
+    }
+
+    /// The reference urllib3 client and the built-in httpx client (Python clients that can tell
+    /// their local port) pass every check.
+    @Test(arguments: ["urllib3_client.py", "httpx_client.py"])
+    func aBundledPythonClientPassesEveryCheck(_ script: String) async {
+        let findings = await Self.check(script)
+        let all = findings.values.flatMap { $0 }
+        #expect(all.allSatisfy { $0.verdict == .pass }, "\(Self.render(findings))")
+        // Every message and every error kind was exercised.
+        for check in ["hello", "hello protocol", "answer", "answer headers", "request headers", "local_port", "request body",
+                      "error statuses", "large body", "concurrency", "end"] + ErrorKindNames.all {
+            #expect(findings[check] != nil, "no \(check) check:\n\(Self.render(findings))")
+        }
+        #expect(findings["error other"]?.count == 2)
+    }
+
+    /// The walkthrough's example (docs/drivers.md) and the `node-fetch` column: conformant; fetch
+    /// does not expose its socket, so `local_port` is only a warning. `error reset` is left out:
+    /// when `reject`'s reset beats the request's write, undici reconnects for the unwritten
+    /// request (client-h1.js, "Retry remaining requests") and every new connection is reset too,
+    /// so on a loaded machine the answer can be the 5 s `timeout` (seen 1 run in ~4 under load).
+    @Test func theNodeFetchClientPassesWithALocalPortWarning() async {
+        let findings = await Self.check("node_fetch_client.mjs", with: "node")
+        let all = findings.values.flatMap { $0 }.filter { $0.check != "error reset" }
+        #expect(all.filter { $0.verdict != .pass }.map(\.check) == ["local_port"], "\(Self.render(findings))")
+        #expect(findings["error reset"]?.first.map { $0.verdict == .pass || $0.detail.contains("got \"timeout\"") } == true, "\(Self.render(findings))")
+        #expect(findings["local_port"]?.first?.verdict == .warn)
+    }
+
+    @Test func aBrokenClientIsToldEachMistake() async {
+        let findings = await Self.check("broken_client.py")
+        func verdict(_ check: String) -> DriverCheck.Finding.Verdict? { findings[check]?.first?.verdict }
+        let text = Self.render(findings)
+        #expect(verdict("hello protocol") == .fail, "\(text)")
+        #expect(findings["hello protocol"]?.first?.detail.contains("no \"protocol\" in hello") == true, "\(text)")
+        #expect(verdict("answer headers") == .fail, "\(text)")
+        #expect(findings["answer headers"]?.first?.detail.contains("names must be lower-cased:") == true, "\(text)")
+        #expect(findings["answer headers"]?.first?.detail.contains("X-Check") == true, "\(text)")
+        #expect(verdict("local_port") == .fail, "\(text)")
+        #expect(verdict("concurrency") == .fail, "\(text)")
+        #expect(verdict("end") == .fail, "\(text)")
+        #expect(findings["end"]?.first?.detail.hasPrefix("exit 3") == true, "\(text)")
+        // Everything is "other": each kind but other is named with what it got.
+        for kind in ["refused", "reset", "closed-before-response", "timeout", "tls", "dns"] {
+            let finding = findings["error \(kind)"]?.first
+            #expect(finding?.verdict == .fail, "\(text)")
+            #expect(finding?.detail.contains("expected error kind \"\(kind)\", got \"other\"") == true, "\(text)")
+        }
+        // What it does right passes: status, body, the tag, 404/500, the POST body.
+        for check in ["answer", "request headers", "error statuses", "request body", "large body"] {
+            #expect(verdict(check) == .pass, "\(check):\n\(text)")
+        }
+    }
+}
+
+enum ErrorKindNames {
+    static let all = ["refused", "reset", "closed-before-response", "timeout", "other", "tls", "dns"].map { "error " + $0 }
+}

@@ -1,0 +1,137 @@
+import Foundation
+@testable import NetsimRunner
+import NetsimScenario
+import Testing
+
+/// Bring your own client (docs/drivers.md): `--exec` runs any scenario with an exec client, the
+/// protocol version in hello, one clock for a slow-starting client, where `command:` paths resolve.
+@Suite("exec clients: --exec, hello's protocol, one clock")
+struct ExecClientTests {
+    static let urllib3 = ExecClient(command: ["python3", "Fixtures/clients/urllib3_client.py"], directory: repositoryRoot)
+
+    @Test func aCommandIsSplitAsAShellSplitsWords() throws {
+        #expect(try ExecClient.split("node  fetch.mjs") == ["node", "fetch.mjs"])
+        #expect(try ExecClient.split(#"java -cp 'lib/*' "My Client" a\ b"#) == ["java", "-cp", "lib/*", "My Client", "a b"])
+        #expect(try ExecClient.split(#"sh -c "echo \"hi\"" ''"#) == ["sh", "-c", #"echo "hi""#, ""])
+        #expect(throws: RunnerError.self) { try ExecClient.split("node 'fetch.mjs") }
+        #expect(throws: RunnerError.self) { try ExecClient.split("   ") }
+    }
+
+    /// A scenario that names `resilient` runs with the exec client when one is given.
+    @Test func anExecClientRunsAScenarioWhateverDriverItNames() async throws {
+        let scenario = try scenario("""
+            name: names-resilient
+            description: one request
+            upstream:
+              routes:
+                - path: /feed
+                  body: fed
+            client:
+              driver: resilient
+              timeout: 5s
+            timeline:
+              - request: one
+                path: /feed
+            expect:
+              - request: one
+                status: 200
+                body: fed
+            """)
+        let result = try await ScenarioRunner.run(scenario, options: RunOptions(workingDirectory: "/", exec: Self.urllib3))
+        #expect(result.passed, "\(TextReport.render(result))")
+        #expect(result.driverName.hasPrefix("exec: urllib3"), "\(result.driverName)")
+    }
+
+    /// A client that takes 3 s to say hello: scenario time starts at hello, so the server's
+    /// request times, the relay's events and the client's requests all lie inside the run.
+    @Test func aSlowStartingClientKeepsEveryTimeInsideTheRun() async throws {
+        let scenario = try scenario("""
+            name: slow-start
+            description: two requests 300 ms apart from a client that starts slowly
+            upstream:
+              routes:
+                - path: /feed
+                  body: fed
+            client:
+              driver: exec
+              command: [replaced-by-the-exec-client]
+              timeout: 5s
+            timeline:
+              - request: first
+                path: /feed
+              - wait: 300ms
+              - request: second
+                path: /feed
+            expect:
+              - request: second
+                status: 200
+            """)
+        let slow = ExecClient(command: ["sh", "-c", "sleep 3; exec python3 Fixtures/clients/urllib3_client.py"], directory: repositoryRoot)
+        let result = try await ScenarioRunner.run(scenario, options: RunOptions(exec: slow))
+        #expect(result.passed, "\(TextReport.render(result))")
+        #expect(result.serverRequests.count == 2)
+        for request in result.serverRequests {
+            #expect(request.time >= 0 && request.time <= result.duration, "server request at \(request.time) ns, run \(result.duration) ns")
+        }
+        // Each server request falls inside its client request (the relay adds only LTE-free loopback delay).
+        for (outcome, request) in zip(result.outcomes.sorted { $0.started < $1.started }, result.serverRequests) {
+            #expect(request.time >= outcome.started && request.time <= outcome.finished,
+                    "server saw \(outcome.label) at \(request.time), the client ran it \(outcome.started)…\(outcome.finished)")
+        }
+        // Connection events come after time 0; only the set-up (the relay listening, before the
+        // client said hello) is earlier — negative, and printed with its minus sign.
+        let connections = result.events.filter { $0.connection != nil }
+        #expect(!connections.isEmpty && connections.allSatisfy { $0.time >= 0 && $0.time <= result.duration + 1_000_000_000 })
+        let setUp = result.events.filter { $0.time < 0 }
+        #expect(setUp.allSatisfy { $0.connection == nil }, "\(setUp)")
+        #expect(TimelineText.formatSeconds(-1_500_000_000).hasSuffix("-1.500s"))
+        #expect(TimelineText.formatSeconds(-294_000_000).hasSuffix("-0.294s"))
+        // The 3 s start is not in the run: two quick requests 300 ms apart take well under 3 s.
+        #expect(result.duration < 3_000_000_000, "\(result.duration)")
+    }
+
+    @Test func aHelloWithANewerProtocolIsRefusedSayingBothVersions() async throws {
+        let script = #"read config; printf '%s\n' '{"type":"hello","name":"future","protocol":99}'; while read line; do :; done"#
+        let driver = try ExecDriver(command: ["sh", "-c", script], client: ExecProtocolTests.client())
+        await #expect(throws: RunnerError.self) { try await driver.ready(timeout: .seconds(20)) }
+        do { try await driver.ready(timeout: .seconds(20)) } catch {
+            #expect("\(error)".contains("speaks exec protocol 99; this netsim speaks 1"), "\(error)")
+        }
+        await driver.shutdown()
+    }
+
+    /// A relative path in `command:` is found beside the scenario file before the current directory.
+    @Test func aRelativeCommandPathIsFoundBesideTheScenarioFirst() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-resolve-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let manager = FileManager.default
+        for folder in ["scenarios/clients", "cwd/clients"] {
+            try manager.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        // Each client says who it is through hello.
+        for (folder, name) in [("scenarios/clients", "beside"), ("cwd/clients", "cwd")] {
+            let script = "read config; printf '%s\\n' '{\"type\":\"hello\",\"name\":\"\(name)\",\"protocol\":1}'; while read line; do :; done\n"
+            try script.write(to: root.appendingPathComponent(folder + "/c.sh"), atomically: true, encoding: .utf8)
+        }
+        let source = """
+            name: resolve
+            description: which c.sh runs
+            upstream:
+              routes:
+                - path: /
+            client:
+              driver: exec
+              command: [sh, clients/c.sh]
+            timeline:
+              - wait: 10ms
+            expect:
+              - server: {}
+                count: 0
+            """
+        let file = root.appendingPathComponent("scenarios/resolve.scn").path
+        try source.write(toFile: file, atomically: true, encoding: .utf8)
+        let parsed = try ScenarioParser.parse(file: file)
+        let result = try await ScenarioRunner.run(parsed, options: RunOptions(workingDirectory: root.appendingPathComponent("cwd").path))
+        #expect(result.driverName == "exec: beside", "\(result.driverName)")
+    }
+}
