@@ -14,13 +14,16 @@ struct ReferenceDriverTests {
 
     static func startDriver(timeout: Double, retries: Int? = 0) async throws -> DriverProcess {
         let driver = try DriverProcess(executable: "/usr/bin/env", arguments: ["python3", script])
-        let hello = await driver.nextObject()
-        #expect(hello?["type"] as? String == "hello", "driver log: \(driver.log)")
-        #expect(hello?["name"] as? String == "urllib3")
+        // The protocol's order (docs/drivers.md): config is on stdin before the client says hello;
+        // the client builds itself from it first.
         try driver.send([
             "type": "config", "timeout": timeout, "connect_timeout": 2.0, "pool": 4,
             "retries": retries.map { $0 as Any } ?? NSNull(), "settings": [String: Any](),
         ])
+        let hello = await driver.nextObject()
+        #expect(hello?["type"] as? String == "hello", "driver log: \(driver.log)")
+        #expect(hello?["name"] as? String == "urllib3")
+        #expect(hello?["protocol"] as? Int == 1)
         return driver
     }
 
