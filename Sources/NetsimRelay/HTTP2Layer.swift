@@ -77,13 +77,13 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     /// The h2 server side on the client's channel. A `max-streams` in force is part of the
     /// connection's first SETTINGS (a second SETTINGS right after would race the preface).
     private func speakH2(limitingStreamsTo limit: Int?) throws {
-        var connection = Self.connectionConfiguration
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
         if let limit {
             connection.initialSettings = connection.initialSettings.filter { $0.parameter != .maxConcurrentStreams }
                 + [HTTP2Setting(parameter: .maxConcurrentStreams, value: limit)]
         }
         _ = try client.pipeline.syncOperations.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connection, streamConfiguration: Self.streamConfiguration
+            mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
         ) { [self] stream in
             stream.eventLoop.makeCompletedFuture {
                 let streamID = try stream.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
@@ -94,34 +94,12 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
         try client.pipeline.syncOperations.addHandler(CloseOnInputClosed())
     }
 
-    /// Flow control and buffering of both h2 connections. The relay is a proxy between two fast
-    /// peers: HTTP/2's default 64 KiB windows and NIO's 8 KiB stream write watermark would stall
-    /// each stream after every 16 KiB DATA frame (read paused, resumed when flushed). The windows
-    /// bound what the relay holds per connection (a slow reader stops WINDOW_UPDATEs, so the
-    /// sender stops): at most `connectionWindow` inbound per connection side.
-    static let streamWindow = 1 << 20
-    static let connectionWindow = 4 << 20
-    static var connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration {
-        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
-        configuration.initialSettings = configuration.initialSettings.filter { $0.parameter != .initialWindowSize }
-            + [HTTP2Setting(parameter: .initialWindowSize, value: streamWindow)]
-        configuration.targetWindowSize = connectionWindow
-        return configuration
-    }
-    static var streamConfiguration: NIOHTTP2Handler.StreamConfiguration {
-        var configuration = NIOHTTP2Handler.StreamConfiguration()
-        configuration.targetWindowSize = streamWindow
-        configuration.outboundBufferSizeHighWatermark = 256 << 10
-        configuration.outboundBufferSizeLowWatermark = 128 << 10
-        return configuration
-    }
-
     private func connectUpstream(_ connector: TLSUpstreamConnector) {
         connector.connect(for: id, on: eventLoop, timeout: relay.configuration.connectTimeout) { [self] channel in
             channel.eventLoop.makeCompletedFuture {
                 let sync = channel.pipeline.syncOperations
                 multiplexer = try sync.configureHTTP2Pipeline(
-                    mode: .client, connectionConfiguration: Self.connectionConfiguration, streamConfiguration: Self.streamConfiguration
+                    mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
                 ) { pushed in pushed.close() }  // server push is refused, as browsers now do
                 try sync.addHandler(HTTP2UpstreamConnection(layer: self))
             }
