@@ -27,13 +27,17 @@ public struct RunOptions: Sendable {
     /// command instead of the scenario's (or the reference client), and with no `driver` given
     /// the run uses the exec driver whatever the scenario names.
     public var exec: ExecClient?
+    /// The caller's own client, in this process (NetsimTesting): with no `driver` given the
+    /// run drives it whatever the scenario names.
+    public var inProcess: InProcessClient?
 
     public init(
         driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath,
         observer: (any RunObserver)? = nil, pcapPath: String? = nil, netsimHome: NetsimHome = .fromEnvironment(),
-        exec: ExecClient? = nil
+        exec: ExecClient? = nil, inProcess: InProcessClient? = nil
     ) {
         self.exec = exec
+        self.inProcess = inProcess
         self.driver = driver
         self.seed = seed
         self.workingDirectory = workingDirectory
@@ -42,10 +46,18 @@ public struct RunOptions: Sendable {
         self.netsimHome = netsimHome
     }
 
-    /// The driver a run of `scenario` uses: `driver`, else `exec` when an exec client was
-    /// given, else the scenario's own.
+    /// The driver a run of `scenario` uses: `driver`, else the in-process client's name, else
+    /// `exec` when an exec client was given, else the scenario's own.
     public func driverName(for scenario: Scenario) -> String {
-        driver ?? (exec != nil ? "exec" : scenario.client.driver)
+        driver ?? inProcess?.name ?? (exec != nil ? "exec" : scenario.client.driver)
+    }
+
+    /// The client for one run: the in-process one unless a driver is named, else the named one.
+    func makeDriver(for scenario: Scenario, caFile: String?) async throws -> any ClientDriver {
+        if driver == nil, let inProcess {
+            return try await inProcess.make(DriverConfig(scenario.client, seed: seed ?? scenario.seed, caFile: caFile))
+        }
+        return try DriverFactory.make(driverName(for: scenario), scenario: scenario, options: self, caFile: caFile)
     }
 }
 
@@ -91,7 +103,7 @@ public enum ScenarioRunner {
             }
             started.push { await relay.stop() }
             logger.debug("relay and upstream up", metadata: ["relay": "\(relayEndpoint)", "upstream": "\(upstream.endpoint)"])
-            let driver = try DriverFactory.make(options.driverName(for: scenario), scenario: scenario, options: options, caFile: tls?.caFile)
+            let driver = try await options.makeDriver(for: scenario, caFile: tls?.caFile)
             started.push { await driver.shutdown() }
             try await driver.ready(timeout: .seconds(20))
             logger.debug("client ready", metadata: ["client": "\(driver.name)"])
