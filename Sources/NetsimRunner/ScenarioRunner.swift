@@ -227,10 +227,8 @@ public enum DriverFactory {
 }
 
 /// Finds relative paths in a scenario's exec `command:` (an argument with a `/` that does not
-/// start with one; a bare `python3` is left to `PATH`): beside the scenario file first, as a
-/// reader of the file expects, then in its parent folders (so `Fixtures/clients/x.py` written in
-/// `Scenarios/x.scn` finds the repository's fixture), then in the current directory. The first
-/// that exists wins; none: the argument is passed as written (the program reports it).
+/// start with one; a bare `python3` is left to `PATH`) as ``ScenarioPaths`` does; an argument
+/// found nowhere is passed as written (the program reports it).
 struct CommandResolver {
     var scenarioFile: String
     var workingDirectory: String
@@ -238,15 +236,8 @@ struct CommandResolver {
     func resolve(_ command: [String]) -> [String] {
         command.map { argument in
             guard argument.contains("/"), !argument.hasPrefix("/") else { return argument }
-            let manager = FileManager.default
-            var folder = URL(fileURLWithPath: scenarioFile, relativeTo: URL(fileURLWithPath: workingDirectory)).deletingLastPathComponent()
-            for _ in 0..<6 {
-                let candidate = folder.appendingPathComponent(argument).path
-                if manager.fileExists(atPath: candidate) { return candidate }
-                if folder.path == "/" { break }
-                folder = folder.deletingLastPathComponent()
-            }
-            return argument
+            let found = ScenarioPaths.resolve(argument, scenarioFile: scenarioFile, workingDirectory: workingDirectory)
+            return FileManager.default.fileExists(atPath: found) ? found : argument
         }
     }
 }
