@@ -1,0 +1,100 @@
+import Foundation
+import NetsimCore
+import NetsimDNS
+import NetsimLoopback
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// netsim's DNS server on loopback, asked over real UDP and TCP sockets (no root needed).
+@Suite struct DNSServerTests {
+    static func server(_ faults: DNSFaults = .none) throws -> (DNSServer, port: Int, log: EventLog) {
+        var zone = DNSZone(faults: faults)
+        zone.add("api.test", address: [198, 18, 0, 1])
+        let log = EventLog()
+        let server = DNSServer(zone: zone, eventLog: log)
+        return (server, try server.start(host: "127.0.0.1", port: 0), log)
+    }
+
+    /// One datagram to 127.0.0.1:`port`, and the answer (nil when none comes within `timeout`).
+    static func udp(_ query: [UInt8], port: Int, timeout: Duration = .seconds(5)) throws -> [UInt8]? {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let sent = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, query, query.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(sent == query.count)
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(timeout / .milliseconds(1))) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        return count > 0 ? Array(buffer.prefix(count)) : nil
+    }
+
+    @Test func answersOverUDPAndTCPAndRecordsEachQueryAndAnswer() throws {
+        let (server, port, log) = try Self.server()
+        defer { server.stop() }
+        let answer = try DNSMessage(decoding: try #require(try Self.udp(DNSMessageTests.query("api.test", .a, id: 7).encoded(), port: port)))
+        #expect(answer.id == 7 && answer.isResponse && answer.rcode == .noError)
+        #expect(answer.answers.map(\.addressText) == ["198.18.0.1"])
+
+        let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
+        defer { socket.close() }
+        // Two queries in one write: both answered, each framed with its length.
+        let frames = [DNSMessageTests.query("api.test", .a, id: 8), DNSMessageTests.query("nope.test", .a, id: 9)]
+            .map(\.encoded).flatMap { [UInt8($0.count >> 8), UInt8($0.count & 0xFF)] + $0 }
+        try socket.send(frames)
+        var codes: [UInt16: DNSResponseCode] = [:]
+        for _ in 0..<2 {
+            let length = try socket.receive(exactly: 2)
+            let message = try DNSMessage(decoding: try socket.receive(exactly: Int(length[0]) << 8 | Int(length[1])))
+            codes[message.id] = message.rcode
+        }
+        #expect(codes == [8: .noError, 9: .nameError])
+
+        log.flush()
+        let answers = log.events.compactMap { event -> String? in
+            if case .dnsAnswer(let name, _, let result, _) = event.kind { return "\(name) \(result)" } else { return nil }
+        }
+        #expect(answers.sorted() == ["api.test 198.18.0.1", "api.test 198.18.0.1", "nope.test NXDOMAIN"])
+        #expect(log.events.filter { if case .dnsQuery(_, _, let transport) = $0.kind { transport == "tcp" } else { false } }.count == 2)
+        #expect(server.counters.queries == 3 && server.counters.answered == 2 && server.counters.nxdomain == 1)
+    }
+
+    @Test func aMalformedQueryGetsFORMERRAndGarbageGetsNothing() throws {
+        let (server, port, _) = try Self.server()
+        defer { server.stop() }
+        let header: [UInt8] = [0xAB, 0xCD, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
+        let reply = try DNSMessage(decoding: try #require(try Self.udp(header + [0xC0, 12], port: port)))
+        #expect(reply.id == 0xABCD && reply.rcode == .formatError)
+        #expect(try Self.udp([1, 2, 3], port: port, timeout: .milliseconds(300)) == nil)
+        // Still serving.
+        #expect(try Self.udp(DNSMessageTests.query("api.test", .a).encoded(), port: port) != nil)
+    }
+
+    @Test func theDelayHoldsEachAnswerAndTimeoutAnswersNothing() throws {
+        let (server, port, log) = try Self.server(DNSFaults(delay: .milliseconds(300)))
+        let start = ContinuousClock.now
+        let answer = try Self.udp(DNSMessageTests.query("api.test", .a).encoded(), port: port)
+        let elapsed = ContinuousClock.now - start
+        server.stop()
+        #expect(answer != nil)
+        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(5), "answered after \(elapsed)")
+        log.flush()
+        let after = log.events.compactMap { event -> Int64? in
+            if case .dnsAnswer(_, _, _, let after) = event.kind { return after } else { return nil }
+        }
+        #expect(after.count == 1 && after[0] >= 300_000_000)
+
+        let (silent, silentPort, _) = try Self.server(DNSFaults(failure: .timeout))
+        defer { silent.stop() }
+        #expect(try Self.udp(DNSMessageTests.query("api.test", .a).encoded(), port: silentPort, timeout: .milliseconds(500)) == nil)
+        #expect(silent.counters.unanswered == 1)
+    }
+}
