@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One name netsim's resolver answers (`--dns api.test=host`, a scenario's `dns: { names: … }`).
 public struct DNSMapping: Equatable, Sendable, CustomStringConvertible {
     /// Where the name points.
@@ -40,7 +46,7 @@ public struct DNSMapping: Equatable, Sendable, CustomStringConvertible {
                                  allowedForms: Self.allowedForms)
         }
         let target: Target = value.lowercased() == "host" ? .host : .address(value)
-        if case .address(let text) = target, !Self.looksLikeAddress(text) {
+        if case .address(let text) = target, Self.addressBytes(text) == nil {
             throw UnitParseError(input: value, expected: "`host` or an IPv4/IPv6 address", allowedForms: Self.allowedForms)
         }
         self.init(name: normalized, target: target)
@@ -56,10 +62,12 @@ public struct DNSMapping: Equatable, Sendable, CustomStringConvertible {
         return trimmed
     }
 
-    /// Digits and dots, or hex digits and colons: the shell parses it for real (inet_pton).
-    static func looksLikeAddress(_ text: String) -> Bool {
-        let v4 = Set("0123456789."), v6 = Set("0123456789abcdefABCDEF:.")
-        return (text.allSatisfy(v4.contains) && text.contains(".")) || (text.allSatisfy(v6.contains) && text.contains(":"))
+    /// The 4 or 16 bytes of an IPv4 or IPv6 address in text (inet_pton); nil for anything else.
+    public static func addressBytes(_ text: String) -> [UInt8]? {
+        var v4 = [UInt8](repeating: 0, count: 4), v6 = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET, text, &v4) == 1 { return v4 }
+        if inet_pton(AF_INET6, text, &v6) == 1 { return v6 }
+        return nil
     }
 
     /// `api.test=host`

@@ -51,7 +51,8 @@ extension DNSMessage {
 
 struct DNSWriter {
     var bytes: [UInt8] = []
-    /// Lower-cased name suffixes already written, and where (pointers reach the first 16 KiB).
+    /// Name suffixes already written, as written (case kept, so a message reads back exactly as
+    /// it was made), and where (pointers reach the first 16 KiB).
     private var written: [String: Int] = [:]
 
     mutating func u16(_ value: UInt16) {
@@ -62,7 +63,7 @@ struct DNSWriter {
     mutating func name(_ name: String) {
         var labels = name.split(separator: ".", omittingEmptySubsequences: true).map { Array($0.utf8.prefix(63)) }
         while !labels.isEmpty {
-            let suffix = labels.map { String(decoding: $0, as: UTF8.self).lowercased() }.joined(separator: ".")
+            let suffix = labels.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ".")
             if let offset = written[suffix] {
                 u16(0xC000 | UInt16(offset))
                 return

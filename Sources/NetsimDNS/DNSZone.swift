@@ -58,19 +58,3 @@ public struct DNSZone: Sendable {
         return reply(.noError, answers)
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-extension DNSZone {
-    /// The 4 or 16 bytes of an IPv4 or IPv6 address in text (inet_pton); nil for anything else.
-    public static func addressBytes(_ text: String) -> [UInt8]? {
-        var v4 = [UInt8](repeating: 0, count: 4), v6 = [UInt8](repeating: 0, count: 16)
-        if inet_pton(AF_INET, text, &v4) == 1 { return v4 }
-        if inet_pton(AF_INET6, text, &v6) == 1 { return v6 }
-        return nil
-    }
-}

@@ -33,7 +33,7 @@ final class ShellResolver {
                 if namespace.hasIPv6 { zone.add(mapping.name, address: plan.host6.bytes) }
             case .address(let text):
                 let host6 = namespace.hasIPv6 ? plan.host6.bytes : nil
-                guard let bytes = DNSZone.addressBytes(text), bytes == Self.bytes(plan.host) || bytes == host6 else {
+                guard let bytes = DNSMapping.addressBytes(text), bytes == Self.bytes(plan.host) || bytes == host6 else {
                     let hosts = [plan.host.description] + (namespace.hasIPv6 ? [plan.host6.description] : [])
                     throw Problem.usage("--dns \(mapping): the packet path delivers only to NETSIM_HOST (\(hosts.joined(separator: ", "))), so an answer naming any other address sends the command nowhere; write \(mapping.name)=host")
                 }

@@ -60,7 +60,8 @@ import Testing
         }
         #expect(throws: DNSDecodingError.badLabelType(0x40)) { try DNSMessage(decoding: header + [0x40, 0, 0, 1, 0, 1]) }
         // A name over 255 bytes.
-        let long = (0..<5).flatMap { _ in [63] + [UInt8](repeating: 0x61, count: 63) } + [0]
+        let label: [UInt8] = [63] + [UInt8](repeating: 0x61, count: 63)
+        let long: [UInt8] = (0..<5).flatMap { _ in label } + [0]
         #expect(throws: DNSDecodingError.nameTooLong) { try DNSMessage(decoding: header + long + [0, 1, 0, 1]) }
         // Counts that promise more than the bytes hold fail before anything is reserved.
         #expect(throws: DNSDecodingError.truncated) { try DNSMessage(decoding: [0, 1, 1, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]) }
@@ -124,8 +125,8 @@ import Testing
         for bad in ["api.test", "=host", "api..test=host", "api.test=", "a b=host", "api.test=somewhere"] {
             #expect(throws: UnitParseError.self, "\(bad)") { try DNSMapping(parsing: bad) }
         }
-        #expect(DNSZone.addressBytes("198.18.0.1") == [198, 18, 0, 1])
-        #expect(DNSZone.addressBytes("2001:2::1")?.count == 16)
-        #expect(DNSZone.addressBytes("1.2.3") == nil)
+        #expect(DNSMapping.addressBytes("198.18.0.1") == [198, 18, 0, 1])
+        #expect(DNSMapping.addressBytes("2001:2::1")?.count == 16)
+        #expect(DNSMapping.addressBytes("1.2.3") == nil)
     }
 }
