@@ -31,8 +31,8 @@ public final class DNSServer: @unchecked Sendable {
     @discardableResult
     public func start(host: String, port: Int = 53) throws -> Int {
         do {
+            // No SO_REUSEADDR on UDP: on Linux it would let a second server share the port.
             let udp = try DatagramBootstrap(group: group)
-                .channelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .channelInitializer { [self] channel in
                     channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(DNSDatagramHandler(server: self)) }
                 }
@@ -93,9 +93,10 @@ public final class DNSServer: @unchecked Sendable {
             $0.queries += 1
             $0.count(decision.response, truncated: truncated)
         }
+        // Recorded before the answer goes out: whoever reads the answer finds it in the log.
         let finish: @Sendable () -> Void = {
-            if let answer { send(answer) }
             log.record(.dnsAnswer(name: question.name, type: question.type, result: decision.result, after: log.clock.now() - start))
+            if let answer { send(answer) }
         }
         if decision.delay <= .zero {
             finish()
