@@ -94,6 +94,22 @@ struct DNSShellTests {
         }
     }
 
+    @Test func queriesCrossTheLinkOverUDPAndOverTCP() async throws {
+        // 100 ms each way, no DNS delay: a UDP lookup is one round trip (≥ 0.2 s); glibc told to
+        // use TCP (`use-vc`) needs the handshake too (≥ 0.4 s), and the server answers on TCP.
+        for (options, floor, transport) in [("", 0.2, "udp"), ("use-vc", 0.4, "tcp")] {
+            let events = ShellHarness.temporaryPath("events.jsonl")
+            defer { try? FileManager.default.removeItem(atPath: events) }
+            let (lookups, _, result) = try await Self.lookUp(["example.test"], ["--latency", "100ms", "--dns", "example.test=host", "--events", events],
+                                                              resolverOptions: options)
+            #expect(result.status == 0, "\(result.standardError)")
+            let lookup = try #require(lookups["example.test"])
+            #expect(!lookup.addresses.isEmpty && lookup.seconds >= floor && lookup.seconds < 5, "\(transport): \(lookup)")
+            let log = try String(contentsOfFile: events, encoding: .utf8)
+            #expect(log.contains("\"transport\":\"\(transport)\""), "\(log)")
+        }
+    }
+
     @Test func anAddressOtherThanTheHostSidesIsRefusedWithTheReason() async throws {
         let result = try await ShellHarness.run(["--dns", "a.test=192.0.2.7", "--", "true"], timeout: .seconds(30))
         #expect(result.status == 2)
