@@ -42,7 +42,7 @@ public struct DNSMapping: Equatable, Sendable, CustomStringConvertible {
     /// A name and `host` or an address, as a scenario's `names:` mapping holds them.
     public init(name: String, value: String) throws {
         guard let normalized = Self.normalized(name) else {
-            throw UnitParseError(input: name, expected: "a domain name (labels of letters, digits, - and _, each at most 63 bytes, 253 in all)",
+            throw UnitParseError(input: name, expected: "a domain name (labels of letters, digits, - and _, each at most 63 bytes, 253 in all; `*.` first for every name below)",
                                  allowedForms: Self.allowedForms)
         }
         let target: Target = value.lowercased() == "host" ? .host : .address(value)
@@ -57,8 +57,11 @@ public struct DNSMapping: Equatable, Sendable, CustomStringConvertible {
         let trimmed = (name.hasSuffix(".") ? String(name.dropLast()) : name).lowercased()
         let labels = trimmed.split(separator: ".", omittingEmptySubsequences: false)
         let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-_")
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 253,
-              labels.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 && $0.allSatisfy(allowed.contains) }) else { return nil }
+        // `*` only as the whole first label: a wildcard for every name below the rest.
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 253, trimmed != "*",
+              labels.enumerated().allSatisfy({ index, label in
+                  (index == 0 && label == "*") || (!label.isEmpty && label.utf8.count <= 63 && label.allSatisfy(allowed.contains))
+              }) else { return nil }
         return trimmed
     }
 

@@ -22,6 +22,19 @@ public struct DNSZone: Sendable {
         names[Self.key(name), default: []].append(address)
     }
 
+    /// The name's own addresses, else those of the closest wildcard above it (`*.test` answers
+    /// `a.test` and `b.a.test`, not `test`; RFC 4592 in spirit, without its empty-non-terminal rules).
+    func addresses(for name: String) -> [[UInt8]]? {
+        let key = Self.key(name)
+        if let exact = names[key] { return exact }
+        var labels = key.split(separator: ".").dropFirst()
+        while !labels.isEmpty {
+            if let wildcard = names["*." + labels.joined(separator: ".")] { return wildcard }
+            labels = labels.dropFirst()
+        }
+        return nil
+    }
+
     static func key(_ name: String) -> String {
         (name.hasSuffix(".") ? String(name.dropLast()) : name).lowercased()
     }
@@ -52,7 +65,7 @@ public struct DNSZone: Sendable {
         case .timeout: return Decision(response: nil, result: "no answer (--dns-fail timeout)", delay: .zero)
         case nil: break
         }
-        guard let addresses = names[Self.key(question.name)] else { return reply(.nameError) }
+        guard let addresses = addresses(for: question.name) else { return reply(.nameError) }
         let size = question.type == .a ? 4 : question.type == .aaaa ? 16 : -1
         let answers = addresses.filter { $0.count == size }.map { DNSRecord.address(name: question.name, bytes: $0, ttl: ttl) }
         return reply(.noError, answers)

@@ -27,7 +27,7 @@ func parseDNSFailure(_ text: String) throws -> DNSFailure {
 
 /// `netsim shell`'s DNS flags: the names its resolver answers, and the faults.
 struct ShellDNSOptions: ParsableArguments {
-    @Option(name: .customLong("dns"), help: ArgumentHelp("Answer NAME with NETSIM_HOST's addresses (host) or ADDRESS (it must be NETSIM_HOST's own: the packet path delivers nowhere else). Repeatable; any other name gets NXDOMAIN. Example: --dns api.test=host", valueName: "name=host"), transform: { try DNSMapping(parsing: $0) })
+    @Option(name: .customLong("dns"), help: ArgumentHelp("Answer NAME with NETSIM_HOST's addresses (host) or ADDRESS (it must be NETSIM_HOST's own: the packet path delivers nowhere else). Repeatable; *.NAME covers every name below; any other name gets NXDOMAIN. Example: --dns api.test=host", valueName: "name=host"), transform: { try DNSMapping(parsing: $0) })
     var names: [DNSMapping] = []
 
     @OptionGroup var faults: DNSFaultOptions

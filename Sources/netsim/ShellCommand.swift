@@ -24,6 +24,10 @@ struct ShellCommand: ParsableCommand {
               sudo netsim shell --profile 3g --loss 2% --pcap shell.pcap
               sudo netsim shell --down-bandwidth 2mbit --queue 30KB -- iperf3 -c 198.18.0.1 -R
 
+            Name lookups go to netsim's DNS server at $NETSIM_HOST:53, through the link: \
+            --dns api.test=host answers api.test with $NETSIM_HOST, every other name is NXDOMAIN; \
+            --dns-delay and --dns-fail make it slow or broken (docs/packet.md, DNS).
+
             A lone shell's host side is always 198.18.0.1 (and 2001:2::1); start the server there \
             once the shell runs.
 

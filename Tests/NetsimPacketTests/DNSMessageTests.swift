@@ -93,6 +93,10 @@ import Testing
         #expect(zone.decide(Self.query("api.test", .aaaa)).result == "2001:2::1")
         #expect(zone.decide(Self.query("api.test", .https)).result == "NODATA")
         #expect(zone.decide(Self.query("other.test", .a)).response?.rcode == .nameError)
+        zone.add("*.cdn.test", address: [198, 18, 0, 1])
+        #expect(zone.decide(Self.query("img.cdn.test", .a)).result == "198.18.0.1")
+        #expect(zone.decide(Self.query("a.b.CDN.test", .a)).result == "198.18.0.1")
+        #expect(zone.decide(Self.query("cdn.test", .a)).response?.rcode == .nameError)
         var twoQuestions = Self.query("api.test", .a)
         twoQuestions.questions.append(DNSQuestion(name: "b.test", type: .a))
         #expect(zone.decide(twoQuestions).response?.rcode == .formatError)
@@ -122,7 +126,8 @@ import Testing
         #expect(try DNSMapping(parsing: "API.test.=host") == DNSMapping(name: "api.test", target: .host))
         #expect(try DNSMapping(parsing: "a.test=198.18.0.1").target == .address("198.18.0.1"))
         #expect(try DNSMapping(parsing: "a.test=2001:2::1").target == .address("2001:2::1"))
-        for bad in ["api.test", "=host", "api..test=host", "api.test=", "a b=host", "api.test=somewhere"] {
+        #expect(try DNSMapping(parsing: "*.cdn.test=host").name == "*.cdn.test")
+        for bad in ["api.test", "=host", "api..test=host", "api.test=", "a b=host", "api.test=somewhere", "*=host", "a.*.test=host"] {
             #expect(throws: UnitParseError.self, "\(bad)") { try DNSMapping(parsing: bad) }
         }
         #expect(DNSMapping.addressBytes("198.18.0.1") == [198, 18, 0, 1])
