@@ -17,10 +17,16 @@ public final class DNSServer: @unchecked Sendable {
     private let group: MultiThreadedEventLoopGroup
     private var channels: [any Channel] = []
     private let tally = NIOLockedValueBox(DNSCounters())
+    /// Answers scheduled and not yet sent (the delay holds them).
+    private let waiting = NIOLockedValueBox(0)
+    /// Past this many answers waiting out the delay, new queries go unanswered (bounded memory
+    /// under a query flood; the client's resolver retries as after a loss).
+    public let maximumWaiting: Int
     /// A TCP connection that sends nothing for this long is closed (bounded resources).
     static let tcpIdleTimeout = TimeAmount.seconds(10)
 
-    public init(zone: DNSZone, eventLog: EventLog) {
+    public init(zone: DNSZone, eventLog: EventLog, maximumWaiting: Int = 10_000) {
+        self.maximumWaiting = maximumWaiting
         self.zone = zone
         self.eventLog = eventLog
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -73,7 +79,7 @@ public final class DNSServer: @unchecked Sendable {
     func handle(_ bytes: [UInt8], udp: Bool, on eventLoop: any EventLoop, send: @escaping @Sendable ([UInt8]) -> Void) {
         let start = eventLog.clock.now()
         let transport = udp ? "udp" : "tcp"
-        let decision: DNSZone.Decision
+        var decision: DNSZone.Decision
         let question: (name: String, type: String)
         do {
             let query = try DNSMessage(decoding: bytes)
@@ -86,7 +92,11 @@ public final class DNSServer: @unchecked Sendable {
             question = ("?", "?")
         }
         eventLog.record(.dnsQuery(name: question.name, type: question.type, transport: transport))
+        if decision.delay > .zero, !reserveWaitingSlot() {
+            decision = DNSZone.Decision(response: nil, result: "dropped (\(maximumWaiting) answers already waiting out the delay)", delay: .zero)
+        }
         let log = eventLog
+        let result = decision.result
         let answer = decision.response.map { udp ? $0.fittingUDP() : $0.encoded() }
         let truncated = udp && answer != nil && answer != decision.response?.encoded()
         tally.withLockedValue {
@@ -95,13 +105,28 @@ public final class DNSServer: @unchecked Sendable {
         }
         // Recorded before the answer goes out: whoever reads the answer finds it in the log.
         let finish: @Sendable () -> Void = {
-            log.record(.dnsAnswer(name: question.name, type: question.type, result: decision.result, after: log.clock.now() - start))
+            log.record(.dnsAnswer(name: question.name, type: question.type, result: result, after: log.clock.now() - start))
             if let answer { send(answer) }
         }
         if decision.delay <= .zero {
             finish()
         } else {
-            eventLoop.scheduleTask(in: .nanoseconds(decision.delay.nanoseconds)) { finish() }
+            let waiting = self.waiting
+            eventLoop.scheduleTask(in: .nanoseconds(decision.delay.nanoseconds)) {
+                waiting.withLockedValue { $0 -= 1 }
+                finish()
+            }
+        }
+    }
+}
+
+extension DNSServer {
+    /// Counts one more answer waiting out the delay; false when ``maximumWaiting`` are.
+    private func reserveWaitingSlot() -> Bool {
+        waiting.withLockedValue { count in
+            guard count < maximumWaiting else { return false }
+            count += 1
+            return true
         }
     }
 }

@@ -9,16 +9,21 @@ import Glibc
 
 /// netsim's DNS server on loopback, asked over real UDP and TCP sockets (no root needed).
 @Suite struct DNSServerTests {
-    static func server(_ faults: DNSFaults = .none) throws -> (DNSServer, port: Int, log: EventLog) {
+    static func server(_ faults: DNSFaults = .none, maximumWaiting: Int = 10_000) throws -> (DNSServer, port: Int, log: EventLog) {
         var zone = DNSZone(faults: faults)
         zone.add("api.test", address: [198, 18, 0, 1])
         let log = EventLog()
-        let server = DNSServer(zone: zone, eventLog: log)
+        let server = DNSServer(zone: zone, eventLog: log, maximumWaiting: maximumWaiting)
         return (server, try server.start(host: "127.0.0.1", port: 0), log)
     }
 
     /// One datagram to 127.0.0.1:`port`, and the answer (nil when none comes within `timeout`).
     static func udp(_ query: [UInt8], port: Int, timeout: Duration = .seconds(5)) throws -> [UInt8]? {
+        try udp([query], port: port, timeout: timeout).first
+    }
+
+    /// The datagrams sent at once from one socket; the answers that come within `timeout`.
+    static func udp(_ queries: [[UInt8]], port: Int, timeout: Duration) throws -> [[UInt8]] {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         #expect(fd >= 0)
         defer { close(fd) }
@@ -26,15 +31,23 @@ import Glibc
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let sent = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, query, query.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        for query in queries {
+            let sent = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, query, query.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            #expect(sent == query.count)
         }
-        #expect(sent == query.count)
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(timeout / .milliseconds(1))) == 1 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = recv(fd, &buffer, buffer.count, 0)
-        return count > 0 ? Array(buffer.prefix(count)) : nil
+        let deadline = ContinuousClock.now + timeout
+        var answers: [[UInt8]] = []
+        while answers.count < queries.count, ContinuousClock.now < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let wait = max(0, Int32((deadline - ContinuousClock.now) / .milliseconds(1)))
+            guard poll(&poller, 1, wait) == 1 else { break }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count > 0 { answers.append(Array(buffer.prefix(count))) }
+        }
+        return answers
     }
 
     @Test func answersOverUDPAndTCPAndRecordsEachQueryAndAnswer() throws {
@@ -99,5 +112,17 @@ import Glibc
         defer { silent.stop() }
         #expect(try Self.udp(DNSMessageTests.query("api.test", .a).encoded(), port: silentPort, timeout: .milliseconds(500)) == nil)
         #expect(silent.counters.unanswered == 1)
+    }
+
+    @Test func answersWaitingOutTheDelayAreBounded() throws {
+        let (server, port, log) = try Self.server(DNSFaults(delay: .milliseconds(400)), maximumWaiting: 2)
+        defer { server.stop() }
+        // Three queries at once: two wait out the delay, the third is dropped.
+        let queries = (1...3).map { DNSMessageTests.query("api.test", .a, id: UInt16($0)).encoded() }
+        let answers = try Self.udp(queries, port: port, timeout: .milliseconds(1500))
+        #expect(answers.count == 2)
+        #expect(server.counters.unanswered == 1 && server.counters.answered == 2, "\(server.counters)")
+        log.flush()
+        #expect(log.events.contains { if case .dnsAnswer(_, _, let result, _) = $0.kind { result.hasPrefix("dropped (2 answers") } else { false } })
     }
 }
