@@ -32,45 +32,59 @@ public final class DNSServer: @unchecked Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     }
 
-    /// Binds UDP and TCP on `host`:`port` (port 0: a free one, the same for both when possible).
-    /// Returns the UDP port.
+    /// Binds UDP and TCP on `host`:`port`; port 0 picks a port free for both (a few tries: the
+    /// UDP port's number may be taken for TCP). Returns the port.
     @discardableResult
     public func start(host: String, port: Int = 53) throws -> Int {
-        do {
-            // No SO_REUSEADDR on UDP: on Linux it would let a second server share the port.
-            let udp = try DatagramBootstrap(group: group)
-                .channelInitializer { [self] channel in
-                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(DNSDatagramHandler(server: self)) }
-                }
-                .bind(host: host, port: port).wait()
-            channels.append(udp)
-            let bound = udp.localAddress?.port ?? port
-            let tcp = try ServerBootstrap(group: group)
-                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { [self] channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers([
-                            IdleStateHandler(readTimeout: Self.tcpIdleTimeout),
-                            ByteToMessageHandler(DNSStreamFrameDecoder()),
-                            DNSStreamHandler(server: self),
-                        ])
-                    }
-                }
-                .bind(host: host, port: bound).wait()
-            channels.append(tcp)
-            return bound
-        } catch {
-            stop()
-            throw error
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try bind(host: host, port: port)
+            } catch let error as IOError where error.errnoCode == EADDRINUSE && port == 0 && attempt < 5 {
+                closeChannels()
+            } catch {
+                stop()
+                throw error
+            }
         }
+    }
+
+    private func bind(host: String, port: Int) throws -> Int {
+        // No SO_REUSEADDR on UDP: on Linux it would let a second server share the port.
+        let udp = try DatagramBootstrap(group: group)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(DNSDatagramHandler(server: self)) }
+            }
+            .bind(host: host, port: port).wait()
+        channels.append(udp)
+        let bound = udp.localAddress?.port ?? port
+        let tcp = try ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        IdleStateHandler(readTimeout: Self.tcpIdleTimeout),
+                        ByteToMessageHandler(DNSStreamFrameDecoder()),
+                        DNSStreamHandler(server: self),
+                    ])
+                }
+            }
+            .bind(host: host, port: bound).wait()
+        channels.append(tcp)
+        return bound
+    }
+
+    private func closeChannels() {
+        for channel in channels { try? channel.close().wait() }
+        channels = []
     }
 
     /// What the server has done so far.
     public var counters: DNSCounters { tally.withLockedValue { $0 } }
 
     public func stop() {
-        for channel in channels { try? channel.close().wait() }
-        channels = []
+        closeChannels()
         try? group.syncShutdownGracefully()
     }
 
