@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "NetsimPacket", targets: ["NetsimPacket"]),
         // netsim inside your own tests (docs/library.md): scenarios with your client in-process.
         .library(name: "NetsimTesting", targets: ["NetsimTesting"]),
+        .library(name: "NetsimDNS", targets: ["NetsimDNS"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -163,11 +164,22 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
+        // netsim's DNS: the RFC 1035 message codec (pure), the zone and its faults (pure), and the
+        // SwiftNIO server (UDP and TCP) that `netsim shell` puts at NETSIM_HOST:53.
+        .target(
+            name: "NetsimDNS",
+            dependencies: [
+                "NetsimCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // The command-line tool: flag parsing and printing only.
         .executableTarget(
             name: "netsim",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap", "NetsimTLS", "NetsimPacket",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap", "NetsimTLS", "NetsimPacket", "NetsimDNS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -181,7 +193,7 @@ let package = Package(
         // The packet path's models without devices, and `netsim shell` as root with real namespaces.
         .testTarget(
             name: "NetsimPacketTests",
-            dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimPacket", "NetsimLoopback"]
+            dependencies: ["netsim", "NetsimCore", "NetsimLink", "NetsimPacket", "NetsimLoopback", "NetsimDNS"]
         ),
         .testTarget(name: "NetsimLinkTests", dependencies: ["NetsimCore", "NetsimLink", "NetsimLoopback"]),
         // The catalog and the connection machine, driven without sockets or event loops.

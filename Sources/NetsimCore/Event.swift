@@ -91,6 +91,12 @@ public enum EventKind: Sendable, Equatable {
     case httpUnobserved(reason: String)
     /// Both legs are closed. `by` is who ended it first, `how` how it ended for the client.
     case closed(by: Side, how: CloseKind, upBytes: Int, downBytes: Int)
+    /// A resolver netsim runs was asked for `name` (`type`: A, AAAA, …) over `transport`
+    /// (`udp`, `tcp`: the shell's DNS server; `proxy`: the forward proxy's own lookup).
+    case dnsQuery(name: String, type: String, transport: String)
+    /// What that resolver gave back `after` nanoseconds after the query: the addresses,
+    /// `NODATA`, `NXDOMAIN`, `SERVFAIL`, or `no answer` (a `timeout` failure).
+    case dnsAnswer(name: String, type: String, result: String, after: Int64)
 
     /// The event's name in JSON output.
     public var name: String {
@@ -114,6 +120,8 @@ public enum EventKind: Sendable, Equatable {
         case .httpResponse: "http_response"
         case .httpUnobserved: "http_unobserved"
         case .closed: "closed"
+        case .dnsQuery: "dns_query"
+        case .dnsAnswer: "dns_answer"
         }
     }
 }

@@ -83,6 +83,10 @@ extension EventKind {
         case .httpUnobserved(let reason): [("reason", .string(reason))]
         case .closed(let by, let how, let up, let down):
             [("by", .string(by.rawValue)), ("how", .string(how.rawValue)), ("up_bytes", .int(up)), ("down_bytes", .int(down))]
+        case .dnsQuery(let name, let type, let transport):
+            [("name", .string(name)), ("type", .string(type)), ("transport", .string(transport))]
+        case .dnsAnswer(let name, let type, let result, let after):
+            [("name", .string(name)), ("type", .string(type)), ("result", .string(result)), ("after", .seconds(after))]
         }
     }
 }

@@ -11,11 +11,15 @@ public struct LinkProfile: Sendable {
     /// One line for `--help` and listings, naming the NLC preset it follows.
     public var summary: String
     public var link: LinkConfiguration
+    /// Added to every DNS answer where netsim resolves (`netsim shell`'s DNS server, the forward
+    /// proxy's lookups); nil: DNS is left alone. The relay resolves nothing for the client.
+    public var dnsDelay: Duration?
 
-    public init(name: String, summary: String, link: LinkConfiguration) {
+    public init(name: String, summary: String, link: LinkConfiguration, dnsDelay: Duration? = nil) {
         self.name = name
         self.summary = summary
         self.link = link
+        self.dnsDelay = dnsDelay
     }
 
     public static let all: [LinkProfile] = [
@@ -38,6 +42,10 @@ public struct LinkProfile: Sendable {
             name: "100-loss",
             summary: "Network Link Conditioner's \"100% Loss\" preset: nothing gets through, connects time out",
             link: LinkConfiguration(both: DirectionLink(loss: .bernoulli(.certain)))),
+        LinkProfile(
+            name: "high-latency-dns",
+            summary: "Network Link Conditioner's \"High Latency DNS\" preset: every DNS answer 3 s late, the link itself unimpaired (netsim shell, netsim proxy)",
+            link: .unimpaired, dnsDelay: .seconds(3)),
     ]
 
     /// The profile called `name`, ignoring case; spaces and underscores count as dashes, so

@@ -23,6 +23,8 @@ public struct Scenario: Sendable {
     public var client: ClientSpec
     public var timeline: [TimelineStep]
     public var expectations: [Expectation]
+    /// The `dns:` block (see ``ScenarioDNS``); nil without one.
+    public var dns: ScenarioDNS?
 
     public init(
         file: String, sourceLines: [String], name: String, description: String, seed: UInt64,

@@ -54,7 +54,11 @@ extension Validator {
         }
         settings.profile = read("profile") { e in
             guard let raw = self.scalar(e, expected: "a profile name") else { return nil }
-            if let profile = LinkProfile.named(raw) { return profile }
+            if let profile = LinkProfile.named(raw) {
+                // Its DNS delay needs a resolver the client uses, which the relay is not.
+                if profile.dnsDelay != nil { self.error(e.valueLocation, "profile '\(profile.name)' delays DNS answers; \(Self.dnsNeedsResolver)", hint: Self.dnsNeedsResolverHint) }
+                return profile
+            }
             self.error(e.valueLocation, "unknown profile '\(raw)'",
                        hint: self.suggestionHint(raw, among: LinkProfile.all.map(\.name), listing: "profiles"))
             return nil

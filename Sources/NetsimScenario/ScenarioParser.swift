@@ -70,7 +70,7 @@ public enum ScenarioParser {
 // MARK: - The top level
 
 extension Validator {
-    static let topLevelKeys = ["name", "description", "seed", "upstream", "link", "client", "timeline", "expect"]
+    static let topLevelKeys = ["name", "description", "seed", "upstream", "link", "dns", "client", "timeline", "expect"]
 
     func scenario(_ root: Node?, file: String, sourceLines: [String]) -> Scenario? {
         let start = SourceLocation(file: file, line: 1, column: 1)
@@ -118,6 +118,8 @@ extension Validator {
             if let value = self.link(entry) { link = value } else { linkOK = false }
             if let value = linkTLS(entry, upstream: upstream) { interceptTLS = value } else { linkOK = false }
         }
+        // Scenarios run through the relay (no packet mode yet): a `dns:` block is read, then refused.
+        let dns = top["dns"].map { self.dns($0, packetMode: false) }
         let client = require("client", in: top, hint: "add 'client:' with at least 'driver'").flatMap(self.client)
         // nil when there is no readable timeline: expectations then cannot be checked against it.
         var requestNames: [String: SourceLocation]?
@@ -129,8 +131,11 @@ extension Validator {
         }
 
         guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations else { return nil }
-        return Scenario(
+        if case .some(nil) = dns { return nil }
+        var scenario = Scenario(
             file: file, sourceLines: sourceLines, name: name, description: description, seed: seed,
             upstream: upstream, link: link, interceptTLS: interceptTLS, client: client, timeline: timeline, expectations: expectations)
+        scenario.dns = dns ?? nil
+        return scenario
     }
 }

@@ -34,11 +34,18 @@ public final class ForwardProxy: @unchecked Sendable {
         /// Intercept CONNECT tunnels (`--tls intercept`): for each destination, an interception
         /// that verifies it by its name. Nil: tunnels stay opaque.
         public var interception: (@Sendable (Endpoint) throws -> TLSInterception)?
+        /// Delay and failures applied to the proxy's own lookups of destination names (see ``ProxyLookup``).
+        public var dns: DNSFaults
+        /// How long a lookup under `dns`'s `timeout` failure waits before the proxy answers 504.
+        public var dnsTimeout: Duration
 
         public init(listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0), link: LinkConfiguration = .unimpaired,
                     faults: [FaultRule] = [], seed: UInt64 = 1, allow: [AddressRange] = [],
-                    interception: (@Sendable (Endpoint) throws -> TLSInterception)? = nil) {
+                    interception: (@Sendable (Endpoint) throws -> TLSInterception)? = nil,
+                    dns: DNSFaults = .none, dnsTimeout: Duration = .seconds(5)) {
             self.interception = interception
+            self.dns = dns
+            self.dnsTimeout = dnsTimeout
             self.listen = listen
             self.link = link
             self.faults = faults
@@ -50,6 +57,7 @@ public final class ForwardProxy: @unchecked Sendable {
     public let configuration: Configuration
     /// Every relay's events (one relay per destination).
     public let eventLog: EventLog
+    let lookup: ProxyLookup
     let group: MultiThreadedEventLoopGroup
     private let lock = NIOLock()
     private var listener: (any Channel)?
@@ -70,6 +78,7 @@ public final class ForwardProxy: @unchecked Sendable {
     public init(configuration: Configuration, eventLog: EventLog = EventLog(), threads: Int = System.coreCount) {
         self.configuration = configuration
         self.eventLog = eventLog
+        lookup = ProxyLookup(faults: configuration.dns, timeout: configuration.dnsTimeout, eventLog: eventLog)
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
     }
 
@@ -221,17 +230,22 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let proxy = self.proxy
         _ = channel.setOption(ChannelOptions.autoRead, value: false)
         let relayFuture = channel.eventLoop.makeFutureWithTask { try await proxy.relay(to: destination, tunnel: isConnect) }
-        // Without a stand-in, connect first: an unreachable destination gets a 502 from the proxy.
+        // Without a stand-in, look up (under the DNS faults) and connect first: an unreachable
+        // destination gets a 502 from the proxy.
         let upstream: EventLoopFuture<(any Channel)?> = proxy.mayStandIn
             ? channel.eventLoop.makeSucceededFuture(nil)
-            : Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
-                .channelOption(ChannelOptions.autoRead, value: false)
-                .connect(host: destination.host, port: destination.port).map { Optional($0) }
+            : proxy.lookup.lookUp(destination.host, on: channel.eventLoop).flatMap {
+                Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
+                    .channelOption(ChannelOptions.autoRead, value: false)
+                    .connect(host: destination.host, port: destination.port).map { Optional($0) }
+            }
         let bound = NIOLoopBound((self, context), eventLoop: channel.eventLoop)
         let firstBytes = first
         relayFuture.and(upstream).assumeIsolated().whenComplete { result in
             let (handler, context) = bound.value
             switch result {
+            case .failure(let failure as ProxyLookup.Failure):
+                handler.reply(context, failure.status, failure.body)
             case .failure(let error):
                 handler.reply(context, "502 Bad Gateway", "netsim proxy: cannot reach \(destination): \(error)\n")
             case .success(let (relay, outbound)):

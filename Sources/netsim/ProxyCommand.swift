@@ -24,6 +24,8 @@ struct ProxyCommand: AsyncParsableCommand {
             Clients from loopback are always allowed; others only from an --allow network.
             Plain HTTP requests are forwarded with Connection: close (one request per connection).
             With --fault portal or outage nothing is resolved or connected while the fault answers.
+            --dns-delay delays each lookup of a destination name; --dns-fail nxdomain|servfail
+            answers 502, timeout answers 504 after 5 s (the proxy's resolver timeout).
             See docs/service.md. Stops on Ctrl-C (SIGINT) or SIGTERM, or after --duration.
             """
     )
@@ -38,6 +40,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
     @OptionGroup(title: "TLS (CONNECT tunnels)") var tlsOptions: TLSOptions
+    @OptionGroup(title: "DNS (the proxy's own lookups of destination names)") var dns: DNSFaultOptions
 
     @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
     var events: String?
@@ -72,7 +75,8 @@ struct ProxyCommand: AsyncParsableCommand {
         let interception = intercepting?.0
         let proxy = ForwardProxy(
             configuration: .init(listen: listen, link: link.configuration(), faults: faults.rules, seed: seed, allow: allow,
-                                 interception: interception.map { shared in { @Sendable _ in shared } }),
+                                 interception: interception.map { shared in { @Sendable _ in shared } },
+                                 dns: dns.faults(profile: link.profile)),
             eventLog: log)
         let bound: Endpoint
         do {
@@ -83,6 +87,7 @@ struct ProxyCommand: AsyncParsableCommand {
         printStatus("netsim proxy: http://\(bound)")
         printStatus("  link: \(proxy.configuration.link)")
         for rule in proxy.configuration.faults { printStatus("  fault: \(rule)") }
+        if !proxy.configuration.dns.isEmpty { printStatus("  dns: \(proxy.configuration.dns) for every destination name (not address literals)") }
         if let (_, authority) = intercepting {
             printStatus("  TLS: CONNECT tunnels intercepted; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")
         }

@@ -99,6 +99,9 @@ struct RelayCommand: AsyncParsableCommand {
         }
         printStatus("netsim relay: \(bound) → \(upstream)")
         printStatus("  link: \(configuration.link)")
+        if let profile = link.profile, profile.dnsDelay != nil {
+            printStatus("  note: --profile \(profile.name) delays DNS answers; the relay resolves nothing for its clients (use netsim proxy or netsim shell)")
+        }
         for rule in configuration.faults { printStatus("  fault: \(rule)") }
         if let recorder { printStatus("  recording: \(recorder.path)\(keyLog.map { " (TLS secrets: \($0.url.path))" } ?? "")") }
         if let exporter { printStatus("  metrics: http://\(exporter.address)/metrics") }

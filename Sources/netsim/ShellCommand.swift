@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NetsimCore
+import NetsimDNS
 import NetsimPacket
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +24,10 @@ struct ShellCommand: ParsableCommand {
               sudo netsim shell --profile 3g --loss 2% --pcap shell.pcap
               sudo netsim shell --down-bandwidth 2mbit --queue 30KB -- iperf3 -c 198.18.0.1 -R
 
+            Name lookups go to netsim's DNS server at $NETSIM_HOST:53, through the link: \
+            --dns api.test=host answers api.test with $NETSIM_HOST, every other name is NXDOMAIN; \
+            --dns-delay and --dns-fail make it slow or broken (docs/packet.md, DNS).
+
             A lone shell's host side is always 198.18.0.1 (and 2001:2::1); start the server there \
             once the shell runs.
 
@@ -34,6 +39,7 @@ struct ShellCommand: ParsableCommand {
 
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Packet link") var packet: PacketLinkOptions
+    @OptionGroup(title: "DNS (netsim's resolver at NETSIM_HOST:53)") var dns: ShellDNSOptions
 
     @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, duplication, corruption, reordering). Example: --seed 42", valueName: "n"))
     var seed: UInt64 = 1
@@ -43,6 +49,9 @@ struct ShellCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Write the packet counters (per direction: in, delivered, lost, filtered…) as JSON to FILE when the shell ends. Example: --stats counts.json", valueName: "file"))
     var stats: String?
+
+    @Option(help: ArgumentHelp("Write every event (DNS queries and answers) as a JSON line to FILE, or to standard output with -. Example: --events shell.jsonl", valueName: "file|-"))
+    var events: String?
 
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --. Default: $SHELL", valueName: "command"))
     var command: [String] = []
@@ -58,6 +67,7 @@ struct ShellCommand: ParsableCommand {
         do { tap = try pcap.map(PacketCaptureTap.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
         }
+        let eventLog = try streamingEventLog(to: events)
         let signals = ShellSignals()
         let shell: PacketShell
         do {
@@ -65,6 +75,7 @@ struct ShellCommand: ParsableCommand {
         } catch {
             throw RuntimeError("netsim shell: cannot set up the namespace: \(error)")
         }
+        let resolver = try ShellResolver.start(for: shell, options: dns, profile: link.profile, eventLog: eventLog)
         for name in shell.swept { printStatus("netsim shell: removed \(name), left by a netsim that is no longer running") }
         let argv = command.isEmpty ? [ProcessInfo.processInfo.environment["SHELL"] ?? "/bin/sh"] : command
         let plan = shell.namespace.plan
@@ -72,22 +83,27 @@ struct ShellCommand: ParsableCommand {
         printStatus("netsim shell: NETSIM_HOST=\(plan.host)\(host6) (namespace \(shell.namespace.name))")
         printStatus("  link: \(configuration)")
         if let tap { printStatus("  recording: \(tap.path)") }
+        printStatus("  \(resolver.banner)")
         printStatus("  seed: \(seed)")
         do {
             try shell.launch(argv)
         } catch {
+            resolver.close()
             shell.close()
             throw RuntimeError("netsim shell: cannot run \(argv[0]): \(error)")
         }
         signals.forward(to: shell)
         let status = shell.waitForExit()
+        resolver.close()
         let counters = shell.close()
+        eventLog.flush()
         printStatus("netsim shell: up: \(counters.up.summary)")
         printStatus("  down: \(counters.down.summary)")
         if counters.notForHost > 0 {
             printStatus("  \(counters.notForHost) packets to addresses other than NETSIM_HOST dropped (no forwarding)")
         }
-        if let stats { try writeStats(counters, to: stats) }
+        printStatus("  dns: \(resolver.server.counters.summary)")
+        if let stats { try writeStats(counters, dns: resolver.server.counters, to: stats) }
         if status != 0 { throw ExitCode(status) }
         #else
         printStatus("netsim shell: \(PacketShellRequirements.missing() ?? "needs Linux")")
@@ -95,10 +111,14 @@ struct ShellCommand: ParsableCommand {
         #endif
     }
 
-    private func writeStats(_ counters: PacketCounters, to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do { try encoder.encode(counters).write(to: URL(fileURLWithPath: path)) } catch {
+    /// The packet counters' JSON with the DNS server's under `dns`.
+    private func writeStats(_ counters: PacketCounters, dns: DNSCounters, to path: String) throws {
+        do {
+            let encoder = JSONEncoder()
+            var object = try JSONSerialization.jsonObject(with: encoder.encode(counters)) as? [String: Any] ?? [:]
+            object["dns"] = try JSONSerialization.jsonObject(with: encoder.encode(dns))
+            try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]).write(to: URL(fileURLWithPath: path))
+        } catch {
             throw RuntimeError("cannot write --stats \(path): \(error.localizedDescription)")
         }
     }

@@ -17,7 +17,11 @@ import Testing
         check("lte", down: (50e6, 50), up: (10e6, 65))
         check("very-bad-network", down: (1e6, 500), up: (1e6, 500), loss: .bernoulli(.percent(10)))
         #expect(LinkProfile.named("100-loss")?.link == LinkConfiguration(both: DirectionLink(loss: .bernoulli(.certain))))
-        #expect(LinkProfile.all.map(\.name) == ["3g", "dsl", "edge", "lte", "very-bad-network", "100-loss"])
+        // NLC's "High Latency DNS": the link untouched, every DNS answer 3 s late.
+        let dns = LinkProfile.named("High Latency DNS")
+        #expect(dns?.link == .unimpaired && dns?.dnsDelay == .seconds(3) && dns?.summary.contains("Network Link Conditioner") == true)
+        #expect(LinkProfile.all.filter { $0.dnsDelay != nil }.map(\.name) == ["high-latency-dns"])
+        #expect(LinkProfile.all.map(\.name) == ["3g", "dsl", "edge", "lte", "very-bad-network", "100-loss", "high-latency-dns"])
     }
 
     @Test func profileLookupIgnoresCase() {
@@ -52,7 +56,7 @@ import Testing
         #expect(DirectionLink(sliceSize: 10).isImpaired)
         #expect(!LinkConfiguration.unimpaired.isImpaired)
         #expect(LinkConfiguration(down: DirectionLink(latency: .milliseconds(1))).isImpaired)
-        #expect(LinkProfile.all.allSatisfy { $0.link.isImpaired })
+        #expect(LinkProfile.all.allSatisfy { $0.link.isImpaired || $0.dnsDelay != nil })
     }
 
     @Test func roundTripAndSubscript() {

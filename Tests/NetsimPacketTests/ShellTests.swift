@@ -149,6 +149,7 @@ struct ShellTests {
         var found: [String] = []
         for pid in pids {
             found += ShellHarness.namespaces().filter { NamespaceName(parsing: $0)?.pid == pid }
+            found += ((try? FileManager.default.contentsOfDirectory(atPath: NamespaceResolverFiles.root)) ?? []).filter { NamespaceName(parsing: $0)?.pid == pid }
             for device in ["nsim\(pid)h", "nsim\(pid)c"] {
                 found += (links + routes).split(separator: "\n").filter { $0.contains(device) }.map(String.init)
             }
