@@ -8,6 +8,7 @@ public enum FaultCatalog {
         Stale.self, Blackhole.self, Stall.self, Fin.self, Rst.self, IdleClose.self, SlowClose.self,
         Limit.self, Cut.self, Empty.self, Garbage.self, TLSStall.self, BadCert.self,
         Outage.self, Portal.self, GoAway.self, RstStream.self, MaxStreams.self,
+        Offline.self, Handover.self, UDPBlock.self,
     ]
 
     /// Every fault name, for "did you mean".

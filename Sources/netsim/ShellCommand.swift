@@ -22,6 +22,7 @@ struct ShellCommand: ParsableCommand {
               sudo netsim shell --latency 50ms --bandwidth 10mbit -- sh -c 'curl http://$NETSIM_HOST:8080/'
               sudo netsim shell --profile 3g --loss 2% --pcap shell.pcap
               sudo netsim shell --down-bandwidth 2mbit --queue 30KB -- iperf3 -c 198.18.0.1 -R
+              sudo netsim shell --fault offline@5s+3s --fault handover@12s --events faults.jsonl -- ./app
 
             A lone shell's host side is always 198.18.0.1 (and 2001:2::1); start the server there \
             once the shell runs.
@@ -34,6 +35,7 @@ struct ShellCommand: ParsableCommand {
 
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Packet link") var packet: PacketLinkOptions
+    @OptionGroup(title: "Packet faults") var faults: PacketFaultOptions
 
     @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, duplication, corruption, reordering). Example: --seed 42", valueName: "n"))
     var seed: UInt64 = 1
@@ -50,6 +52,8 @@ struct ShellCommand: ParsableCommand {
     func run() throws {
         #if canImport(Glibc)
         let configuration = try packet.configuration(link: link.configuration())
+        let schedule = try faults.schedule()
+        let events = try faults.eventLog()
         if let missing = PacketShellRequirements.missing() {
             printStatus("netsim shell: \(missing)")
             throw ExitCode(2)
@@ -61,7 +65,7 @@ struct ShellCommand: ParsableCommand {
         let signals = ShellSignals()
         let shell: PacketShell
         do {
-            shell = try PacketShell(link: configuration, seed: seed, tap: tap)
+            shell = try PacketShell(link: configuration, seed: seed, tap: tap, faults: schedule, events: events)
         } catch {
             throw RuntimeError("netsim shell: cannot set up the namespace: \(error)")
         }
@@ -72,6 +76,7 @@ struct ShellCommand: ParsableCommand {
         printStatus("netsim shell: NETSIM_HOST=\(plan.host)\(host6) (namespace \(shell.namespace.name))")
         printStatus("  link: \(configuration)")
         if let tap { printStatus("  recording: \(tap.path)") }
+        if !schedule.isEmpty { printStatus("  faults: \(schedule.map(\.description).joined(separator: "; "))") }
         printStatus("  seed: \(seed)")
         do {
             try shell.launch(argv)
@@ -87,6 +92,7 @@ struct ShellCommand: ParsableCommand {
         if counters.notForHost > 0 {
             printStatus("  \(counters.notForHost) packets to addresses other than NETSIM_HOST dropped (no forwarding)")
         }
+        if counters.resetsSent > 0 { printStatus("  \(counters.resetsSent) RSTs sent by faults") }
         if let stats { try writeStats(counters, to: stats) }
         if status != 0 { throw ExitCode(status) }
         #else
