@@ -23,19 +23,21 @@ extension PacketNamespace {
     }
 
     /// Moves the namespace from one address to the other, as a phone moving from Wi-Fi to
-    /// cellular does: the new address is added, the old one removed, and every socket still bound
+    /// cellular does: the old address is removed, the new one added, and every socket still bound
     /// to the old one is destroyed (`ss -K`, SOCK_DESTROY: what Android's netd does when an address
     /// goes away; the application gets ECONNABORTED). Returns how many sockets were destroyed, nil
     /// when `ss -K` is not available (the kernel lacks CONFIG_INET_DIAG_DESTROY): those sockets
     /// then hang until their own timeouts, as on a plain Linux laptop.
     func moveClient(from old: (v4: IPv4Address, v6: IPv6Address), to new: (v4: IPv4Address, v6: IPv6Address)) throws -> Int? {
         let ns = name.description, device = name.clientDevice
-        try IPRoute.run(["-n", ns, "addr", "add", new.v4.description, "peer", plan.host.description, "dev", device])
+        // Old first: both have the same peer, so the new one would be the old one's secondary
+        // and go away with it. (A phone has no address for a moment too.)
         try IPRoute.run(["-n", ns, "addr", "del", old.v4.description, "peer", plan.host.description, "dev", device])
+        try IPRoute.run(["-n", ns, "addr", "add", new.v4.description, "peer", plan.host.description, "dev", device])
         try IPRoute.run(["-n", ns, "route", "replace", "default", "dev", device])
         if hasIPv6 {
-            try IPRoute.run(["-n", ns, "-6", "addr", "add", new.v6.description, "peer", plan.host6.description, "dev", device, "nodad"])
             try IPRoute.run(["-n", ns, "-6", "addr", "del", old.v6.description, "peer", plan.host6.description, "dev", device])
+            try IPRoute.run(["-n", ns, "-6", "addr", "add", new.v6.description, "peer", plan.host6.description, "dev", device, "nodad"])
             try IPRoute.run(["-n", ns, "-6", "route", "replace", "default", "dev", device])
         }
         // ss wants an IPv6 address in brackets (a bare one reads as host:port).
