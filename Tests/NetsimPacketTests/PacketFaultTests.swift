@@ -50,9 +50,22 @@ struct PacketFaultTests {
         }
     }
 
-    /// Runs `client` (Python, after the prelude) in a shell with `flags` and --events; `servers`
-    /// makes the host side's servers once the host address is known and returns their ports.
-    static func run(_ flags: [String], client: String, servers: (String) throws -> ([Int], stop: () -> Void)) async throws -> Run {
+    /// Runs `client` (Python, after the prelude) in a shell with `flags(scale)` and --events;
+    /// `servers` makes the host side's servers once the host address is known and returns their
+    /// ports.
+    ///
+    /// The fault timeline starts with the shell, and the client can start only after a round
+    /// trip through this test (the server's port): on a machine loaded by parallel tests that can
+    /// take longer than the fault's start, and the client, which must do its first step before
+    /// the fault, reports `late=True`. Such a run proves nothing either way, so it is run again
+    /// with every time three times longer (scale 3), once.
+    static func run(_ flags: (Double) -> [String], client: String, servers: (String) throws -> ([Int], stop: () -> Void)) async throws -> Run {
+        let first = try await runOnce(flags(1), client: client, servers: servers)
+        guard first["late"] == "True" else { return first }
+        return try await runOnce(flags(3), client: client, servers: servers)
+    }
+
+    private static func runOnce(_ flags: [String], client: String, servers: (String) throws -> ([Int], stop: () -> Void)) async throws -> Run {
         let script = ShellHarness.temporaryPath("client.py")
         let eventsPath = ShellHarness.temporaryPath("events.jsonl")
         defer { for path in [script, eventsPath] { try? FileManager.default.removeItem(atPath: path) } }
@@ -99,7 +112,7 @@ struct PacketFaultTests {
             t = time.monotonic()
             report(after=a.recv(100).decode().strip(), resumed_ms=round((time.monotonic() - t) * 1000))
             """#
-        let run = try await Self.run(["--fault", "offline@1.5s+1s"], client: client, servers: Self.echo)
+        let run = try await Self.run({ ["--fault", "offline@\(1.5 * $0)s+1s"] }, client: client, servers: Self.echo)
         #expect(run.result.status == 0, "\(run.result.standardOutput)\n\(run.result.standardError)")
         #expect(run["first"] == "one" && run["late"] == "False", "the client started after the fault (a very slow machine): \(run.values)")
         #expect(run["connect"] == "ENETUNREACH", "\(run.values)")
@@ -108,7 +121,7 @@ struct PacketFaultTests {
         #expect(Self.number(run["connect_ms"]) < 1000, "\(run.values)")
         #expect(run["during"] == "silence" && run["after"] == "two", "\(run.values)")
         #expect(run.events("fault", fault: "offline").count == 1 && run.events("fault_lifted", fault: "offline").count == 1)
-        #expect(run.result.standardError.contains("faults: offline at 1.5s for 1s"), "\(run.result.standardError)")
+        #expect(run.result.standardError.contains("faults: offline at "), "\(run.result.standardError)")
         #expect(try await ShellTests.leftovers(of: [run.pid]) == [])
     }
 
@@ -124,7 +137,7 @@ struct PacketFaultTests {
             b = socket.create_connection((HOST, PORTS[0]), timeout=5)
             report(new=exchange(b, 'three'), new_source=b.getsockname()[0])
             """#
-        let run = try await Self.run(["--fault", "handover@1.5s"], client: client, servers: Self.echo)
+        let run = try await Self.run({ ["--fault", "handover@\(1.5 * $0)s"] }, client: client, servers: Self.echo)
         #expect(run.result.status == 0, "\(run.result.standardOutput)\n\(run.result.standardError)")
         #expect(run["first"] == "one" && run["late"] == "False", "\(run.values)")
         let old = try #require(run["old_source"].flatMap(IPv4Address.init(text:)))
@@ -154,15 +167,16 @@ struct PacketFaultTests {
             t = time.monotonic()
             try: s.connect((HOST, PORTS[0])); report(connect='ok')
             except OSError as e: report(connect=error(e), connect_s=round(time.monotonic() - t, 2))
+            report(late=lifted('blackhole') in events())
             wait_event(lifted('blackhole'))
             report(after=exchange(socket.create_connection((HOST, PORTS[0]), timeout=5), 'back'))
             """#
-        let run = try await Self.run(["--fault", "blackhole+4.5s", "--pcap", capture], client: client, servers: Self.echo)
+        let run = try await Self.run({ ["--fault", "blackhole+\(4.5 * $0)s", "--pcap", capture] }, client: client, servers: Self.echo)
         #expect(run.result.status == 0, "\(run.result.standardOutput)\n\(run.result.standardError)")
         let linear = (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_syn_linear_timeouts", encoding: .utf8))
             .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
         let kernel = 3.0
-        #expect(run["connect"] == "ETIMEDOUT", "\(run.values)")
+        #expect(run["connect"] == "ETIMEDOUT" && run["late"] == "False", "\(run.values)")
         #expect(Self.number(run["connect_s"]) >= kernel - 0.1 && Self.number(run["connect_s"]) < kernel + 1.5, "\(run.values), kernel schedule \(kernel) s")
         #expect(run["after"] == "back", "\(run.values)")
         let drops = run.events("dropped", fault: "blackhole")
@@ -188,7 +202,7 @@ struct PacketFaultTests {
             """#
         let udpEcho = #"import socket, sys; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((sys.argv[1], 0)); print(s.getsockname()[1], flush=True); s.settimeout(30)"#
             + "\nwhile True:\n    data, peer = s.recvfrom(100); s.sendto(data, peer)"
-        let run = try await Self.run(["--fault", "udp-block+2s"], client: client) { host in
+        let run = try await Self.run({ ["--fault", "udp-block+\(2 * $0)s"] }, client: client) { host in
             let udp = try WatchedProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", udpEcho, host])
             let port = try #require(Self.firstLine(of: udp), "the UDP echo server did not start: \(udp.text(.error))")
             let (tcp, stop) = try Self.echo(host)
@@ -223,7 +237,7 @@ struct PacketFaultTests {
             b = socket.create_connection((HOST, PORTS[0]), timeout=5)
             report(new=exchange(b, 'three'), again=exchange(b, 'four'))
             """#
-        let run = try await Self.run(["--fault", "stale@1.5s", "--pcap", capture], client: client, servers: Self.echo)
+        let run = try await Self.run({ ["--fault", "stale@\(1.5 * $0)s", "--pcap", capture] }, client: client, servers: Self.echo)
         #expect(run.result.status == 0, "\(run.result.standardOutput)\n\(run.result.standardError)")
         #expect(run["first"] == "one" && run["late"] == "False", "\(run.values)")
         #expect(run["old_conn"] == "ECONNRESET", "\(run.values)")
