@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "NetsimPcap", targets: ["NetsimPcap"]),
         .library(name: "NetsimService", targets: ["NetsimService"]),
         .library(name: "NetsimPacket", targets: ["NetsimPacket"]),
+        // netsim inside your own tests (docs/library.md): scenarios with your client in-process.
+        .library(name: "NetsimTesting", targets: ["NetsimTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -115,6 +117,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // netsim inside a package's own tests: scenario runs with an in-process client, and a
+        // relay with faults for hand-written tests (docs/library.md).
+        .target(
+            name: "NetsimTesting",
+            dependencies: ["NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimRunner"]
+        ),
         // libpcap, the system library (Debian: libpcap-dev).
         .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]),
         // pcap: recording relay runs (a RelayTap), reading captures, TCP reassembly, replay, profile.
@@ -168,6 +176,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
+        // The library as a package uses it: in-process clients through scenarios, TestNetwork.
+        .testTarget(name: "NetsimTestingTests", dependencies: ["NetsimTesting", "NetsimLoopback"]),
         // The packet path's models without devices, and `netsim shell` as root with real namespaces.
         .testTarget(
             name: "NetsimPacketTests",

@@ -13,6 +13,9 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
     public var distribution: JitterDistribution
     /// Bottleneck rate; nil = unlimited.
     public var bandwidth: DataRate?
+    /// A recorded link's capacity over time (Mahimahi's format) in place of a constant
+    /// `bandwidth` (never both: a scenario or the command line refuses the pair).
+    public var trace: DeliveryTrace?
     /// Segment loss, as TCP experiences it (stalls and slow-down, never missing bytes); nil = none.
     public var loss: LossModel?
     /// Bytes per slice (Toxiproxy's slicer); nil = no slicing.
@@ -27,8 +30,10 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
         bandwidth: DataRate? = nil,
         loss: LossModel? = nil,
         sliceSize: Int? = nil,
-        sliceDelay: Duration = .zero
+        sliceDelay: Duration = .zero,
+        trace: DeliveryTrace? = nil
     ) {
+        self.trace = trace
         self.latency = latency
         self.jitter = jitter
         self.distribution = distribution
@@ -43,7 +48,7 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
     /// A loss model that can never lose (0%) counts as no loss, and slicing counts even without a
     /// delay, because cutting writes into small pieces is a change the far side can observe.
     public var isImpaired: Bool {
-        latency > .zero || jitter > .zero || bandwidth != nil || (loss?.canLose ?? false) || isSliced
+        latency > .zero || jitter > .zero || bandwidth != nil || trace != nil || (loss?.canLose ?? false) || isSliced
     }
 
     /// True when a usable slice size is set.
@@ -58,6 +63,7 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
             parts.append(text)
         }
         if let bandwidth { parts.append(bandwidth.description) }
+        if let trace { parts.append(trace.description) }
         if let loss { parts.append("loss " + loss.description) }
         if let sliceSize, sliceSize > 0 {
             var text = "slice \(sliceSize)B"

@@ -16,6 +16,10 @@ public struct DirectionShaper: Sendable {
     private var lossProcess: LossProcess?
     private var recovery = LossRecovery()
     private var rateLimiter = RateLimiter()
+    /// The rate stage when the link follows a recorded trace instead of a constant bandwidth.
+    private var traceLimiter: TraceRateLimiter?
+    /// Where a trace's time starts (the relay's start): see ``TraceRateLimiter``.
+    private let traceEpoch: Int64
     /// Jitter and loss draw from separate streams, so turning jitter on or off does not change
     /// which segments are lost (and the other way round).
     private var jitterRandom: SeededRandom
@@ -23,8 +27,11 @@ public struct DirectionShaper: Sendable {
     /// The latest release handed out: nothing is ever released before it (TCP delivers in order).
     public private(set) var lastReleaseNanoseconds = Int64.min
 
-    public init(link: DirectionLink, roundTripNanoseconds: Int64, random: SeededRandom) {
+    /// - Parameter traceEpoch: when a ``DirectionLink/trace``'s time 0 is, on the caller's clock.
+    public init(link: DirectionLink, roundTripNanoseconds: Int64, random: SeededRandom, traceEpoch: Int64 = 0) {
         self.link = link
+        self.traceEpoch = traceEpoch
+        traceLimiter = link.trace.map { TraceRateLimiter(trace: $0, epoch: traceEpoch) }
         self.roundTripNanoseconds = roundTripNanoseconds
         delay = DelaySampler(link: link)
         lossProcess = Self.activeLoss(link)
@@ -87,6 +94,7 @@ public struct DirectionShaper: Sendable {
     /// even if the new link is clean.
     public mutating func update(link newLink: DirectionLink, roundTripNanoseconds newRoundTrip: Int64) {
         if newLink.loss != link.loss { lossProcess = Self.activeLoss(newLink) }
+        if newLink.trace != link.trace { traceLimiter = newLink.trace.map { TraceRateLimiter(trace: $0, epoch: traceEpoch) } }
         link = newLink
         roundTripNanoseconds = newRoundTrip
         delay = DelaySampler(link: newLink)
@@ -118,7 +126,8 @@ public struct DirectionShaper: Sendable {
         lossProcess = process
     }
 
-    /// Latency + jitter, never overtaking; then serialization at the rate in ~1 ms pieces.
+    /// Latency + jitter, never overtaking; then serialization at the rate in ~1 ms pieces, or at
+    /// the trace's delivery opportunities.
     private mutating func passThroughLatencyAndRate(bytes: Int, readyAt ready: Int64, into out: inout [Release], mergeFloor: Int) {
         if ready == Release.neverNanoseconds || isStalledForever {
             lastReleaseNanoseconds = Release.neverNanoseconds
@@ -126,6 +135,15 @@ public struct DirectionShaper: Sendable {
             return
         }
         let delayed = max(ready.addingSaturating(delay.sample(using: &jitterRandom)), lastReleaseNanoseconds)
+        if var traced = traceLimiter {
+            traced.release(bytes: bytes, readyAt: delayed) { piece, allowed in
+                let time = max(allowed, lastReleaseNanoseconds)
+                lastReleaseNanoseconds = time
+                Self.append(piece, at: time, to: &out, mergeFloor: mergeFloor)
+            }
+            traceLimiter = traced
+            return
+        }
         guard let rate = link.bandwidth?.bytesPerSecond, rate.isFinite else {
             lastReleaseNanoseconds = delayed
             Self.append(bytes, at: delayed, to: &out, mergeFloor: mergeFloor)

@@ -13,8 +13,12 @@ public struct PacketDirectionLink: Equatable, Sendable, CustomStringConvertible 
     public var base: DirectionLink
     /// The bottleneck's buffer; applies only with a bandwidth or a trace.
     public var queue: QueueLimit
-    /// A recorded link's delivery opportunities in place of a constant bandwidth (mm-link).
-    public var trace: DeliveryTrace?
+    /// A recorded link's delivery opportunities in place of a constant bandwidth (mm-link): the
+    /// base link's, as the relay follows it too.
+    public var trace: DeliveryTrace? {
+        get { base.trace }
+        set { base.trace = newValue }
+    }
     /// Probability that a packet is sent twice (netem `duplicate`); the copy is lost, corrupted and
     /// delayed on its own.
     public var duplicate: Probability
@@ -29,7 +33,7 @@ public struct PacketDirectionLink: Equatable, Sendable, CustomStringConvertible 
                 duplicate: Probability = .zero, corrupt: Probability = .zero, reorder: Probability = .zero) {
         self.base = base
         self.queue = queue
-        self.trace = trace
+        if let trace { self.base.trace = trace }
         self.duplicate = duplicate
         self.corrupt = corrupt
         self.reorder = reorder
@@ -37,7 +41,6 @@ public struct PacketDirectionLink: Equatable, Sendable, CustomStringConvertible 
 
     public var description: String {
         var parts = base.isImpaired ? [base.description] : []
-        if let trace { parts.append(trace.description) }
         if base.bandwidth != nil || trace != nil { parts.append("queue \(queue)") }
         if duplicate.fraction > 0 { parts.append("duplicate \(duplicate)") }
         if corrupt.fraction > 0 { parts.append("corrupt \(corrupt)") }

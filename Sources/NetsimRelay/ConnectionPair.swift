@@ -55,7 +55,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         self.client = LegHandler(leg: .client)
         self.machine = ConnectionMachine(
             id: id, openedAt: Int64(eventLoop.now.uptimeNanoseconds), link: link, seed: relay.configuration.seed,
-            bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP)
+            bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP,
+            linkEpoch: relay.startedAt)
         machine.reportsDelays = relay.configuration.delays != nil && layer != .http
         client.pair = self
     }

@@ -2,16 +2,18 @@ import NIOConcurrencyHelpers
 
 /// What a client driver logs for failure reports (its notes, an exec client's stderr): the last
 /// 64 KiB, appended to by concurrent requests.
-final class ClientLog: Sendable {
+public final class ClientLog: Sendable {
     private let text = NIOLockedValueBox(BoundedText(limit: 64 * 1024))
 
+    public init() {}
+
     /// Appends `line` and a newline.
-    func note(_ line: String) { append(line + "\n") }
+    public func note(_ line: String) { append(line + "\n") }
 
     /// Appends text as it came (a chunk of a client's stderr).
-    func append(_ more: String) { text.withLockedValue { $0.append(more) } }
+    public func append(_ more: String) { text.withLockedValue { $0.append(more) } }
 
-    var contents: String { text.withLockedValue { $0.text } }
+    public var contents: String { text.withLockedValue { $0.text } }
 }
 
 /// Keeps the last `limit` characters of a growing text.

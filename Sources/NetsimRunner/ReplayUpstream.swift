@@ -2,15 +2,16 @@ import Foundation
 import NetsimCore
 import NetsimHTTP
 import NetsimPcap
+import NetsimScenario
 
 /// `upstream: { replay: FILE }`: a capture's server side as the scenario's upstream (pcap
 /// support, docs/pcap.md).
 enum ReplayUpstream {
-    /// Finds the capture beside the scenario file first, then in the current directory; loads
+    /// Finds the capture as ``ScenarioPaths`` does (beside the scenario file first); loads
     /// it and starts a replay server on a free loopback port. A missing or unreadable capture
     /// is the scenario's mistake (exit status 2).
     static func start(_ path: String, scenarioFile: String, workingDirectory: String) async throws -> (endpoint: Endpoint, server: ReplayServer) {
-        let file = resolve(path, scenarioFile: scenarioFile, workingDirectory: workingDirectory)
+        let file = ScenarioPaths.resolve(path, scenarioFile: scenarioFile, workingDirectory: workingDirectory)
         let plan: ReplayPlan
         do {
             plan = try ReplayPlan(capture: Capture.load(path: file))
@@ -24,14 +25,6 @@ enum ReplayUpstream {
             await server.stop()
             throw RunnerError.failed("cannot start the replay upstream: \(error)")
         }
-    }
-
-    static func resolve(_ path: String, scenarioFile: String, workingDirectory: String) -> String {
-        guard !path.hasPrefix("/") else { return path }
-        let cwd = URL(fileURLWithPath: workingDirectory)
-        let beside = URL(fileURLWithPath: scenarioFile, relativeTo: cwd).deletingLastPathComponent().appendingPathComponent(path).path
-        if FileManager.default.fileExists(atPath: beside) { return beside }
-        return cwd.appendingPathComponent(path).path
     }
 
     /// What the replay received, as the built-in server reports it, so `expect: server` works.

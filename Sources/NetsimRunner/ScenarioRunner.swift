@@ -27,13 +27,17 @@ public struct RunOptions: Sendable {
     /// command instead of the scenario's (or the reference client), and with no `driver` given
     /// the run uses the exec driver whatever the scenario names.
     public var exec: ExecClient?
+    /// The caller's own client, in this process (NetsimTesting): with no `driver` given the
+    /// run drives it whatever the scenario names.
+    public var inProcess: InProcessClient?
 
     public init(
         driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath,
         observer: (any RunObserver)? = nil, pcapPath: String? = nil, netsimHome: NetsimHome = .fromEnvironment(),
-        exec: ExecClient? = nil
+        exec: ExecClient? = nil, inProcess: InProcessClient? = nil
     ) {
         self.exec = exec
+        self.inProcess = inProcess
         self.driver = driver
         self.seed = seed
         self.workingDirectory = workingDirectory
@@ -42,10 +46,18 @@ public struct RunOptions: Sendable {
         self.netsimHome = netsimHome
     }
 
-    /// The driver a run of `scenario` uses: `driver`, else `exec` when an exec client was
-    /// given, else the scenario's own.
+    /// The driver a run of `scenario` uses: `driver`, else the in-process client's name, else
+    /// `exec` when an exec client was given, else the scenario's own.
     public func driverName(for scenario: Scenario) -> String {
-        driver ?? (exec != nil ? "exec" : scenario.client.driver)
+        driver ?? inProcess?.name ?? (exec != nil ? "exec" : scenario.client.driver)
+    }
+
+    /// The client for one run: the in-process one unless a driver is named, else the named one.
+    func makeDriver(for scenario: Scenario, caFile: String?) async throws -> any ClientDriver {
+        if driver == nil, let inProcess {
+            return try await inProcess.make(DriverConfig(scenario.client, seed: seed ?? scenario.seed, caFile: caFile))
+        }
+        return try DriverFactory.make(driverName(for: scenario), scenario: scenario, options: self, caFile: caFile)
     }
 }
 
@@ -91,7 +103,7 @@ public enum ScenarioRunner {
             }
             started.push { await relay.stop() }
             logger.debug("relay and upstream up", metadata: ["relay": "\(relayEndpoint)", "upstream": "\(upstream.endpoint)"])
-            let driver = try DriverFactory.make(options.driverName(for: scenario), scenario: scenario, options: options, caFile: tls?.caFile)
+            let driver = try await options.makeDriver(for: scenario, caFile: tls?.caFile)
             started.push { await driver.shutdown() }
             try await driver.ready(timeout: .seconds(20))
             logger.debug("client ready", metadata: ["client": "\(driver.name)"])
@@ -215,10 +227,8 @@ public enum DriverFactory {
 }
 
 /// Finds relative paths in a scenario's exec `command:` (an argument with a `/` that does not
-/// start with one; a bare `python3` is left to `PATH`): beside the scenario file first, as a
-/// reader of the file expects, then in its parent folders (so `Fixtures/clients/x.py` written in
-/// `Scenarios/x.scn` finds the repository's fixture), then in the current directory. The first
-/// that exists wins; none: the argument is passed as written (the program reports it).
+/// start with one; a bare `python3` is left to `PATH`) as ``ScenarioPaths`` does; an argument
+/// found nowhere is passed as written (the program reports it).
 struct CommandResolver {
     var scenarioFile: String
     var workingDirectory: String
@@ -226,15 +236,8 @@ struct CommandResolver {
     func resolve(_ command: [String]) -> [String] {
         command.map { argument in
             guard argument.contains("/"), !argument.hasPrefix("/") else { return argument }
-            let manager = FileManager.default
-            var folder = URL(fileURLWithPath: scenarioFile, relativeTo: URL(fileURLWithPath: workingDirectory)).deletingLastPathComponent()
-            for _ in 0..<6 {
-                let candidate = folder.appendingPathComponent(argument).path
-                if manager.fileExists(atPath: candidate) { return candidate }
-                if folder.path == "/" { break }
-                folder = folder.deletingLastPathComponent()
-            }
-            return argument
+            let found = ScenarioPaths.resolve(argument, scenarioFile: scenarioFile, workingDirectory: workingDirectory)
+            return FileManager.default.fileExists(atPath: found) ? found : argument
         }
     }
 }

@@ -11,8 +11,13 @@ public struct LinkSettings: Sendable {
         public var jitter: Duration?
         public var bandwidth: DataRate?
         public var loss: Probability?
+        /// A recorded link's capacity in this direction (`--trace-up`, `trace: { up: … }`), in
+        /// place of a bandwidth: it replaces the profile's.
+        public var trace: DeliveryTrace?
 
-        public init(latency: Duration? = nil, jitter: Duration? = nil, bandwidth: DataRate? = nil, loss: Probability? = nil) {
+        public init(latency: Duration? = nil, jitter: Duration? = nil, bandwidth: DataRate? = nil, loss: Probability? = nil,
+                    trace: DeliveryTrace? = nil) {
+            self.trace = trace
             self.latency = latency
             self.jitter = jitter
             self.bandwidth = bandwidth
@@ -41,6 +46,8 @@ public struct LinkSettings: Sendable {
         case sliceDelayWithoutSlice
         /// A slice size of zero.
         case sliceBelowOneByte
+        /// A trace and an explicit bandwidth for the same direction: the trace is the capacity.
+        case traceAndBandwidth(Direction)
     }
 
     public var profile: LinkProfile?
@@ -107,6 +114,9 @@ public struct LinkSettings: Sendable {
         if let lossBurst, !(lossBurst >= 1) { found.append(.lossBurstBelowOne) }
         if sliceDelay != nil, slice == nil { found.append(.sliceDelayWithoutSlice) }
         if let slice, slice.bytes < 1 { found.append(.sliceBelowOneByte) }
+        for direction in Direction.allCases where self[direction].trace != nil && (self[direction].bandwidth ?? bandwidth) != nil {
+            found.append(.traceAndBandwidth(direction))
+        }
         return found
     }
 
@@ -121,6 +131,10 @@ public struct LinkSettings: Sendable {
             if let v = own.jitter ?? jitter { d.jitter = v }
             if let distribution { d.distribution = distribution }
             if let v = own.bandwidth ?? bandwidth { d.bandwidth = v }
+            if let trace = own.trace {
+                d.trace = trace
+                d.bandwidth = nil
+            }
             if let model = lossModel(for: own.loss ?? loss) { d.loss = model }
             if let slice {
                 d.sliceSize = slice.bytes

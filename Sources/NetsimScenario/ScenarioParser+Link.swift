@@ -6,7 +6,7 @@ extension Validator {
     static let gilbertElliottKeys = ["loss_burst", "ge_p", "ge_r", "ge_bad_loss", "ge_good_loss"]
     static let linkKeys = [
         "profile", "latency", "jitter", "distribution", "bandwidth", "loss", "loss_model",
-    ] + gilbertElliottKeys + ["slice", "slice_delay", "up", "down"]
+    ] + gilbertElliottKeys + ["slice", "slice_delay", "trace", "up", "down"]
     static let directionKeys = ["latency", "jitter", "bandwidth", "loss"]
 
     /// `link: { tls: passthrough | intercept }` of the scenario's baseline link: whether the relay
@@ -99,11 +99,41 @@ extension Validator {
             }
             settings[direction] = own
         }
+        if let e = map["trace"] {
+            let traces = self.traces(e, place: "'link.trace'" + suffix)
+            if traces == nil { failed.insert("trace") }
+            for (direction, trace) in traces ?? [:] { settings[direction].trace = trace }
+        }
 
         for problem in settings.problems {
             report(problem, in: map, failed: failed)
         }
         return errorCount == errorsBefore ? settings.configuration() : nil
+    }
+
+    /// `trace: { down: FILE, up: FILE }`: recorded links in Mahimahi's format, found as
+    /// ``ScenarioPaths`` finds files (beside the scenario first), read now so that a bad file is
+    /// the scenario's error with its place.
+    private func traces(_ entry: Entry, place: String) -> [Direction: DeliveryTrace]? {
+        guard let map = mapping(entry, place: place) else { return nil }
+        rejectUnknownKeys(map, allowed: ["up", "down"], suggestions: ["up", "down"])
+        var found: [Direction: DeliveryTrace] = [:]
+        var ok = true
+        for direction in Direction.allCases {
+            guard let e = map[direction.rawValue], let path = scalar(e, expected: "a trace file (Mahimahi's format)") else { continue }
+            do {
+                found[direction] = try DeliveryTrace(contentsOf: ScenarioPaths.resolve(path, scenarioFile: file))
+            } catch let problem {
+                error(e.valueLocation, "cannot use the trace: \(problem)",
+                      hint: "a path relative to the scenario file (or a folder above it), e.g. Fixtures/traces/mahimahi/Verizon-LTE-short.\(direction.rawValue)")
+                ok = false
+            }
+        }
+        if map.keys.isEmpty {
+            error(entry.keyLocation, "'trace' needs 'up', 'down' or both", hint: "trace: { down: Fixtures/traces/mahimahi/Verizon-LTE-short.down }")
+            ok = false
+        }
+        return ok ? found : nil
     }
 
     private func report(_ problem: LinkSettings.Problem, in map: Mapping, failed: Set<String>) {
@@ -125,6 +155,10 @@ extension Validator {
             }
         case .lossBurstBelowOne, .sliceBelowOneByte:
             break  // reported when the value was read
+        case .traceAndBandwidth(let direction):
+            guard !failed.contains("trace"), let trace = map["trace"] else { return }
+            error(trace.keyLocation, "a trace is the link's capacity \(direction); 'bandwidth' for that direction means nothing beside it",
+                  hint: "drop 'bandwidth' (or '\(direction): { bandwidth: … }'); a profile's bandwidth is replaced by the trace by itself")
         case .sliceDelayWithoutSlice:
             guard !failed.contains("slice"), let delay = map["slice_delay"] else { return }
             error(delay.keyLocation, "'slice_delay' needs 'slice' (the slice size in bytes)", hint: "for example: slice: 100 with slice_delay: 10ms")

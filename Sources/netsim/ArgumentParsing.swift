@@ -12,6 +12,7 @@ func parseBytes(_ text: String) throws -> ByteCount { try ByteCount(parsing: tex
 func parseProbability(_ text: String) throws -> Probability { try Probability(parsing: text) }
 func parseEndpoint(_ text: String) throws -> Endpoint { try Endpoint(parsing: text) }
 func parseFault(_ text: String) throws -> FaultKind { try FaultKind(parsing: text) }
+func parseTrace(_ path: String) throws -> DeliveryTrace { try DeliveryTrace(contentsOf: path) }
 
 func parseDistribution(_ text: String) throws -> JitterDistribution {
     guard let value = JitterDistribution(rawValue: text.lowercased()) else {

@@ -56,6 +56,11 @@ struct LinkOptions: ParsableArguments {
     @Option(name: .customLong("slice-delay"), help: ArgumentHelp("Pause between slices. Example: --slice-delay 10ms", valueName: "duration"), transform: parseDuration)
     var sliceDelay: Duration?
 
+    @Option(name: .customLong("trace-up"), help: ArgumentHelp("Client→server capacity from a recorded link in Mahimahi's format (one line per 1500-byte delivery opportunity, in ms; it repeats), instead of --bandwidth. Example: --trace-up Fixtures/traces/mahimahi/Verizon-LTE-short.up", valueName: "file"), transform: parseTrace)
+    var traceUp: DeliveryTrace?
+    @Option(name: .customLong("trace-down"), help: ArgumentHelp("Server→client capacity from a Mahimahi trace, instead of --bandwidth. Example: --trace-down Fixtures/traces/mahimahi/Verizon-LTE-short.down", valueName: "file"), transform: parseTrace)
+    var traceDown: DeliveryTrace?
+
     func validate() throws {
         // The rules live with the shared settings (NetsimScenario.LinkSettings); the words here name the flags.
         guard let problem = settings.problems.first else { return }
@@ -72,6 +77,8 @@ struct LinkOptions: ParsableArguments {
             throw ValidationError("--slice-delay needs --slice BYTES")
         case .sliceBelowOneByte:
             throw ValidationError("--slice must be at least 1 byte")
+        case .traceAndBandwidth(let direction):
+            throw ValidationError(traceAndBandwidth(direction))
         }
     }
 
@@ -80,8 +87,8 @@ struct LinkOptions: ParsableArguments {
         LinkSettings(
             profile: profile, latency: latency, jitter: jitter, distribution: distribution,
             bandwidth: bandwidth, loss: loss,
-            up: .init(latency: upLatency, jitter: upJitter, bandwidth: upBandwidth, loss: upLoss),
-            down: .init(latency: downLatency, jitter: downJitter, bandwidth: downBandwidth, loss: downLoss),
+            up: .init(latency: upLatency, jitter: upJitter, bandwidth: upBandwidth, loss: upLoss, trace: traceUp),
+            down: .init(latency: downLatency, jitter: downJitter, bandwidth: downBandwidth, loss: downLoss, trace: traceDown),
             lossModel: lossModel.map { $0 == .gilbertElliott ? .gilbertElliott : .bernoulli },
             lossBurst: lossBurst, geP: geP, geR: geR, geBadLoss: geBadLoss, geGoodLoss: geGoodLoss,
             slice: slice, sliceDelay: sliceDelay)
@@ -91,4 +98,9 @@ struct LinkOptions: ParsableArguments {
     func configuration() -> LinkConfiguration {
         settings.configuration()
     }
+}
+
+/// A trace is a direction's capacity: a bandwidth beside it means nothing.
+func traceAndBandwidth(_ direction: Direction) -> String {
+    "--trace-\(direction) is the link's capacity \(direction); drop --bandwidth/--\(direction)-bandwidth for that direction"
 }

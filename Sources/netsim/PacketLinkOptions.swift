@@ -13,11 +13,6 @@ struct PacketLinkOptions: ParsableArguments {
     @Option(name: .customLong("down-queue"), help: ArgumentHelp("Buffer host→client only. Example: 50p", valueName: "size"), transform: parseQueue)
     var downQueue: QueueLimit?
 
-    @Option(name: .customLong("trace-up"), help: ArgumentHelp("Client→host capacity from a Mahimahi trace (one line per 1500-byte delivery opportunity, in ms; repeats), instead of --bandwidth. Example: --trace-up Verizon-LTE-short.up", valueName: "file"))
-    var traceUp: String?
-    @Option(name: .customLong("trace-down"), help: ArgumentHelp("Host→client capacity from a Mahimahi trace, instead of --bandwidth. Example: --trace-down Verizon-LTE-short.down", valueName: "file"))
-    var traceDown: String?
-
     @Option(help: ArgumentHelp("Send this share of packets twice, each direction. Example: --duplicate 1%", valueName: "percent"), transform: parseProbability)
     var duplicate: Probability?
     @Option(name: .customLong("up-duplicate"), help: ArgumentHelp("Duplicate client→host only.", valueName: "percent"), transform: parseProbability)
@@ -42,25 +37,19 @@ struct PacketLinkOptions: ParsableArguments {
     /// The relay's link (from the shared link flags) with the packet settings on top.
     func configuration(link: LinkConfiguration) throws -> PacketLinkConfiguration {
         var result = PacketLinkConfiguration()
-        var traces: [Direction: DeliveryTrace] = [:]
-        for (direction, path) in [(Direction.up, traceUp), (.down, traceDown)] {
-            guard let path else { continue }
-            do { traces[direction] = try DeliveryTrace(contentsOf: path) } catch { throw ValidationError("--trace-\(direction) \(error)") }
-        }
         for direction in Direction.allCases {
             let up = direction == .up
             result[direction] = PacketDirectionLink(
                 base: link[direction],
                 queue: (up ? upQueue : downQueue) ?? queue ?? .standard,
-                trace: traces[direction],
                 duplicate: (up ? upDuplicate : downDuplicate) ?? duplicate ?? .zero,
                 corrupt: (up ? upCorrupt : downCorrupt) ?? corrupt ?? .zero,
                 reorder: (up ? upReorder : downReorder) ?? reorder ?? .zero)
-            if link[direction].bandwidth == nil, traces[direction] == nil, (up ? upQueue : downQueue) != nil {
+            if link[direction].bandwidth == nil, link[direction].trace == nil, (up ? upQueue : downQueue) != nil {
                 throw ValidationError("--\(direction)-queue needs a bandwidth that way (--bandwidth, --\(direction)-bandwidth or --trace-\(direction)): a queue forms only behind a rate limit")
             }
         }
-        if queue != nil, link.up.bandwidth == nil, link.down.bandwidth == nil, traces.isEmpty {
+        if queue != nil, link.up.bandwidth == nil, link.down.bandwidth == nil, link.up.trace == nil, link.down.trace == nil {
             throw ValidationError("--queue needs a --bandwidth (or --up-/--down-bandwidth, or a --trace-up/--trace-down): a queue forms only behind a rate limit")
         }
         switch result.problem {
@@ -69,7 +58,7 @@ struct PacketLinkOptions: ParsableArguments {
         case .slicing:
             throw ValidationError("--slice and --slice-delay are for netsim relay (they cut a byte stream's writes); netsim shell carries the kernel's own packets. Use --bandwidth or --latency instead")
         case .traceAndBandwidth(let direction):
-            throw ValidationError("--trace-\(direction) is the link's capacity \(direction); drop --bandwidth/--\(direction)-bandwidth for that direction")
+            throw ValidationError(traceAndBandwidth(direction))
         case .reorderWithoutDelay(let direction):
             throw ValidationError("--reorder (\(direction)) needs a --latency or --jitter in that direction: a reordered packet overtakes others by skipping the delay, so with no delay nothing can be overtaken")
         }
@@ -80,7 +69,7 @@ struct PacketLinkOptions: ParsableArguments {
 extension PacketLinkOptions {
     /// The packet-only flags given, by name.
     var given: [String] {
-        [("--trace-up", traceUp != nil), ("--trace-down", traceDown != nil), ("--queue", queue != nil), ("--up-queue", upQueue != nil), ("--down-queue", downQueue != nil),
+        [("--queue", queue != nil), ("--up-queue", upQueue != nil), ("--down-queue", downQueue != nil),
          ("--duplicate", duplicate != nil), ("--up-duplicate", upDuplicate != nil), ("--down-duplicate", downDuplicate != nil),
          ("--corrupt", corrupt != nil), ("--up-corrupt", upCorrupt != nil), ("--down-corrupt", downCorrupt != nil),
          ("--reorder", reorder != nil), ("--up-reorder", upReorder != nil), ("--down-reorder", downReorder != nil)]
@@ -91,9 +80,6 @@ extension PacketLinkOptions {
     /// parser (hidden) only to say why they cannot apply, instead of "unknown option".
     func refuse(in command: String) throws {
         guard let first = given.first else { return }
-        if first.hasPrefix("--trace") {
-            throw ValidationError("\(first) drives netsim shell's packet path; netsim relay does not take traces yet (use --bandwidth, or netsim shell)")
-        }
         throw ValidationError("\(first) acts on single packets, which \(command) never sees (it relays a byte stream): use netsim shell (Linux, root; docs/packet.md)")
     }
 }

@@ -93,6 +93,18 @@ struct StreamTests {
         }
     }
 
+    /// Sends `payload` to an echo server through the relay at `endpoint`, half-closes, and reads
+    /// the echo to its end: what came back and how long the round took, in seconds.
+    static func echo(_ payload: [UInt8], through endpoint: Endpoint) async throws -> ([UInt8], Double) {
+        try await offload {
+            let socket = try BlockingSocket.connect(to: endpoint)
+            let start = ContinuousClock.now
+            Thread { try? socket.send(payload); socket.shutdownWrite() }.start()
+            let echoed = try socket.receiveToEnd(timeout: .seconds(30))
+            return (echoed, elapsed(since: start))
+        }
+    }
+
     @Test func lossStallsTheStreamButNeverCorruptsIt() async throws {
         // 3% segment loss on 512 KiB (≥ 362 segments): at least one loss is all but certain
         // (0.97^362 ≈ 2e-5), and each costs a retransmission timeout of at least 200 ms.
@@ -104,16 +116,26 @@ struct StreamTests {
         link.down.latency = .milliseconds(1)
         let pattern = PatternStream(seed: 3)
         try await withRelay(upstream: server.endpoint, link: link) { _, endpoint in
-            let (sent, received, seconds) = try await offload { () -> ([UInt8], [UInt8], Double) in
-                let socket = try BlockingSocket.connect(to: endpoint)
-                let payload = Array(pattern.block(0)[0..<(512 << 10)])
-                let start = ContinuousClock.now
-                Thread { try? socket.send(payload); socket.shutdownWrite() }.start()
-                let echoed = try socket.receiveToEnd(timeout: .seconds(30))
-                return (payload, echoed, elapsed(since: start))
-            }
+            let sent = Array(pattern.block(0)[0..<(512 << 10)])
+            let (received, seconds) = try await Self.echo(sent, through: endpoint)
             #expect(received == sent, "every byte arrives, in order")
             #expect(seconds >= 0.2, "a lost segment stalls the stream for an RTO; took \(seconds) s")
+        }
+    }
+
+    @Test func aTracedLinkPacesTheStreamAtItsOpportunitiesAndKeepsEveryByte() async throws {
+        // Down follows a trace of one 1500-byte opportunity a millisecond (12 Mbit/s, Mahimahi's
+        // own example): 300 KB need 205 opportunities, so the echo cannot be back in < ~200 ms.
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        var link = LinkConfiguration.unimpaired
+        link.down.trace = try DeliveryTrace(parsing: "1\n", name: "one-per-ms")
+        let pattern = PatternStream(seed: 5)
+        try await withRelay(upstream: server.endpoint, link: link) { _, endpoint in
+            let sent = Array(pattern.block(0)[0..<300_000])
+            let (received, seconds) = try await Self.echo(sent, through: endpoint)
+            #expect(received == sent, "every byte arrives, in order")
+            #expect(seconds >= 0.19, "205 opportunities, one a millisecond; took \(seconds) s")
         }
     }
 

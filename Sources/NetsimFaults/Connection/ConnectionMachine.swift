@@ -126,8 +126,10 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// The decisions made so far, for the executor to carry out and clear.
     public var actions: [ConnectionAction<Chunk>] = []
 
+    /// - Parameter linkEpoch: when a traced link's time 0 is (the relay's start, so every
+    ///   connection meets the recording at the same moment); nil: when this connection opened.
     public init(id: ConnectionID, openedAt: Int64, link: LinkConfiguration, seed: UInt64,
-                bufferLimit: Int, observesHTTP: Bool) {
+                bufferLimit: Int, observesHTTP: Bool, linkEpoch: Int64? = nil) {
         self.id = id
         self.openedAt = openedAt
         self.lastActivity = openedAt
@@ -137,8 +139,9 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         self.link = link
         self.random = SeededRandom(seed: seed).derived(id.raw)
         let rtt = link.roundTripNanoseconds
-        up = ShapedDirection(direction: .up, shaper: DirectionShaper(link: link.up, roundTripNanoseconds: rtt, random: random.derived(1)))
-        down = ShapedDirection(direction: .down, shaper: DirectionShaper(link: link.down, roundTripNanoseconds: rtt, random: random.derived(2)))
+        let epoch = linkEpoch ?? openedAt
+        up = ShapedDirection(direction: .up, shaper: DirectionShaper(link: link.up, roundTripNanoseconds: rtt, random: random.derived(1), traceEpoch: epoch))
+        down = ShapedDirection(direction: .down, shaper: DirectionShaper(link: link.down, roundTripNanoseconds: rtt, random: random.derived(2), traceEpoch: epoch))
         client.active = true
     }
 

@@ -8,19 +8,26 @@ import NetsimCore
 import NetsimHTTP
 import NetsimScenario
 
-/// What every in-process driver needs from the scenario's `client:` block.
-struct DriverConfig: Sendable {
-    var timeout: Duration?
-    var connectTimeout: Duration?
-    var pool: Int?
-    var retries: Int?
-    var settings: [String: String]
+/// What every in-process driver needs from the scenario's `client:` block (the same rules as
+/// the exec protocol's `config`, docs/drivers.md): a driver maps what its library has and
+/// ignores, with a note in its log, what it has not.
+public struct DriverConfig: Sendable {
+    /// The whole request's deadline (nil: the library's default).
+    public var timeout: Duration?
+    /// How long a connect may take (nil: `timeout`, else the library's default).
+    public var connectTimeout: Duration?
+    /// Most connections per origin (nil: the library's default).
+    public var pool: Int?
+    /// Retries of a failed request (nil: the library's default; 0: none).
+    public var retries: Int?
+    /// The scenario's `client: { settings: … }`, for what only one client understands.
+    public var settings: [String: String]
     /// The run's seed (for drivers that draw random numbers, e.g. backoff jitter).
-    var seed: UInt64
+    public var seed: UInt64
     /// The CA to trust for `https://` (a TLS run's); nil: the system's trust store.
-    var caFile: String?
+    public var caFile: String?
 
-    init(_ client: ClientSpec, seed: UInt64, caFile: String? = nil) {
+    public init(_ client: ClientSpec, seed: UInt64, caFile: String? = nil) {
         self.caFile = caFile
         timeout = client.timeout
         connectTimeout = client.connectTimeout
@@ -31,7 +38,7 @@ struct DriverConfig: Sendable {
     }
 
     /// `settings[key]` as a duration (`30s`, `250ms`), or nil when absent or malformed.
-    func duration(_ key: String) -> Duration? {
+    public func duration(_ key: String) -> Duration? {
         settings[key].flatMap { try? Duration(parsing: $0) }
     }
 }

@@ -69,13 +69,13 @@ public struct DeliveryTrace: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The time of opportunity `index` (counting across repetitions), in ns from the trace's start.
-    func time(ofOpportunity index: Int) -> Int64 {
+    public func time(ofOpportunity index: Int) -> Int64 {
         let (pass, position) = index.quotientAndRemainder(dividingBy: milliseconds.count)
         return Int64(pass) * periodNanoseconds + milliseconds[position] * 1_000_000
     }
 
     /// The first opportunity at or after `offset` ns from the trace's start.
-    func firstOpportunity(atOrAfter offset: Int64) -> Int {
+    public func firstOpportunity(atOrAfter offset: Int64) -> Int {
         let pass = Int(offset / periodNanoseconds)
         let within = offset - Int64(pass) * periodNanoseconds
         var low = 0, high = milliseconds.count
@@ -88,6 +88,8 @@ public struct DeliveryTrace: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         let mbit = (meanBitsPerSecond / 1e5).rounded() / 10
-        return "trace \((name as NSString).lastPathComponent) (\(mbit) Mbit/s mean over \(milliseconds.last! / 1000) s)"
+        let last = milliseconds[milliseconds.count - 1]
+        let period = last < 1000 ? "\(last) ms" : "\(last / 1000) s"
+        return "trace \((name as NSString).lastPathComponent) (\(mbit) Mbit/s mean over \(period))"
     }
 }
