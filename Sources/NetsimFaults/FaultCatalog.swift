@@ -14,6 +14,11 @@ public enum FaultCatalog {
     /// Every fault name, for "did you mean".
     public static var names: [String] { all.map { $0.name } }
 
+    /// The names of the faults a packet path can inject (``FaultPaths/packet``), for help and errors.
+    public static var packetFaultNames: String {
+        all.filter { $0.paths.contains(.packet) }.map { $0.name }.joined(separator: ", ")
+    }
+
     /// The fault called `name`.
     public static func named(_ name: String) -> (any Fault.Type)? { all.first { $0.name == name } }
 

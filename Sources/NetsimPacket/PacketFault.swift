@@ -33,9 +33,8 @@ public enum PacketFault: Equatable, Sendable, CustomStringConvertible {
             }
             return .stale
         }
-        let packetFaults = FaultCatalog.all.filter { $0.paths.contains(.packet) }.map { $0.name }.joined(separator: ", ")
         let acts = kind.scope == .request ? "HTTP requests" : "byte streams"
-        throw PacketFaultError("\(name) acts on \(acts) at a relay; netsim shell injects \(packetFaults) (use netsim relay --fault \(name))")
+        throw PacketFaultError("\(name) acts on \(acts) at a relay; netsim shell injects \(FaultCatalog.packetFaultNames) (use netsim relay --fault \(name))")
     }
 
     /// The name events carry.

@@ -7,17 +7,12 @@ import NetsimPacket
 /// (which starts when the namespace is up), and the log of what they did.
 struct PacketFaultOptions: ParsableArguments {
     @Option(name: .customLong("fault"), help: ArgumentHelp(
-        "Inject a fault at AT after the start, for FOR (repeatable): \(TimedFault.syntax), NAME one of \(Self.packetForms). Example: --fault offline@2s+3s --fault handover@8s",
+        "Inject a fault at AT after the start, for FOR (repeatable): \(TimedFault.syntax), NAME one of \(FaultCatalog.packetFaultNames) (udp-block=PORT: one host port only). Example: --fault offline@2s+3s --fault handover@8s",
         valueName: "fault"), transform: parseTimedFault)
     var faults: [TimedFault] = []
 
     @Option(help: ArgumentHelp("Write every fault event (start, end, each packet dropped or answered with RST) as a JSON line to FILE, each as it happens. Example: --events faults.jsonl", valueName: "file"))
     var events: String?
-
-    /// The catalog's faults that have a packet form, as written.
-    static var packetForms: String {
-        FaultCatalog.all.filter { $0.paths.contains(.packet) }.map { $0.name + $0.syntax }.joined(separator: ", ")
-    }
 
     /// The timeline, checked: a fault with no packet form or a timing it cannot have is a usage error.
     func schedule() throws -> [ScheduledPacketFault] {
