@@ -159,7 +159,7 @@ let package = Package(
         .target(
             name: "NetsimPacket",
             dependencies: [
-                "NetsimCore", "NetsimLink", "CNetsimPacket",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimPcap", "CNetsimPacket",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ]

@@ -26,12 +26,12 @@ public final class JSONLinesEventSink: EventSink {
         self.closeOnDeinit = closeOnDeinit
     }
 
-    /// Creates (or truncates) a file and writes to it.
-    public convenience init(path: String) throws {
+    /// Creates (or truncates) a file and writes to it (each line at once with a threshold of 0).
+    public convenience init(path: String, flushThreshold: Int = 64 * 1024) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
         }
-        self.init(handle: try FileHandle(forWritingTo: URL(fileURLWithPath: path)), closeOnDeinit: true)
+        self.init(handle: try FileHandle(forWritingTo: URL(fileURLWithPath: path)), flushThreshold: flushThreshold, closeOnDeinit: true)
     }
 
     public func receive(_ event: Event) {

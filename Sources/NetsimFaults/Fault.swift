@@ -31,6 +31,8 @@ public protocol Fault: Sendable, Hashable {
     static var summary: String { get }
     /// Its Toxiproxy toxic, if it has one.
     static var toxic: ToxicMapping? { get }
+    /// Which of netsim's paths can inject it: the relay's byte streams, the shell's packet path, or both.
+    static var paths: FaultPaths { get }
 
     /// Parses the text after `=` (nil when there is none).
     init(argument: String?) throws(FaultArgumentError)
@@ -47,7 +49,22 @@ extension Fault {
     public static var syntax: String { "" }
     public static var example: String { name + syntax }
     public static var toxic: ToxicMapping? { nil }
+    public static var paths: FaultPaths { .relay }
     public var argument: String? { nil }
+}
+
+/// Where a fault can be injected. Some faults exist only where netsim sees packets (an interface
+/// going down, an address changing, UDP); some have a meaning in both places.
+public struct FaultPaths: OptionSet, Hashable, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// `netsim relay`, `netsim proxy`, scenarios in relay mode: the fault acts on byte streams.
+    public static let relay = FaultPaths(rawValue: 1)
+    /// `netsim shell` (link mode packet): the fault acts on the namespace's packets.
+    public static let packet = FaultPaths(rawValue: 2)
+
+    /// `relay`, `packet` or `relay, packet`, as `netsim faults` prints it.
+    public var label: String { [(Self.relay, "relay"), (Self.packet, "packet")].filter { contains($0.0) }.map(\.1).joined(separator: ", ") }
 }
 
 /// A fault's argument that does not parse: what was expected, e.g. "a stale close (stale=fin or
@@ -104,6 +121,9 @@ public struct FaultKind: Hashable, Sendable, CustomStringConvertible {
 
     /// The fault as its own type, if it is one.
     public func `as`<F: Fault>(_ type: F.Type) -> F? { fault as? F }
+
+    /// Where it can be injected.
+    public var paths: FaultPaths { type(of: fault).paths }
 
     /// Faults that act when a connection is accepted, not on connections already open.
     public var actsOnlyAtAccept: Bool { scope == .accept }

@@ -1,14 +1,15 @@
 /// The catalog as tables: `netsim faults` prints the text one, docs/faults.md holds the Markdown
 /// one (a test keeps the page equal to it).
 extension FaultCatalog {
-    /// One row per fault: the form it is written in, its scope, what a client sees, its toxic.
+    /// One row per fault: the form it is written in, its scope, where it can be injected, what a
+    /// client sees, its toxic.
     public static var rows: [[String]] {
         all.map { fault in
-            [fault.name + fault.syntax, fault.scope.rawValue, fault.summary, fault.toxic?.label ?? "none"]
+            [fault.name + fault.syntax, fault.scope.rawValue, fault.paths.label, fault.summary, fault.toxic?.label ?? "none"]
         }
     }
 
-    public static let columns = ["fault", "acts", "what the client sees", "Toxiproxy toxic"]
+    public static let columns = ["fault", "acts", "paths", "what the client sees", "Toxiproxy toxic"]
 
     /// The Markdown table of every fault.
     public static var markdownTable: String {

@@ -8,10 +8,16 @@ public enum FaultCatalog {
         Stale.self, Blackhole.self, Stall.self, Fin.self, Rst.self, IdleClose.self, SlowClose.self,
         Limit.self, Cut.self, Empty.self, Garbage.self, TLSStall.self, BadCert.self,
         Outage.self, Portal.self, GoAway.self, RstStream.self, MaxStreams.self,
+        Offline.self, Handover.self, UDPBlock.self,
     ]
 
     /// Every fault name, for "did you mean".
     public static var names: [String] { all.map { $0.name } }
+
+    /// The names of the faults a packet path can inject (``FaultPaths/packet``), for help and errors.
+    public static var packetFaultNames: String {
+        all.filter { $0.paths.contains(.packet) }.map { $0.name }.joined(separator: ", ")
+    }
 
     /// The fault called `name`.
     public static func named(_ name: String) -> (any Fault.Type)? { all.first { $0.name == name } }

@@ -44,6 +44,9 @@ public struct FaultRule: Equatable, Sendable, CustomStringConvertible {
 
     /// Checks combinations that cannot mean anything; the message says what to write instead.
     public func validate() throws {
+        if !kind.paths.contains(.relay) {
+            throw FaultRuleError("\(kind.name) is a packet-only fault (it acts on packets, which a relay never sees): use netsim shell --fault \(kind.name), or link mode packet")
+        }
         if kind.actsOnlyAtAccept {
             if target == .existing {
                 throw FaultRuleError("\(kind.name) acts on new connections only; use --fault-target all or new")

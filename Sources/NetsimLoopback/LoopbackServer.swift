@@ -121,9 +121,10 @@ public final class LoopbackServer: @unchecked Sendable {
 }
 
 extension LoopbackServer {
-    /// Echoes every byte back and half-closes after the client does.
-    public static func echo() throws -> LoopbackServer {
-        try LoopbackServer { socket in
+    /// Echoes every byte back and half-closes after the client does; listens on `host` (loopback
+    /// unless a test made another address, such as a `netsim shell`'s host side).
+    public static func echo(host: String = "127.0.0.1") throws -> LoopbackServer {
+        try LoopbackServer(host: host) { socket in
             while let chunk = try? socket.receive(timeout: .seconds(120)), !chunk.isEmpty {
                 if (try? socket.send(chunk)) == nil { return }
             }

@@ -5,10 +5,13 @@
 /// neither shadow a real destination nor leak, and it is large (32 768 /30 links) so shells that
 /// run at the same time each get their own. RFC 5737's TEST-NET blocks are for documentation and
 /// hold only 192 such links between them. Each shell takes one /30: `.1` is the host side
-/// (NETSIM_HOST), `.2` the namespace's address.
+/// (NETSIM_HOST), `.2` the namespace's address, `.3` the address a `handover` fault moves it to
+/// (and the next handover back to `.2`). The host side routes `.2/31` into its device, so both
+/// stay inside the shell's own /30, inside the reserved range, and on the packet path.
 ///
 /// IPv6 the same way from 2001:2::/48, which RFC 5180 reserves for IPv6 benchmarking (RFC 3849's
-/// 2001:db8::/32 is for documentation): slot N is 2001:2:0:N::1 (NETSIM_HOST6) and ::2.
+/// 2001:db8::/32 is for documentation): slot N is 2001:2:0:N::1 (NETSIM_HOST6), ::2, and ::3
+/// after a handover (the host side routes ::2/127).
 public struct PacketAddressPlan: Equatable, Sendable {
     public static let network = IPv4Address(198, 18, 0, 0)
     public static let prefixLength = 15
@@ -27,10 +30,20 @@ public struct PacketAddressPlan: Equatable, Sendable {
     /// The namespace's own address: the source of every packet CMD sends.
     public var client: IPv4Address { IPv4Address(Self.network.value + UInt32(slot) * 4 + 2) }
 
+    /// The namespace's address after an odd number of handovers: the /30's last address.
+    public var alternateClient: IPv4Address { IPv4Address(client.value + 1) }
+
+    /// The namespace's addresses after `handovers` handovers: they alternate between `.2` and `.3`.
+    public func clientAddresses(afterHandovers handovers: Int) -> (v4: IPv4Address, v6: IPv6Address) {
+        handovers % 2 == 0 ? (client, client6) : (alternateClient, alternateClient6)
+    }
+
     /// The host side's IPv6 address, 2001:2:0:<slot>::1.
     public var host6: IPv6Address { IPv6Address(groups: [0x2001, 2, 0, UInt16(slot), 0, 0, 0, 1]) }
     /// The namespace's IPv6 address, 2001:2:0:<slot>::2.
     public var client6: IPv6Address { IPv6Address(groups: [0x2001, 2, 0, UInt16(slot), 0, 0, 0, 2]) }
+    /// The namespace's IPv6 address after an odd number of handovers, 2001:2:0:<slot>::3.
+    public var alternateClient6: IPv6Address { IPv6Address(groups: [0x2001, 2, 0, UInt16(slot), 0, 0, 0, 3]) }
 
     /// True for any address in 198.18.0.0/15.
     public static func contains(_ address: IPv4Address) -> Bool {

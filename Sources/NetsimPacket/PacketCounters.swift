@@ -17,6 +17,8 @@ public struct PacketDirectionCounters: Equatable, Sendable, Codable {
     public var reordered = 0
     /// The receiving TUN device would not take the packet (its queue full): dropped.
     public var writeFailed = 0
+    /// Dropped by a fault (`offline`, `blackhole`, `udp-block`, `handover`, `stale`): see the event log.
+    public var faultDropped = 0
     /// Still waiting for their release time when the shell ended (the namespace went away with them).
     public var inFlightAtExit = 0
 
@@ -27,7 +29,7 @@ public struct PacketDirectionCounters: Equatable, Sendable, Codable {
         var parts = ["\(received) packets in (\(receivedBytes) B)", "\(delivered) delivered"]
         for (count, name) in [(filtered, "filtered"), (lost, "lost"), (queueFull, "dropped at a full queue"),
                               (duplicated, "duplicated"), (corrupted, "corrupted"), (reordered, "reordered"),
-                              (writeFailed, "refused by the device"), (inFlightAtExit, "in flight at exit")] where count > 0 {
+                              (writeFailed, "refused by the device"), (faultDropped, "dropped by faults"), (inFlightAtExit, "in flight at exit")] where count > 0 {
             parts.append("\(count) \(name)")
         }
         return parts.joined(separator: ", ")
@@ -42,6 +44,8 @@ public struct PacketCounters: Equatable, Sendable, Codable {
     public var notForHost = 0
     /// Neither IPv4 nor IPv6.
     public var notIP = 0
+    /// RSTs netsim crafted and sent (a `stale` fault answers the client and tells the host).
+    public var resetsSent = 0
 
     public init() {}
 

@@ -63,7 +63,8 @@ public final class PacketNamespace: @unchecked Sendable {
         try IPRoute.run(["link", "set", client, "netns", ns])
         // No IPv6 link-local address: no router solicitations or MLD reports to filter and count.
         try IPRoute.run(["link", "set", host, "addrgenmode", "none"])
-        try IPRoute.run(["addr", "add", plan.host.description, "peer", plan.client.description, "dev", host])
+        // The peer is .2/31: the namespace's address and the one a handover moves it to.
+        try IPRoute.run(["addr", "add", plan.host.description, "peer", plan.client.description + "/31", "dev", host])
         try IPRoute.run(["link", "set", host, "up"])
         try IPRoute.run(["-n", ns, "link", "set", "lo", "up"])
         try IPRoute.run(["-n", ns, "link", "set", client, "addrgenmode", "none"])
@@ -80,7 +81,7 @@ public final class PacketNamespace: @unchecked Sendable {
         let ns = name.description
         let host6 = plan.host6.description, client6 = plan.client6.description
         do {
-            try IPRoute.run(["-6", "addr", "add", host6, "peer", client6, "dev", name.hostDevice, "nodad"])
+            try IPRoute.run(["-6", "addr", "add", host6, "peer", client6 + "/127", "dev", name.hostDevice, "nodad"])
             try IPRoute.run(["-n", ns, "-6", "addr", "add", client6, "peer", host6, "dev", name.clientDevice, "nodad"])
             try IPRoute.run(["-n", ns, "-6", "route", "add", "default", "dev", name.clientDevice])
             return true

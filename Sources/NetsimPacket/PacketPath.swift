@@ -12,7 +12,7 @@ import NetsimCore
 /// both directions without locks on the data path (the counters are published under a lock).
 public final class PacketPath: @unchecked Sendable {
     private let namespace: PacketNamespace
-    private let filter: PacketFilter
+    private var filter: PacketFilter
     private var shapers: [PacketShaper]  // [up, down]
     private var schedules = [ReleaseSchedule<[UInt8]>(), ReleaseSchedule<[UInt8]>()]
     private let tap: PacketTap?
@@ -26,14 +26,23 @@ public final class PacketPath: @unchecked Sendable {
     private let wake: Int32
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
+    private let faultSchedule: [ScheduledPacketFault]
+    private let events: EventLog?
+    /// Made when the thread starts (the timeline's origin); nil without faults.
+    private var faults: PacketFaultDriver?
 
     /// Largest packet a TUN device hands over (its MTU is 1500; 64 KiB covers any setting).
     static let bufferSize = 65536
     /// Packets read from one device before the other gets its turn and due packets go out.
     static let readBatch = 64
 
-    public init(namespace: PacketNamespace, link: PacketLinkConfiguration, seed: UInt64, tap: PacketTap?) throws {
+    /// `faults` play on a timeline that starts with the path; they, and every packet they drop or
+    /// answer, are recorded in `events`.
+    public init(namespace: PacketNamespace, link: PacketLinkConfiguration, seed: UInt64, tap: PacketTap?,
+                faults: [ScheduledPacketFault] = [], events: EventLog? = nil) throws {
         self.namespace = namespace
+        faultSchedule = faults
+        self.events = events
         filter = PacketFilter(plan: namespace.plan)
         let random = SeededRandom(seed: seed)
         shapers = Direction.allCases.map { direction in
@@ -72,6 +81,7 @@ public final class PacketPath: @unchecked Sendable {
         finished.wait()
         thread = nil
         tap?.finish()
+        faults?.finish()
         return counters
     }
 
@@ -83,11 +93,15 @@ public final class PacketPath: @unchecked Sendable {
             pollfd(fd: namespace.hostDevice.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
         ]
+        if !faultSchedule.isEmpty {
+            faults = PacketFaultDriver(schedule: faultSchedule, namespace: namespace, events: events, origin: clock.now())
+        }
         while !lock.withLock({ stopRequested }) {
             let now = clock.now()
+            faults?.advance(to: now, filter: &filter)
             writeDue(now: now)
             publish()
-            let next = [schedules[0].nextTime, schedules[1].nextTime].compactMap { $0 }.min()
+            let next = [schedules[0].nextTime, schedules[1].nextTime, faults?.nextTime].compactMap { $0 }.min()
             let timeout = next.map { max(0, $0 - now) } ?? -1
             for i in fds.indices { fds[i].revents = 0 }
             let ready = fds.withUnsafeMutableBytes { cnetsim_ppoll($0.baseAddress, UInt(3), timeout) }
@@ -109,13 +123,31 @@ public final class PacketPath: @unchecked Sendable {
         }
     }
 
-    /// Filter, then the shaper's decision; each surviving copy is scheduled.
+    /// Filter, faults, then the shaper's decision; each surviving copy is scheduled.
     private func handle(_ packet: UnsafeRawBufferPointer, direction: Direction, now: Int64) {
-        let d = direction == .up ? 0 : 1
         live[direction].received += 1
         live[direction].receivedBytes += packet.count
         let header: IPHeader
-        switch filter.check(packet, direction: direction) {
+        let checked = filter.check(packet, direction: direction)
+        if let faults {
+            let parsed = try? checked.get()
+            let verdict = faults.judge(packet, header: parsed ?? IPHeader(packet), refused: parsed == nil, direction: direction, now: now)
+            switch verdict {
+            case .pass:
+                break
+            case .drop:
+                live[direction].faultDropped += 1
+                return
+            case .reset(_, let toClient, let toHost, _):
+                live[direction].faultDropped += 1
+                live.resetsSent += 2
+                for (reply, way) in [(toClient, Direction.down), (toHost, Direction.up)] {
+                    reply.withUnsafeBytes { shape($0, headerLength: IPHeader($0)?.headerLength ?? 20, direction: way, now: now) }
+                }
+                return
+            }
+        }
+        switch checked {
         case .failure(let reason):
             live[direction].filtered += 1
             switch reason {
@@ -127,7 +159,13 @@ public final class PacketPath: @unchecked Sendable {
         case .success(let h):
             header = h
         }
-        let outcome = shapers[d].offer(size: packet.count, headerLength: header.headerLength, at: now)
+        shape(packet, headerLength: header.headerLength, direction: direction, now: now)
+    }
+
+    /// The shaper's decision on a packet travelling `direction`; each surviving copy is scheduled.
+    private func shape(_ packet: UnsafeRawBufferPointer, headerLength: Int, direction: Direction, now: Int64) {
+        let d = direction == .up ? 0 : 1
+        let outcome = shapers[d].offer(size: packet.count, headerLength: headerLength, at: now)
         for drop in outcome.drops {
             switch drop {
             case .lost: live[direction].lost += 1

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Foundation
 import Glibc
+import NetsimCore
 
 /// One `netsim shell`: a namespace, its packet path, and CMD running inside.
 ///
@@ -16,12 +17,14 @@ public final class PacketShell: @unchecked Sendable {
     private var child: CommandProcess?
     private var closed = false
 
-    /// Creates the namespace and starts the packet path. Call ``PacketShellRequirements/missing()`` first.
-    public init(link: PacketLinkConfiguration, seed: UInt64, tap: PacketTap?) throws {
+    /// Creates the namespace and starts the packet path, whose timeline (and `faults` on it)
+    /// starts now. Call ``PacketShellRequirements/missing()`` first.
+    public init(link: PacketLinkConfiguration, seed: UInt64, tap: PacketTap?,
+                faults: [ScheduledPacketFault] = [], events: EventLog? = nil) throws {
         swept = PacketNamespace.sweepStale()
         namespace = try PacketNamespace()
         do {
-            path = try PacketPath(namespace: namespace, link: link, seed: seed, tap: tap)
+            path = try PacketPath(namespace: namespace, link: link, seed: seed, tap: tap, faults: faults, events: events)
         } catch {
             namespace.close()
             throw error

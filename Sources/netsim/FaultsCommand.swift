@@ -1,7 +1,7 @@
 import ArgumentParser
 import NetsimFaults
 
-/// `netsim faults`: every fault the relay can inject, from the catalog.
+/// `netsim faults`: every fault the relay and the packet path can inject, from the catalog.
 struct FaultsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "faults",
@@ -9,7 +9,9 @@ struct FaultsCommand: ParsableCommand {
         discussion: """
             Use a fault with --fault on relay/proxy, as a 'fault:' step in a scenario, or as a toxic \
             through 'netsim serve'. 'acts' is when it acts: accept (new connections only), \
-            connection (bytes and closes), request (HTTP requests, answered in the server's place).
+            connection (bytes and closes), request (HTTP requests, answered in the server's place). \
+            'paths' is where it works: relay, packet (netsim shell --fault NAME[=ARG][@AT][+FOR], \
+            docs/packet.md), or both; the relay refuses packet-only faults.
             """)
 
     @Flag(help: "Print the table as Markdown (docs/faults.md holds this table).")
@@ -22,5 +24,6 @@ struct FaultsCommand: ParsableCommand {
         }
         print(renderTable(header: FaultCatalog.columns, rows: FaultCatalog.rows))
         print("\nExamples: --fault \(FaultCatalog.all.filter { !$0.syntax.isEmpty }.prefix(4).map { $0.example }.joined(separator: ", --fault ")). Timing: --fault-at, --fault-after, --fault-for, --fault-target, --fault-probability.")
+        print("Packet faults: netsim shell --fault offline@2s+3s --fault handover@8s (\(TimedFault.syntax)).")
     }
 }

@@ -23,6 +23,7 @@ struct ShellCommand: ParsableCommand {
               sudo netsim shell --latency 50ms --bandwidth 10mbit -- sh -c 'curl http://$NETSIM_HOST:8080/'
               sudo netsim shell --profile 3g --loss 2% --pcap shell.pcap
               sudo netsim shell --down-bandwidth 2mbit --queue 30KB -- iperf3 -c 198.18.0.1 -R
+              sudo netsim shell --fault offline@5s+3s --fault handover@12s --events faults.jsonl -- ./app
 
             Name lookups go to netsim's DNS server at $NETSIM_HOST:53, through the link: \
             --dns api.test=host answers api.test with $NETSIM_HOST, every other name is NXDOMAIN; \
@@ -40,6 +41,7 @@ struct ShellCommand: ParsableCommand {
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Packet link") var packet: PacketLinkOptions
     @OptionGroup(title: "DNS (netsim's resolver at NETSIM_HOST:53)") var dns: ShellDNSOptions
+    @OptionGroup(title: "Packet faults") var faults: PacketFaultOptions
 
     @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, duplication, corruption, reordering). Example: --seed 42", valueName: "n"))
     var seed: UInt64 = 1
@@ -50,15 +52,16 @@ struct ShellCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write the packet counters (per direction: in, delivered, lost, filtered…) as JSON to FILE when the shell ends. Example: --stats counts.json", valueName: "file"))
     var stats: String?
 
-    @Option(help: ArgumentHelp("Write every event (DNS queries and answers) as a JSON line to FILE, or to standard output with -. Example: --events shell.jsonl", valueName: "file|-"))
-    var events: String?
-
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --. Default: $SHELL", valueName: "command"))
     var command: [String] = []
 
     func run() throws {
         #if canImport(Glibc)
         let configuration = try packet.configuration(link: link.configuration())
+        let schedule = try faults.schedule()
+        // One log: the faults' events and the DNS server's, streamed to --events when given.
+        let events = try faults.eventLog()
+        let eventLog = events ?? EventLog(retention: 0)
         if let missing = PacketShellRequirements.missing() {
             printStatus("netsim shell: \(missing)")
             throw ExitCode(2)
@@ -67,11 +70,10 @@ struct ShellCommand: ParsableCommand {
         do { tap = try pcap.map(PacketCaptureTap.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
         }
-        let eventLog = try streamingEventLog(to: events)
         let signals = ShellSignals()
         let shell: PacketShell
         do {
-            shell = try PacketShell(link: configuration, seed: seed, tap: tap)
+            shell = try PacketShell(link: configuration, seed: seed, tap: tap, faults: schedule, events: events)
         } catch {
             throw RuntimeError("netsim shell: cannot set up the namespace: \(error)")
         }
@@ -84,6 +86,7 @@ struct ShellCommand: ParsableCommand {
         printStatus("  link: \(configuration)")
         if let tap { printStatus("  recording: \(tap.path)") }
         printStatus("  \(resolver.banner)")
+        if !schedule.isEmpty { printStatus("  faults: \(schedule.map(\.description).joined(separator: "; "))") }
         printStatus("  seed: \(seed)")
         do {
             try shell.launch(argv)
@@ -103,6 +106,7 @@ struct ShellCommand: ParsableCommand {
             printStatus("  \(counters.notForHost) packets to addresses other than NETSIM_HOST dropped (no forwarding)")
         }
         printStatus("  dns: \(resolver.server.counters.summary)")
+        if counters.resetsSent > 0 { printStatus("  \(counters.resetsSent) RSTs sent by faults") }
         if let stats { try writeStats(counters, dns: resolver.server.counters, to: stats) }
         if status != 0 { throw ExitCode(status) }
         #else

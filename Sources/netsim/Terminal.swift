@@ -23,8 +23,9 @@ func warnLoudly(_ message: String) {
 }
 
 /// The event log of a long-running command (`relay`, `proxy`): nothing kept in memory, every
-/// event streamed as a JSON line to `--events FILE`, or to standard output with `-`.
-func streamingEventLog(to events: String?) throws -> EventLog {
+/// event streamed as a JSON line to `--events FILE`, or to standard output with `-`. With
+/// `lineByLine`, a file gets each line as it happens (for `tail -f`, at a write per event).
+func streamingEventLog(to events: String?, lineByLine: Bool = false) throws -> EventLog {
     let log = EventLog(retention: 0)
     switch events {
     case nil:
@@ -33,7 +34,7 @@ func streamingEventLog(to events: String?) throws -> EventLog {
         log.addSink(JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0))
     case let path?:
         do {
-            log.addSink(try JSONLinesEventSink(path: path))
+            log.addSink(try JSONLinesEventSink(path: path, flushThreshold: lineByLine ? 0 : 64 * 1024))
         } catch {
             throw ValidationError("cannot write events to \(path): \(error.localizedDescription)")
         }

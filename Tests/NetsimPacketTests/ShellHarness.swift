@@ -31,6 +31,11 @@ enum ShellHarness {
         try await WatchedProcess(executable, ["shell"] + arguments).result(within: timeout)
     }
 
+    /// Runs `netsim relay` towards a closed port with `flags` it should refuse (at most 30 s).
+    static func relay(_ flags: [String]) async throws -> WatchedProcess.Result {
+        try await WatchedProcess(executable, ["relay", "--upstream", "127.0.0.1:9"] + flags).result(within: .seconds(30))
+    }
+
     /// Runs a tool (sha256sum, tshark, ip) and returns its standard output.
     static func tool(_ path: String, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> String {
         try await WatchedProcess(URL(fileURLWithPath: path), arguments).result(within: timeout).standardOutput

@@ -259,8 +259,7 @@ extension ShellTests {
     }
 
     @Test func theRelayRefusesPacketOnlyFlagsWithTheReason() async throws {
-        let relay = try await WatchedProcess(ShellHarness.executable, ["relay", "--upstream", "127.0.0.1:9", "--duplicate", "1%"])
-            .result(within: .seconds(30))
+        let relay = try await ShellHarness.relay(["--duplicate", "1%"])
         #expect(relay.status != 0)
         #expect(relay.standardError.contains("--duplicate acts on single packets, which netsim relay never sees"), "\(relay.standardError)")
     }

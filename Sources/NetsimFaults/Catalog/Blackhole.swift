@@ -3,9 +3,13 @@ import NetsimCore
 /// `blackhole`: nothing moves either way and nothing closes; a new connection is accepted but
 /// never connected upstream. What is in flight is held, not lost, and delivered when the fault
 /// lifts (as TCP's retransmissions would deliver it).
+///
+/// On the packet path (`netsim shell`) every packet vanishes both ways: a connect waits out the
+/// kernel's real SYN retries, open connections retransmit until it lifts.
 public struct Blackhole: Fault {
     public static let name = "blackhole"
     public static let scope = FaultScope.connection
+    public static let paths: FaultPaths = [.relay, .packet]
     public static let summary = "connects, then silence both ways until the client times out"
     /// Toxiproxy's `timeout`: no data passes, and the connection closes after `timeout` ms (never if 0).
     public static let toxic: ToxicMapping? = ToxicMapping("timeout", origin: .toxiproxy, attributes: [.init("timeout", .milliseconds)]) {

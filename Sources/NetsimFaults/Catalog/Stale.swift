@@ -4,11 +4,15 @@ import NetsimCore
 /// dead: the client's next bytes are swallowed and answered with RST (default) or FIN, as a
 /// phone whose sockets were closed while locked, or a NAT that forgot the mapping, answers.
 /// Lifting the fault does not revive a stale connection.
+///
+/// On the packet path (`netsim shell`) the host side forgets every connection open when the fault
+/// starts: the client's next segment on one is answered with an RST netsim crafts (RST only).
 public struct Stale: Fault {
     public static let name = "stale"
     public static let syntax = "[=fin|rst]"
     public static let example = "stale=rst"
     public static let scope = FaultScope.connection
+    public static let paths: FaultPaths = [.relay, .packet]
     public static let summary = "open connections look alive; the next write gets EPIPE/ECONNRESET (or EOF with fin)"
     public static let toxic: ToxicMapping? = ToxicMapping("stale", origin: .netsim, attributes: [.init("close", .choice(["rst", "fin"]))]) {
         arguments throws(ToxicMapping.Invalid) in [.now(.stale(arguments.string("close") == "fin" ? .fin : .rst))]

@@ -1,0 +1,34 @@
+import ArgumentParser
+import NetsimCore
+import NetsimFaults
+import NetsimPacket
+
+/// `netsim shell --fault NAME[=ARG][@AT][+FOR] --events FILE`: faults on the shell's timeline
+/// (which starts when the namespace is up), and the log of what they did.
+struct PacketFaultOptions: ParsableArguments {
+    @Option(name: .customLong("fault"), help: ArgumentHelp(
+        "Inject a fault at AT after the start, for FOR (repeatable): \(TimedFault.syntax), NAME one of \(FaultCatalog.packetFaultNames) (udp-block=PORT: one host port only). Example: --fault offline@2s+3s --fault handover@8s",
+        valueName: "fault"), transform: parseTimedFault)
+    var faults: [TimedFault] = []
+
+    @Option(help: ArgumentHelp("Write every event — each fault's start and end, each packet a fault dropped or answered with RST, each DNS query and answer — as a JSON line to FILE, each as it happens. Example: --events shell.jsonl", valueName: "file"))
+    var events: String?
+
+    /// The timeline, checked: a fault with no packet form or a timing it cannot have is a usage error.
+    func schedule() throws -> [ScheduledPacketFault] {
+        try faults.map { timed in
+            do { return try ScheduledPacketFault(timed) } catch { throw ValidationError("--fault \(timed.written): \(error)") }
+        }
+    }
+
+    /// The event log, streaming to --events line by line (a script inside can follow it); none without it.
+    func eventLog() throws -> EventLog? {
+        guard let events else { return nil }
+        if events == "-" {
+            throw ValidationError("--events -: the command's standard output is its own in netsim shell; give a file, e.g. --events faults.jsonl")
+        }
+        return try streamingEventLog(to: events, lineByLine: true)
+    }
+}
+
+func parseTimedFault(_ text: String) throws -> TimedFault { try TimedFault(parsing: text) }
