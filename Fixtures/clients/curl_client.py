@@ -11,15 +11,16 @@ per-thread easy handles hung transfers under driver-check's concurrent requests,
 
 libcurl's defaults are kept: no total timeout (CURLOPT_TIMEOUT 0), a 300 s connect timeout,
 connections idle up to 118 s are reused (CURLOPT_MAXAGE_CONN), no redirects followed, no
-retries of its own beyond one: a request on a reused connection that turns out dead before any
-response byte is resent once on a new connection (lib/transfer.c Curl_retry_request; it cannot
-be switched off). Config maps by the protocol's rules:
+retries of its own but one kind: a request on a reused connection that turns out dead before any
+response byte is resent, whatever its method, on the next connection -- which may be another
+pooled one (lib/transfer.c Curl_retry_request, "Connection died, retrying a fresh connect"; it
+cannot be switched off; lockscreen-post shows a POST sent 3 times). Config maps by the protocol's rules:
 
     timeout          -> CURLOPT_TIMEOUT_MS: libcurl's total timeout for the whole transfer
     connect_timeout  -> CURLOPT_CONNECTTIMEOUT_MS
     pool             -> CURLMOPT_MAXCONNECTS: the size of the multi handle's connection cache
     retries          -> libcurl has no retry count (the CLI's --retry is the tool's, not the
-                        library's): logged; the one resend on a dead reused connection stays
+                        library's): logged; the resend on a dead reused connection stays
 
 The CA: libcurl reads no environment variable for it (the curl tool does), so the client sets
 CURLOPT_CAINFO from CURL_CA_BUNDLE (netsim names its CA there in a TLS scenario), as an
