@@ -16,29 +16,16 @@ local_port comes from the response's network stream (httpcore's `client_addr`); 
 request reports none.
 """
 
-import hashlib
-import json
 import ssl
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import httpcore
 import httpx
 
-_out = threading.Lock()
+from exec_protocol import (exception_chain, hello, log_unknown_settings, logger, new_answer, read_config,
+                           request_body, serve_threaded, set_error, set_response)
 
-
-def log(text):
-    sys.stderr.write(f"httpx_client: {text}\n")
-    sys.stderr.flush()
-
-
-def emit(message):
-    with _out:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
+log = logger("httpx_client")
 
 
 def make_client(config):
@@ -49,26 +36,13 @@ def make_client(config):
     # httpx's default limits (100 connections, 20 kept alive, 5 s keepalive_expiry) but `pool` kept.
     limits = httpx.Limits(max_connections=100, max_keepalive_connections=20 if config.get("pool") is None else int(config["pool"]))
     transport = httpx.HTTPTransport(retries=int(config.get("retries") or 0), limits=limits)
-    unknown = sorted((config.get("settings") or {}).keys())
-    if unknown:
-        log(f"ignoring unknown settings: {unknown}")
+    log_unknown_settings(config, (), log)
     log(f"Client(timeout={timeouts}, limits={limits}, retries={config.get('retries') or 0})")
     return httpx.Client(timeout=timeouts, transport=transport, follow_redirects=False)
 
 
-def _chain(exc):
-    seen, todo = [], [exc]
-    while todo:
-        e = todo.pop(0)
-        if not isinstance(e, BaseException) or any(e is s for s in seen):
-            continue
-        seen.append(e)
-        todo += [e.__cause__, e.__context__] + [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
-    return seen
-
-
 def error_kind(exc):
-    chain = _chain(exc)
+    chain = exception_chain(exc, links=())
 
     def has(*types):
         return any(isinstance(e, types) for e in chain)
@@ -92,59 +66,27 @@ def error_kind(exc):
 
 
 def perform(client, request):
-    answer = {"id": request.get("id"), "status": None, "headers": {}, "body_sha256": None,
-              "body_length": None, "body": None, "error": None, "local_port": None}
-    started = time.monotonic()
+    answer = new_answer(request)
     try:
-        body = request.get("body")
-        response = client.request(request.get("method", "GET"), request["url"],
-                                  headers=request.get("headers") or {},
-                                  content=body.encode("utf-8") if body is not None else None)
-        data = response.content
-        stream = response.extensions.get("network_stream")
-        address = stream.get_extra_info("client_addr") if stream is not None else None
-        answer.update(status=response.status_code,
-                      headers={name.lower(): value for name, value in response.headers.items()},
-                      body_sha256=hashlib.sha256(data).hexdigest(), body_length=len(data),
-                      body=data[:65536].decode("utf-8", errors="replace"),
-                      local_port=address[1] if address else None)
+        with client.stream(request.get("method", "GET"), request["url"],
+                           headers=request.get("headers") or {}, content=request_body(request)) as response:
+            # The port while the connection is open: a server's close after the body ends it.
+            stream = response.extensions.get("network_stream")
+            address = stream.get_extra_info("client_addr") if stream is not None else None
+            answer["local_port"] = address[1] if address else None
+            data = response.read()
+        set_response(answer, response.status_code, response.headers.multi_items(), data)
     except Exception as exc:  # noqa: BLE001 -- every failure becomes an answer
-        try:
-            kind = error_kind(exc)
-        except Exception as bug:  # noqa: BLE001
-            log(f"cannot classify {exc!r}: {bug!r}")
-            kind = "other"
-        answer["error"] = {"kind": kind, "message": f"{type(exc).__name__}: {exc}"}
-        log(f"request {request.get('id')} failed: {kind}: {exc!r}")
-    answer["elapsed"] = round(time.monotonic() - started, 6)
-    emit(answer)
+        set_error(answer, exc, error_kind, log)
+    return answer
 
 
 def main():
-    line = sys.stdin.readline()
-    try:
-        config = json.loads(line) if line.strip() else {}
-    except json.JSONDecodeError:
-        config = {}
-    if config.get("type") != "config":
-        log("first line is not a config: using httpx's defaults")
-        config = {}
+    config = read_config(log)
     client = make_client(config)  # built before hello: start-up is not scenario time
-    workers = ThreadPoolExecutor(max_workers=max(16, int(config.get("pool") or 0)))
-    emit({"type": "hello", "name": "httpx", "version": f"{httpx.__version__} (httpcore {httpcore.__version__})", "protocol": 1})
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError as exc:
-            log(f"not JSON, ignored: {line.strip()!r} ({exc})")
-            continue
-        if message.get("type") == "request":
-            workers.submit(perform, client, message)
-        else:
-            log(f"unexpected line, ignored: {line.strip()!r}")
-    workers.shutdown(wait=True)
+    hello("httpx", f"{httpx.__version__} (httpcore {httpcore.__version__})")
+    serve_threaded(lambda request, received: perform(client, request),
+                   max(16, int(config.get("pool") or 0)), log)
     client.close()
     return 0
 

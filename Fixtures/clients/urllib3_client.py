@@ -21,36 +21,32 @@ carried the last attempt, noted by a connection subclass whenever a connection i
 Logs (including urllib3's retry and pool warnings) go to stderr; stdout carries only protocol lines.
 """
 
-import hashlib
 import http.client
-import json
 import logging
 import sys
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import urllib3
 from urllib3 import connection, connectionpool, exceptions
 
-BODY_TEXT_LIMIT = 65536
-_out_lock = threading.Lock()
+from exec_protocol import (exception_chain, hello, log_unknown_settings, logger, new_answer, read_config,
+                           request_body, serve_threaded, set_error, set_response)
+
+log = logger("urllib3_client")
 _attempt = threading.local()  # .port: local port of the current request's latest attempt
 
 
-def emit(obj):
-    """Writes one protocol line to stdout and flushes it at once."""
-    line = json.dumps(obj, separators=(",", ":"))
-    with _out_lock:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-
-
-def log(message):
-    print(f"urllib3_client: {message}", file=sys.stderr, flush=True)
-
-
 # --- local_port: remember the socket each attempt uses ------------------------------------------
+
+def note_attempt_start():
+    """Forgets the port of this thread's previous request (requests_client uses it too)."""
+    _attempt.port = None
+
+
+def attempt_port():
+    """The local port of this thread's latest attempt, or None."""
+    return getattr(_attempt, "port", None)
+
 
 class _PortNoting:
     """Mixin for urllib3 connections: notes the local port on connect and on every use, so a
@@ -115,9 +111,7 @@ def make_pool_manager(config):
         # As urllib3 does with a plain number, the request timeout also bounds the connect.
         kwargs["timeout"] = urllib3.Timeout(
             connect=connect_timeout if connect_timeout is not None else timeout, read=timeout)
-    unknown = set(settings) - {"block", "backoff_factor", "verify"}
-    if unknown:
-        log(f"ignoring unknown settings: {sorted(unknown)}")
+    log_unknown_settings(config, {"block", "backoff_factor", "verify"}, log)
     manager = urllib3.PoolManager(**kwargs)
     manager.pool_classes_by_scheme = {"http": HTTPConnectionPool, "https": HTTPSConnectionPool}
     log(f"PoolManager({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})")
@@ -126,22 +120,8 @@ def make_pool_manager(config):
 
 # --- errors ----------------------------------------------------------------------------------
 
-def _causes(exc):
-    """The exception, what it wraps (MaxRetryError.reason, ProtocolError args) and its causes."""
-    seen, todo = [], [exc]
-    while todo:
-        e = todo.pop(0)
-        # Only exceptions: ssl.SSLError's `reason` is a string ("CERTIFICATE_VERIFY_FAILED").
-        if not isinstance(e, BaseException) or any(e is s for s in seen):
-            continue
-        seen.append(e)
-        todo += [getattr(e, "reason", None), e.__cause__, e.__context__]
-        todo += [a for a in getattr(e, "args", ()) if isinstance(a, BaseException)]
-    return seen
-
-
 def error_kind(exc):
-    chain = _causes(exc)
+    chain = exception_chain(exc)
 
     def has(*types):
         return any(isinstance(e, types) for e in chain)
@@ -170,71 +150,27 @@ def error_kind(exc):
 # --- requests --------------------------------------------------------------------------------
 
 def perform(manager, request, received):
-    """Runs one request (with urllib3's retries) and prints its answer; `received` is when its
-    line was read, so `elapsed` includes any wait for a free worker."""
-    _attempt.port = None
-    answer = {"id": request.get("id"), "status": None, "headers": {}, "body_sha256": None,
-              "body_length": None, "body": None, "error": None, "local_port": None, "elapsed": None}
+    """Runs one request (with urllib3's retries) and returns its answer."""
+    note_attempt_start()
+    answer = new_answer(request)
     try:
-        body = request.get("body")
-        response = manager.request(
-            request.get("method", "GET"), request["url"], headers=request.get("headers") or {},
-            body=body.encode("utf-8") if body is not None else None)
-        data = response.data
-        answer.update(
-            status=response.status,
-            headers={name.lower(): value for name, value in response.headers.items()},
-            body_sha256=hashlib.sha256(data).hexdigest(),
-            body_length=len(data),
-            body=data[:BODY_TEXT_LIMIT].decode("utf-8", errors="replace"))
+        response = manager.request(request.get("method", "GET"), request["url"],
+                                   headers=request.get("headers") or {}, body=request_body(request))
+        set_response(answer, response.status, response.headers.items(), response.data)
     except Exception as exc:  # noqa: BLE001 -- every failure becomes an answer
-        try:
-            kind = error_kind(exc)
-        except Exception as bug:  # noqa: BLE001 -- a classification bug must not lose the answer
-            log(f"cannot classify {exc!r}: {bug!r}")
-            kind = "other"
-        answer["error"] = {"kind": kind, "message": f"{type(exc).__name__}: {exc}"}
-        log(f"request {request.get('id')} failed: {answer['error']['kind']}: {exc}")
-    answer["local_port"] = getattr(_attempt, "port", None)
-    answer["elapsed"] = round(time.monotonic() - received, 6)
-    emit(answer)
-
-
-def read_config():
-    """The first line is `config` (docs/drivers.md: netsim writes it before it waits for hello)."""
-    line = sys.stdin.readline()
-    try:
-        message = json.loads(line) if line.strip() else {}
-    except json.JSONDecodeError as exc:
-        log(f"first line is not JSON ({exc}): using urllib3's defaults")
-        return {}
-    if message.get("type") != "config":
-        log("first line is not a config: using urllib3's defaults")
-        return {}
-    return message
+        set_error(answer, exc, error_kind, log)
+    answer["local_port"] = attempt_port()
+    return answer
 
 
 def main():
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="urllib3_client: %(name)s: %(message)s")
     # Build the client from config *before* hello: scenario time starts at hello.
-    config = read_config()
+    config = read_config(log)
     manager = make_pool_manager(config)
-    workers = ThreadPoolExecutor(max_workers=max(16, int(config.get("pool") or 0)))
-    emit({"type": "hello", "name": "urllib3", "version": urllib3.__version__, "protocol": 1})
-    for line in sys.stdin:
-        received = time.monotonic()
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError as exc:
-            log(f"not JSON, ignored: {line.strip()!r} ({exc})")
-            continue
-        if message.get("type") == "request":
-            workers.submit(perform, manager, message, received)
-        else:
-            log(f"unexpected line, ignored: {line.strip()!r}")
-    workers.shutdown(wait=True)
+    hello("urllib3", urllib3.__version__)
+    serve_threaded(lambda request, received: perform(manager, request, received),
+                   max(16, int(config.get("pool") or 0)), log)
     return 0
 
 

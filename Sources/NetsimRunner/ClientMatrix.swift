@@ -296,7 +296,9 @@ extension ClientMatrix {
         Retry-After, back-off — failed), `ERROR` (netsim could not run it), or `flaky: A, B` (runs \
         disagreed; each listed outcome is accepted). `exec` is the scenario's exec client, or the \
         reference urllib3 client (Fixtures/clients/urllib3_client.py); `node-fetch` is Node's fetch \
-        (Fixtures/clients/node_fetch_client.mjs), `httpx` is httpx (Fixtures/clients/httpx_client.py).
+        (Fixtures/clients/node_fetch_client.mjs); `httpx`, `requests`, `aiohttp`, `curl` (libcurl \
+        through pycurl), `go` (net/http) and `okhttp` are those libraries through \
+        Fixtures/clients/NAME_client.* (docs/clients.md).
 
         \(renderMarkdownTable())
 

@@ -177,6 +177,11 @@ public enum DriverFactory {
     public static let adapters: [(name: String, command: [String])] = [
         ("node-fetch", ["node", "Fixtures/clients/node_fetch_client.mjs"]),
         ("httpx", ["python3", "Fixtures/clients/httpx_client.py"]),
+        ("requests", ["python3", "Fixtures/clients/requests_client.py"]),
+        ("aiohttp", ["python3", "Fixtures/clients/aiohttp_client.py"]),
+        ("curl", ["python3", "Fixtures/clients/curl_client.py"]),
+        ("go", ["Fixtures/clients/go_client.sh"]),
+        ("okhttp", ["Fixtures/clients/okhttp_client.sh"]),
     ]
 
     /// The exec client used when a scenario names another driver but `--client exec` (or

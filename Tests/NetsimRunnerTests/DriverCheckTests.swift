@@ -44,6 +44,21 @@ struct DriverCheckTests {
         #expect(findings["local_port"]?.first?.verdict == .warn)
     }
 
+    /// Every library named for `--client` has its client in the repository, under its name, and
+    /// is in `--client all` (ci/test runs driver-check on each; the matrix has a column for each).
+    @Test func everyBuiltInLibraryClientIsBundled() {
+        let names = DriverFactory.adapters.map(\.name)
+        #expect(names == ["node-fetch", "httpx", "requests", "aiohttp", "curl", "go", "okhttp"])
+        for adapter in DriverFactory.adapters {
+            #expect(DriverFactory.available.contains(adapter.name))
+            let paths = adapter.command.filter { $0.contains("/") }
+            #expect(paths.count == 1, "\(adapter.name): \(adapter.command)")
+            for path in paths {
+                #expect(FileManager.default.fileExists(atPath: repositoryRoot + "/" + path), "\(adapter.name): \(path) is missing")
+            }
+        }
+    }
+
     @Test func aBrokenClientIsToldEachMistake() async {
         let findings = await Self.check("broken_client.py")
         func verdict(_ check: String) -> DriverCheck.Finding.Verdict? { findings[check]?.first?.verdict }
