@@ -18,6 +18,11 @@ struct SplicePath {
     var held: [[ConnectionAction<ByteBuffer>]] = [[], []]
     /// Why splicing was refused for this connection (it stays on the copy path).
     var refusal: SpliceError?
+    /// Closes and the connection's end, held until both pipes have drained: the machine closes a
+    /// leg once it has seen both directions end, but bytes it counts as sent may still be in a pipe.
+    var heldUntilDrained: [ConnectionAction<ByteBuffer>] = []
+    /// A leg closed: the path ends once the other leg has had the bytes in its pipe.
+    var endWhenDrained = false
     /// Writes NIO has been given on this connection: entering waits for a barrier no write followed.
     var nioWrites = 0
 }
@@ -54,7 +59,11 @@ extension ConnectionPair {
         guard let forwarder = splicePath.forwarder else { return false }
         let leg: Leg
         switch action {
-        case .write(let to, _), .flush(let to), .shutdownOutput(let to), .close(let to): leg = to
+        case .write(let to, _), .flush(let to), .shutdownOutput(let to): leg = to
+        case .close, .finished:
+            guard !forwarder.isDrained || !splicePath.heldUntilDrained.isEmpty || splicePath.held.contains(where: { !$0.isEmpty }) else { return false }
+            splicePath.heldUntilDrained.append(action)
+            return true
         default: return false
         }
         let index = leg == .upstream ? 0 : 1
@@ -161,7 +170,9 @@ extension ConnectionPair {
                 if splicePath.forwarder === forwarder { afterPass(forwarder.pump()) }
             }
         }
-        if let refused = pass.refused, splicePath.refusal == nil {
+        if !splicePath.heldUntilDrained.isEmpty || splicePath.endWhenDrained, forwarder.isDrained, !splicePath.held.contains(where: { !$0.isEmpty }) {
+            endSplicing()
+        } else if let refused = pass.refused, splicePath.refusal == nil {
             splicePath.refusal = refused
             leaveSplice()
         } else if splicePath.state == .leaving, forwarder.isDrained {
@@ -189,12 +200,25 @@ extension ConnectionPair {
         splicePath.forwarder?.close()
         splicePath.forwarder = nil
         releaseHeld(all: true)
+        let last = splicePath.heldUntilDrained
+        splicePath.heldUntilDrained = []
+        for action in last { execute(action) }
         splicePath.state = splicePath.refusal == nil ? .copy : .refused
         setSpliceHolds(false)
         logPath(splicePath.refusal.map { "copy: splice refused (\($0))" } ?? "copy")
     }
 
-    /// A leg closed or reset: the splice path ends at once (a reset discards what was in flight;
+    /// A leg's channel closed: bytes bound for the other leg may still be in a pipe; the path
+    /// ends once they are delivered (at once if none are).
+    func legClosed() {
+        guard let forwarder = splicePath.forwarder, !forwarder.isDrained || splicePath.held.contains(where: { !$0.isEmpty }) else {
+            return endSplicing()
+        }
+        forwarder.reading = false
+        splicePath.endWhenDrained = true
+    }
+
+    /// The connection resets or ends: the splice path ends at once (a reset discards what was in flight;
     /// anything held is carried out, so a FIN or close waiting behind the pipe is not lost).
     func endSplicing() {
         guard let forwarder = splicePath.forwarder else {
@@ -203,7 +227,11 @@ extension ConnectionPair {
         }
         forwarder.close()
         splicePath.forwarder = nil
+        splicePath.endWhenDrained = false
         splicePath.state = splicePath.refusal == nil ? .copy : .refused
         releaseHeld(all: true)
+        let last = splicePath.heldUntilDrained
+        splicePath.heldUntilDrained = []
+        for action in last { execute(action) }
     }
 }

@@ -145,7 +145,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     }
 
     func legInactive(_ leg: Leg) {
-        endSplicing()
+        legClosed()
         let now = self.now
         run { $0.legInactive(leg, now: now) }
     }
