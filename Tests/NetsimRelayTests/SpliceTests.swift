@@ -1,0 +1,159 @@
+import Crypto
+import Foundation
+import NetsimCore
+import NetsimLink
+import NetsimLoopback
+@testable import NetsimRelay
+import Testing
+
+/// The zero-copy path (`RelayConfiguration.splice`): bytes intact across switches between the
+/// splice and copy paths, FIN and RST passed on, nothing leaked.
+@Suite("Splice path", .serialized)
+struct SpliceTests {
+    /// The `path` events of the log, in order.
+    static func paths(_ relay: Relay) -> [String] {
+        relay.eventLog.events.compactMap { if case .path(let path) = $0.kind { path } else { nil } }
+    }
+
+    /// A link that shapes (so the connection must leave the splice path) without slowing much.
+    static let shaped: LinkConfiguration = {
+        var link = LinkConfiguration.unimpaired
+        link.up.latency = .milliseconds(1)
+        link.down.latency = .milliseconds(1)
+        return link
+    }()
+
+    @Test func seededSwitchingDuringATransferLosesDuplicatesAndReordersNothing() async throws {
+        let blocks = 24
+        let upPattern = PatternStream(seed: 11)
+        let downPattern = PatternStream(seed: 12)
+        let upstreamSent = ResultBox<SHA256Digest>()
+        let upstreamReceived = ResultBox<(digest: SHA256Digest, count: Int)>()
+        let server = try LoopbackServer { socket in
+            Thread { upstreamSent.value = try? downPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
+            if let (digest, count) = try? PatternStream.receive(on: socket) { upstreamReceived.value = (digest, count) }
+            _ = try? upstreamSent.wait()
+        }
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, splice: true) { relay, endpoint in
+            // Seeded switching: a model, then a fault, each applied and lifted at seeded moments.
+            let switcher = Task {
+                var random = SeededRandom(seed: 7)
+                for round in 0..<12 {
+                    try await Task.sleep(for: .milliseconds(5 + Int(random.next() % 30)))
+                    if round % 2 == 0 {
+                        await relay.setLink(Self.shaped)
+                        try await Task.sleep(for: .milliseconds(5 + Int(random.next() % 20)))
+                        await relay.setLink(.unimpaired)
+                    } else {
+                        let fault = try await relay.addFault(FaultRule(.slowClose(.milliseconds(1))))
+                        try await Task.sleep(for: .milliseconds(5 + Int(random.next() % 20)))
+                        await relay.removeFault(fault)
+                    }
+                }
+            }
+            let (clientSent, clientReceived, receivedCount) = try await offload { () -> (SHA256Digest, SHA256Digest, Int) in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                let sent = ResultBox<SHA256Digest>()
+                Thread { sent.value = try? upPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
+                let (digest, count) = try PatternStream.receive(on: socket)
+                return (try sent.wait(), digest, count)
+            }
+            _ = try? await switcher.value
+            let upstream = try upstreamReceived.wait()
+            #expect(receivedCount == blocks * PatternStream.blockSize)
+            #expect(upstream.count == blocks * PatternStream.blockSize)
+            #expect(clientReceived == (try upstreamSent.wait()), "server → client bytes intact and in order")
+            #expect(upstream.digest == clientSent, "client → server bytes intact and in order")
+            let paths = Self.paths(relay)
+            #expect(paths.first == "splice", "\(paths)")
+            #expect(paths.contains("copy"), "the model moved the connection to the copy path: \(paths)")
+        }
+    }
+
+    @Test(arguments: [Side.client, Side.upstream])
+    func finIsPassedOnAfterTheBytesAheadOfIt(first: Side) async throws {
+        let payload = Array(PatternStream(seed: 5).block(1)[0..<(768 << 10)])
+        let server = try LoopbackServer { socket in
+            if first == .upstream {
+                try? socket.send(payload)
+                socket.shutdownWrite()
+                _ = try? socket.receiveToEnd()
+            } else {
+                let request = (try? socket.receiveToEnd()) ?? []
+                try? socket.send(Array("got \(request.count)".utf8))
+                socket.shutdownWrite()
+            }
+        }
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, splice: true) { relay, endpoint in
+            let reply = try await offload { () -> [UInt8] in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                if first == .client {
+                    try socket.send(payload)
+                    socket.shutdownWrite()
+                    return try socket.receiveToEnd(timeout: .seconds(10))
+                }
+                let got = try socket.receiveToEnd(timeout: .seconds(10))
+                socket.shutdownWrite()
+                return got
+            }
+            #expect(reply == (first == .client ? Array("got \(payload.count)".utf8) : payload))
+            let closed = await relay.eventLog.waitFor(timeout: .seconds(5)) { $0.isClosed }
+            if case .closed(_, let how, _, _)? = closed?.kind { #expect(how == .fin) } else { Issue.record("no closed event") }
+            #expect(Self.paths(relay).first == "splice")
+        }
+    }
+
+    @Test func resetIsPassedOn() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint, splice: true) { relay, endpoint in
+            let socket = try await offload { () -> BlockingSocket in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                try socket.send(Array(repeating: 7, count: 64 << 10))
+                _ = try socket.receive(timeout: .seconds(5))  // echoed: the connection is through
+                return socket
+            }
+            #expect(await relay.eventLog.waitFor(timeout: .seconds(5)) { if case .path("splice") = $0.kind { true } else { false } } != nil)
+            socket.reset()
+            #expect(await server.wait { $0.first?.ending == .reset }, "the RST reached upstream")
+        }
+    }
+
+    @Test func thousandsOfConnectionsLeakNoDescriptors() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+        try await withRelay(upstream: server.endpoint, splice: true) { relay, endpoint in
+            let count = 1000
+            let before = openDescriptors(), pipesBefore = SplicePipePool.shared.outstanding
+            let deadline = ContinuousClock.now + .seconds(60)
+            let done = try await offload { () -> Int in
+                var done = 0
+                for _ in 0..<count where ContinuousClock.now < deadline {
+                    let socket = try BlockingSocket.connect(to: endpoint)
+                    try socket.send(Array("ping".utf8))
+                    _ = try socket.receive(timeout: .seconds(5))
+                    socket.shutdownWrite()
+                    _ = try socket.receiveToEnd(timeout: .seconds(5))
+                    socket.close()
+                    done += 1
+                }
+                return done
+            }
+            #expect(done >= 500, "only \(done) connections in 60 s")
+            // The last connections finish on the relay's loops just after the client saw EOF.
+            for _ in 0..<100 where relay.openConnectionCount > 0 { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(relay.openConnectionCount == 0)
+            let spliced = Self.paths(relay).filter { $0 == "splice" }.count
+            #expect(spliced > done / 2, "most connections took the splice path (\(spliced) of \(done))")
+            #expect(SpliceForwarder.openCount == 0, "every forwarder closed its duplicates")
+            #expect(SplicePipePool.shared.outstanding == pipesBefore, "every pipe came back to the pool")
+            #expect(SplicePipePool.shared.idleCount <= SplicePipePool.shared.maximumIdle)
+            // The pool keeps at most 16 idle pipes (32 descriptors); other suites running in
+            // parallel open descriptors too, hence the margin.
+            #expect(openDescriptors() - before <= 32 + 64, "descriptors before \(before), after \(openDescriptors())")
+        }
+    }
+}
