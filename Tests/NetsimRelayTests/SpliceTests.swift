@@ -27,15 +27,9 @@ struct SpliceTests {
         let blocks = 24
         let upPattern = PatternStream(seed: 11)
         let downPattern = PatternStream(seed: 12)
-        let upstreamSent = ResultBox<SHA256Digest>()
-        let upstreamReceived = ResultBox<(digest: SHA256Digest, count: Int)>()
-        let server = try LoopbackServer { socket in
-            Thread { upstreamSent.value = try? downPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
-            if let (digest, count) = try? PatternStream.receive(on: socket) { upstreamReceived.value = (digest, count) }
-            _ = try? upstreamSent.wait()
-        }
-        defer { server.stop() }
-        try await withRelay(upstream: server.endpoint, splice: true) { relay, endpoint in
+        let upstream = try PatternServer(blocks: blocks, down: downPattern)
+        defer { upstream.stop() }
+        try await withRelay(upstream: upstream.endpoint, splice: true) { relay, endpoint in
             // Seeded switching: a model, then a fault, each applied and lifted at seeded moments.
             let switcher = Task {
                 var random = SeededRandom(seed: 7)
@@ -52,19 +46,13 @@ struct SpliceTests {
                     }
                 }
             }
-            let (clientSent, clientReceived, receivedCount) = try await offload { () -> (SHA256Digest, SHA256Digest, Int) in
-                let socket = try BlockingSocket.connect(to: endpoint)
-                let sent = ResultBox<SHA256Digest>()
-                Thread { sent.value = try? upPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
-                let (digest, count) = try PatternStream.receive(on: socket)
-                return (try sent.wait(), digest, count)
-            }
+            let client = try await PatternServer.exchange(blocks, of: upPattern, through: endpoint)
             _ = try? await switcher.value
-            let upstream = try upstreamReceived.wait()
-            #expect(receivedCount == blocks * PatternStream.blockSize)
-            #expect(upstream.count == blocks * PatternStream.blockSize)
-            #expect(clientReceived == (try upstreamSent.wait()), "server → client bytes intact and in order")
-            #expect(upstream.digest == clientSent, "client → server bytes intact and in order")
+            let received = try upstream.received.wait()
+            #expect(client.count == blocks * PatternStream.blockSize)
+            #expect(received.count == blocks * PatternStream.blockSize)
+            #expect(client.received == (try upstream.sent.wait()), "server → client bytes intact and in order")
+            #expect(received.digest == client.sent, "client → server bytes intact and in order")
             let paths = Self.paths(relay)
             #expect(paths.first == "splice", "\(paths)")
             #expect(paths.contains("copy"), "the model moved the connection to the copy path: \(paths)")

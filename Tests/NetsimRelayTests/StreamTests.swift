@@ -6,49 +6,6 @@ import NetsimLoopback
 import NetsimRelay
 import Testing
 
-/// A reproducible byte stream: 1 MiB blocks of seeded noise, each stamped with its index, so a
-/// reordered, dropped or repeated block changes the digest.
-struct PatternStream {
-    static let blockSize = 1 << 20
-    let block: [UInt8]
-
-    init(seed: UInt64) {
-        var random = SeededRandom(seed: seed)
-        block = (0..<Self.blockSize).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-    }
-
-    func block(_ index: Int) -> [UInt8] {
-        var b = block
-        withUnsafeBytes(of: UInt64(index).littleEndian) { for i in 0..<8 { b[i] = $0[i] } }
-        return b
-    }
-
-    /// Sends `blocks` blocks and returns the SHA-256 of what was sent.
-    func send(_ blocks: Int, on socket: BlockingSocket) throws -> SHA256Digest {
-        var hash = SHA256()
-        for index in 0..<blocks {
-            let b = block(index)
-            hash.update(data: b)
-            try b.withUnsafeBytes { try socket.send(raw: $0) }
-        }
-        return hash.finalize()
-    }
-
-    /// Reads to EOF and returns the SHA-256 and byte count of what arrived.
-    static func receive(on socket: BlockingSocket) throws -> (SHA256Digest, Int) {
-        var hash = SHA256()
-        var total = 0
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 8)
-        defer { buffer.deallocate() }
-        while true {
-            let n = try socket.receive(into: buffer, timeout: .seconds(30))
-            if n == 0 { return (hash.finalize(), total) }
-            hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            total += n
-        }
-    }
-}
-
 @Suite("Byte stream through the relay")
 struct StreamTests {
     @Test func twoHundredFiftySixMebibytesEachWayArriveIntactAndInOrder() async throws {
@@ -56,33 +13,21 @@ struct StreamTests {
         let upPattern = PatternStream(seed: 1)
         let downPattern = PatternStream(seed: 2)
         // Upstream: send 256 MiB down while hashing what comes up.
-        let upstreamSent = ResultBox<SHA256Digest>()
-        let upstreamReceived = ResultBox<(digest: SHA256Digest, count: Int)>()
-        let server = try LoopbackServer { socket in
-            Thread { upstreamSent.value = try? downPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
-            if let (digest, count) = try? PatternStream.receive(on: socket) { upstreamReceived.value = (digest, count) }
-            _ = try? upstreamSent.wait()  // the sender thread uses the socket: outlive it
-        }
-        defer { server.stop() }
+        let upstream = try PatternServer(blocks: blocks, down: downPattern)
+        defer { upstream.stop() }
         var link = LinkConfiguration.unimpaired
         for direction in Direction.allCases {
             link[direction] = DirectionLink(
                 latency: .milliseconds(2), jitter: .milliseconds(1), distribution: .normal,
                 bandwidth: .gbit(8), sliceSize: 64 * 1024)
         }
-        try await withRelay(upstream: server.endpoint, link: link) { relay, endpoint in
-            let (clientSent, clientReceived, receivedCount) = try await offload { () -> (SHA256Digest, SHA256Digest, Int) in
-                let socket = try BlockingSocket.connect(to: endpoint)
-                let sent = ResultBox<SHA256Digest>()
-                Thread { sent.value = try? upPattern.send(blocks, on: socket); socket.shutdownWrite() }.start()
-                let (digest, count) = try PatternStream.receive(on: socket)
-                return (try sent.wait(), digest, count)
-            }
-            let upstream = try upstreamReceived.wait()
-            #expect(receivedCount == blocks * PatternStream.blockSize)
-            #expect(upstream.count == blocks * PatternStream.blockSize)
-            #expect(clientReceived == (try upstreamSent.wait()), "server → client bytes intact and in order")
-            #expect(upstream.digest == clientSent, "client → server bytes intact and in order")
+        try await withRelay(upstream: upstream.endpoint, link: link) { relay, endpoint in
+            let client = try await PatternServer.exchange(blocks, of: upPattern, through: endpoint)
+            let received = try upstream.received.wait()
+            #expect(client.count == blocks * PatternStream.blockSize)
+            #expect(received.count == blocks * PatternStream.blockSize)
+            #expect(client.received == (try upstream.sent.wait()), "server → client bytes intact and in order")
+            #expect(received.digest == client.sent, "client → server bytes intact and in order")
             let closed = await relay.eventLog.waitFor(timeout: .seconds(5)) { $0.isClosed }
             // Both sides half-close at about the same time: either FIN may be first.
             if case .closed(_, let how, let up, let down)? = closed?.kind {
