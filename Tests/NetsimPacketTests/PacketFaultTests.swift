@@ -71,19 +71,19 @@ struct PacketFaultTests {
     /// take longer than the fault's start, and the client, which must do its first step before
     /// the fault, reports `late=True`. Such a run proves nothing either way, so it is run again
     /// with every time three times longer (scale 3), once.
-    static func run(_ flags: (Double) -> [String], client: String, servers: (String) throws -> ([Int], stop: () -> Void)) async throws -> Run {
+    static func run(_ flags: (Double) -> [String], client: String, servers: (String) async throws -> ([Int], stop: () -> Void)) async throws -> Run {
         let first = try await runOnce(flags(1), client: client, servers: servers)
         guard first["late"] == "True" else { return first }
         return try await runOnce(flags(3), client: client, servers: servers)
     }
 
-    private static func runOnce(_ flags: [String], client: String, servers: (String) throws -> ([Int], stop: () -> Void)) async throws -> Run {
+    private static func runOnce(_ flags: [String], client: String, servers: (String) async throws -> ([Int], stop: () -> Void)) async throws -> Run {
         let script = ShellHarness.temporaryPath("client.py")
         let eventsPath = ShellHarness.temporaryPath("events.jsonl")
         defer { for path in [script, eventsPath] { try? FileManager.default.removeItem(atPath: path) } }
         try (prelude + client).write(toFile: script, atomically: true, encoding: .utf8)
         let (process, host) = try await ShellHarness.start(flags + ["--events", eventsPath], script: "python3 \(script) \(eventsPath) $port")
-        let (ports, stop) = try servers(host)
+        let (ports, stop) = try await servers(host)
         defer { stop() }
         try process.write(ports.map(String.init).joined(separator: " ") + "\n")
         let result = try await process.result(within: .seconds(40))
@@ -214,7 +214,7 @@ struct PacketFaultTests {
             + "\nwhile True:\n    data, peer = s.recvfrom(100); s.sendto(data, peer)"
         let run = try await Self.run({ ["--fault", "udp-block+\(2 * $0)s"] }, client: client) { host in
             let udp = try WatchedProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", udpEcho, host])
-            let port = try #require(Self.firstLine(of: udp), "the UDP echo server did not start: \(udp.text(.error))")
+            let port = try #require(Int(try await udp.line(.output, within: .seconds(5)) { Int($0) != nil }))
             let (tcp, stop) = try Self.echo(host)
             return ([port] + tcp, { stop(); udp.terminate() })
         }
@@ -223,15 +223,6 @@ struct PacketFaultTests {
         #expect(run["udp"] == "ping", "\(run.values)")
         #expect(Int(run["udp_lost"] ?? "") ?? 0 >= 1, "\(run.values)")
         #expect(!run.events("dropped", fault: "udp-block").isEmpty)
-    }
-
-    /// The port a server process prints first (within 5 s).
-    static func firstLine(of process: WatchedProcess) -> Int? {
-        for _ in 0..<500 {
-            if let port = Int(process.text(.output).split(separator: "\n").first ?? "") { return port }
-            usleep(10_000)
-        }
-        return nil
     }
 
     @Test func staleAnswersAKeptAliveConnectionsNextRequestWithRSTAndNewConnectionsWork() async throws {
