@@ -35,8 +35,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     /// While a stand-in acts: the client's requests, parsed to be answered by the relay.
     private var requests: HTTPStreamDecoder<HTTPServerRequestPart>?
     var requestHead: HTTPRequestHead?
-    /// The zero-copy path's state (ConnectionPair+Splice.swift).
-    var splicePath = SplicePath()
 
     /// The stand-in's request parser, made on first use (a stand-in applied mid-connection
     /// parses from its next bytes).
@@ -85,7 +83,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         machine.actions.removeAll(keepingCapacity: true)
         bypass = (machine.canBypass(from: .client), machine.canBypass(from: .upstream))
         draining = false
-        updatePath()
     }
 
     // MARK: Socket events → machine
@@ -106,7 +103,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         if leg == .client ? bypass.client : bypass.upstream, let destination = handler(leg.other) {
             // The fast path: no fault, no model, nothing queued (the machine said so).
             if let tap { tap.sent(id, leg: destination.leg.side, buffer, at: now) }
-            if !holdsBack(.write(destination.leg, buffer)) { nioWrite(buffer, to: destination) }
+            destination.write(buffer)
             if leg == .client { direct.client += buffer.readableBytes } else { direct.upstream += buffer.readableBytes }
             return
         }
@@ -146,7 +143,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     }
 
     func legInactive(_ leg: Leg) {
-        legClosed()
         let now = self.now
         run { $0.legInactive(leg, now: now) }
     }
@@ -155,22 +151,18 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     private func handler(_ leg: Leg) -> LegHandler? { leg == .client ? client : upstream }
 
-    /// Carries out one action (held instead while bytes ahead of it are still in a splice pipe).
-    func execute(_ action: ConnectionAction<ByteBuffer>) {
-        if holdsBack(action) { return }
+    private func execute(_ action: ConnectionAction<ByteBuffer>) {
         switch action {
         case .write(let leg, let buffer):
             tap?.sent(id, leg: leg.side, buffer, at: now)
-            if let handler = handler(leg) { nioWrite(buffer, to: handler) }
+            handler(leg)?.write(buffer)
         case .flush(let leg):
             handler(leg)?.flush()
         case .shutdownOutput(let leg):
             handler(leg)?.shutdownOutput()
         case .reset(let leg):
-            endSplicing()
             handler(leg)?.reset()
         case .close(let leg):
-            endSplicing()
             handler(leg)?.close()
         case .setReads(let leg, let allowed):
             handler(leg)?.setReadsAllowed(allowed)
@@ -206,7 +198,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         case .observeEnded(let direction):
             http?.ended(direction)
         case .finished:
-            endSplicing()
             for timer in timers.values { timer.cancel() }
             timers.removeAll()
             for task in tasks { task.cancel() }

@@ -1,6 +1,5 @@
 import NIOCore
 import NIOPosix
-import NIOSSL
 import NetsimCore
 import NetsimFaults
 
@@ -23,8 +22,6 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     private var context: ChannelHandlerContext?
     private var readPending = false
     private var readsAllowed = false
-    /// Held by the splice path: while it moves this socket's bytes, NIO must not read them.
-    private var spliceHolds = false
     private(set) var isActive = false
     private(set) var outputClosed = false
     /// The relay closed or reset this leg itself (as opposed to the peer closing it).
@@ -83,7 +80,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     // MARK: Read gating
 
     func read(context: ChannelHandlerContext) {
-        if readsAllowed, !spliceHolds {
+        if readsAllowed {
             context.read()
         } else {
             readPending = true
@@ -94,36 +91,10 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     func setReadsAllowed(_ allowed: Bool) {
         guard allowed != readsAllowed else { return }
         readsAllowed = allowed
-        issuePendingRead()
-    }
-
-    /// Holds NIO's reads back while the splice path reads this socket (or lets them go again).
-    func setSpliceHolds(_ holds: Bool) {
-        guard holds != spliceHolds else { return }
-        spliceHolds = holds
-        issuePendingRead()
-    }
-
-    private func issuePendingRead() {
-        if readsAllowed, !spliceHolds, readPending, let context {
+        if allowed, readPending, let context {
             readPending = false
             context.read()
         }
-    }
-
-    /// The socket's descriptor, borrowed for `body` — nil if the channel has none (not a socket,
-    /// closed) or its bytes are not the socket's bytes (the relay's own TLS runs on it). Never close it.
-    func withDescriptor<Result>(_ body: (Int32) -> Result) -> Result? {
-        guard let context, (try? context.pipeline.syncOperations.handler(type: NIOSSLHandler.self)) == nil else { return nil }
-        return try? context.channel.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { body($0) }
-    }
-
-    /// Succeeds once every write made before it has gone to the socket.
-    func writesDone() -> EventLoopFuture<Void>? {
-        guard let context else { return nil }
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
-        return promise.futureResult
     }
 
     // MARK: Actions the pair asks for
@@ -153,9 +124,11 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// then it escalates to a full close and would drop them. An empty write completes after
     /// all writes ahead of it, so the FIN is sent from its completion.
     func shutdownOutput() {
-        guard !outputClosed, let done = writesDone() else { return }
+        guard let context, !outputClosed else { return }
         outputClosed = true
-        done.whenComplete { [weak self] _ in
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
+        promise.futureResult.whenComplete { [weak self] _ in
             guard let self, let context = self.context else { return }
             self.pair?.tapEnded(self.leg, .fin)
             context.close(mode: .output, promise: nil)

@@ -38,11 +38,6 @@ public struct RelayConfiguration: Sendable {
     /// per event loop, nothing without delayed bytes). On by default; off only to measure what it
     /// buys (`netsim bench --only latency` runs both).
     public var preciseRelease: Bool
-    /// Forward connections that nothing impairs or observes with splice(2), socket → pipe →
-    /// socket, without copying their bytes through the relay; a connection moves to the copy
-    /// path the moment a model, fault, tap or HTTP observation applies, and back when lifted
-    /// (each switch is a `path` event). Linux only; off by default (opt-in while it proves itself).
-    public var splice: Bool
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -56,10 +51,8 @@ public struct RelayConfiguration: Sendable {
         tls: TLSInterception? = nil,
         authority: CertificateAuthority? = nil,
         delays: (any DelayObserver)? = nil,
-        preciseRelease: Bool = true,
-        splice: Bool = false
+        preciseRelease: Bool = true
     ) {
-        self.splice = splice
         self.tls = tls
         self.authority = authority
         self.listen = listen

@@ -18,28 +18,21 @@ enum ThroughputBench {
         let relay = Relay(
             configuration: RelayConfiguration(upstream: Endpoint(host: "127.0.0.1", port: sink.port)),
             eventLog: EventLog(retention: 0))
-        let spliced = Relay(
-            configuration: RelayConfiguration(upstream: Endpoint(host: "127.0.0.1", port: sink.port), splice: true),
-            eventLog: EventLog(retention: 0))
-        let relayPort: Int, splicePort: Int
+        let relayPort: Int
         do {
             relayPort = try await relay.start().port
-            splicePort = try await spliced.start().port
         } catch {
             await relay.stop()
-            await spliced.stop()
             throw error
         }
         let socat = ProcFS.findOnPath("socat")
-        var direct = StreamResult(), relayed = StreamResult(), viaSocat = StreamResult(), viaSplice = StreamResult()
+        var direct = StreamResult(), relayed = StreamResult(), viaSocat = StreamResult()
         do {
             // Warm up: the relay's allocators and the kernel's socket buffers.
             _ = try await offload { try stream(port: relayPort, tally: tally, seconds: 0.3) }
-            _ = try await offload { try stream(port: splicePort, tally: tally, seconds: 0.3) }
             for _ in 0..<rounds {
                 direct.keepBest(try await offload { try stream(port: sink.port, tally: tally, seconds: seconds) })
                 relayed.keepBest(try await offload { try stream(port: relayPort, tally: tally, seconds: seconds) })
-                viaSplice.keepBest(try await offload { try stream(port: splicePort, tally: tally, seconds: seconds) })
                 if let socat {
                     viaSocat.keepBest(try await offload {
                         try socatStream(socat, sinkPort: sink.port, tally: tally, seconds: seconds)
@@ -48,11 +41,9 @@ enum ThroughputBench {
             }
         } catch {
             await relay.stop()
-            await spliced.stop()
             throw error
         }
         await relay.stop()
-        await spliced.stop()
 
         let ratio = relayed.bitsPerSecond / direct.bitsPerSecond
         var section = BenchSection()
@@ -63,12 +54,6 @@ enum ThroughputBench {
             result: "\(Format.fixed(ratio, 2))× direct: \(relayed.summary)",
             target: "≥ 0.85× direct",
             verdict: Verdict.atLeast(ratio, 0.85) { Format.fixed($0, 2) + "×" }))
-        let spliceRatio = viaSplice.bitsPerSecond / direct.bitsPerSecond
-        section.rows.append(BenchRow(
-            measurement: "throughput, 1 stream, through the relay (unimpaired, --splice)",
-            result: "\(Format.fixed(spliceRatio, 2))× direct: \(viaSplice.summary)",
-            target: "≥ 0.85× direct",
-            verdict: Verdict.atLeast(spliceRatio, 0.85) { Format.fixed($0, 2) + "×" }))
         if socat != nil {
             section.rows.append(.info(
                 "throughput, 1 stream, through socat -b 131072",
