@@ -171,6 +171,11 @@ final class StartedParts: @unchecked Sendable {
 public enum DriverFactory {
     public static let available = ["exec", "urlsession", "async-http-client", "naive", "resilient"] + adapters.map(\.name)
 
+    /// Every name `--client` takes: the drivers, and `urllib3` — the reference client by its
+    /// library's name, whatever exec client the scenario names. Not a column of `all`: there the
+    /// `exec` column runs it already.
+    public static let names = available + ["urllib3"]
+
     /// Real libraries driven through the exec protocol by a bundled client (Fixtures/clients/,
     /// docs/drivers.md), each a `--client` name and a matrix column; `ci/setup` installs what
     /// they need. Their relative paths resolve as a scenario's `command:` does.
@@ -191,7 +196,7 @@ public enum DriverFactory {
     /// - Parameter caFile: the CA the client is given to trust (a TLS scenario); nil in plaintext.
     static func make(_ name: String, scenario: Scenario, options: RunOptions, caFile: String? = nil) throws -> any ClientDriver {
         // No built-in driver speaks h2c (an exec client may: curl --http2-prior-knowledge).
-        if scenario.clientsMustSpeakH2C, name != "exec", available.contains(name) {
+        if scenario.clientsMustSpeakH2C, name != "exec", names.contains(name) {
             throw RunnerError.invalid("\(scenario.file): the upstream speaks h2 without TLS (h2c, prior knowledge) and the \(name) client cannot; "
                 + "hint: add 'tls: true' to the upstream (h2 by ALPN), list http/1.1, or run an exec client that speaks h2c")
         }
@@ -211,6 +216,10 @@ public enum DriverFactory {
             }
             return try ExecDriver(command: command, client: scenario.client, workingDirectory: directory,
                                   environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
+        case "urllib3":
+            let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory).resolve(referenceExecCommand)
+            return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory,
+                                  environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
         case let adapter where adapters.contains { $0.name == adapter }:
             let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
                 .resolve(adapters.first { $0.name == adapter }!.command)
@@ -226,7 +235,7 @@ public enum DriverFactory {
         case "resilient":
             return ResilientDriver(client: scenario.client, seed: options.seed ?? scenario.seed, trusting: caFile)
         default:
-            throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(available.joined(separator: ", "))")
+            throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(names.joined(separator: ", "))")
         }
     }
 }

@@ -32,10 +32,10 @@ struct ClientChoice: Equatable {
                 DriverFactory.available.forEach { add(ClientChoice(driver: $0, exec: $0 == "exec" ? own : nil)) }
             } else if item.hasPrefix("exec:") {
                 add(try custom(String(item.dropFirst(5)), directory: execDirectory))
-            } else if DriverFactory.available.contains(item) {
+            } else if DriverFactory.names.contains(item) {
                 add(ClientChoice(driver: item, exec: item == "exec" ? own : nil))
             } else {
-                throw ValidationError("'\(item)' is not a driver; use one of \(DriverFactory.available.joined(separator: ", ")), all, or exec:NAME=COMMAND, several comma-separated (e.g. --client all,exec:my-fetch='node fetch.mjs')")
+                throw ValidationError("'\(item)' is not a driver; use one of \(DriverFactory.names.joined(separator: ", ")), all, or exec:NAME=COMMAND, several comma-separated (e.g. --client all,exec:my-fetch='node fetch.mjs')")
             }
         }
         if choices.isEmpty { throw ValidationError("--client needs a driver") }
@@ -52,7 +52,7 @@ struct ClientChoice: Equatable {
         guard !name.isEmpty, name.allSatisfy(allowed.contains) else {
             throw ValidationError("--client exec:\(text): the NAME before '=' must be letters, digits, '.', '_' or '-' (it names the matrix column)")
         }
-        guard !DriverFactory.available.contains(name), name != "all", name != "client" else {
+        guard !DriverFactory.names.contains(name), name != "all", name != "client" else {
             throw ValidationError("--client exec:\(text): '\(name)' is a built-in driver's column; give your client another name")
         }
         let command = try split(String(text[text.index(after: equals)...]), flag: "--client exec:\(name)")
@@ -64,7 +64,7 @@ struct ClientChoice: Equatable {
         var items: [String] = []
         for part in list.split(separator: ",", omittingEmptySubsequences: false) {
             let trimmed = part.trimmingCharacters(in: .whitespaces)
-            let startsItem = trimmed == "all" || trimmed.hasPrefix("exec:") || DriverFactory.available.contains(trimmed)
+            let startsItem = trimmed == "all" || trimmed.hasPrefix("exec:") || DriverFactory.names.contains(trimmed)
             if !startsItem, let last = items.last, last.hasPrefix("exec:") {
                 items[items.count - 1] += "," + part
             } else if !trimmed.isEmpty {

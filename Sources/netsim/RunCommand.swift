@@ -103,7 +103,7 @@ struct RunCommand: AsyncParsableCommand {
 
 /// Options `run` and `test` share.
 struct RunnerOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Run with this client driver instead of the scenario's: exec (the scenario's exec client, the --exec one, or the reference urllib3 client), urlsession, async-http-client, naive, resilient, node-fetch (Node's fetch, Fixtures/clients/node_fetch_client.mjs), httpx, requests, aiohttp, curl (pycurl), go (net/http), okhttp (the libraries' clients in Fixtures/clients/, docs/clients.md), or your own exec client as exec:NAME=COMMAND — several, comma-separated (naive,resilient), or all, each in turn. Example: --client all,exec:my-fetch='node fetch.mjs'", valueName: "driver"))
+    @Option(help: ArgumentHelp("Run with this client driver instead of the scenario's: exec (the scenario's exec client, the --exec one, or the reference urllib3 client), urlsession, async-http-client, naive, resilient, node-fetch (Node's fetch, Fixtures/clients/node_fetch_client.mjs), httpx, requests, aiohttp, curl (pycurl), go (net/http), okhttp, urllib3 (the reference client by name, not a column of all: exec runs it) (the libraries' clients in Fixtures/clients/, docs/clients.md), or your own exec client as exec:NAME=COMMAND — several, comma-separated (naive,resilient), or all, each in turn. Example: --client all,exec:my-fetch='node fetch.mjs'", valueName: "driver"))
     var client: String?
 
     @Option(help: ArgumentHelp("Run every scenario with your own exec client (docs/drivers.md), whatever driver the scenario names; the scenario's timeout, pool, retries and settings reach it in config. With --client, it is the exec column's client. Example: --exec 'node fetch.mjs'", valueName: "command"))

@@ -34,6 +34,14 @@ struct ExecCommandTests {
         #expect(out.contains("PASS \(folder)/one-request.scn (one-request, exec: urllib3"), "\(out)")
     }
 
+    /// `--client urllib3`: the reference client by its library's name, whatever exec client the
+    /// scenario names — here one that names none and drives `resilient`.
+    @Test func urllib3IsAClientName() async throws {
+        let (status, output, errors) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "urllib3"])
+        #expect(status == 0, "\(output)\n\(errors)")
+        #expect(output.contains("exec: urllib3"), "\(output)")
+    }
+
     /// Usage errors, as every flag's: exit status 64 (ArgumentParser's EX_USAGE), the item named.
     @Test func badClientListsAreConfigErrorsNamingTheItem() async throws {
         let (noName, _, noNameErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "exec:python3"])
