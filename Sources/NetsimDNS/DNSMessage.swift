@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A DNS message (RFC 1035 §4.1): the header, the questions and the three record sections.
 ///
 /// A plain value: ``DNSMessage/init(decoding:)`` reads wire bytes (following compression
@@ -135,22 +141,10 @@ public struct DNSRecord: Equatable, Sendable {
         }
     }
 
-    /// RFC 5952 text: lower-case hex, the longest run (≥ 2) of zero groups as `::`.
+    /// RFC 5952 text through inet_ntop, as `IPv6Address` writes it (e.g. `2001:2::1`).
     static func ipv6Text(_ bytes: [UInt8]) -> String {
-        let groups = stride(from: 0, to: 16, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
-        var best = (start: -1, length: 0), run = (start: -1, length: 0)
-        for (i, group) in groups.enumerated() {
-            if group == 0 {
-                run = run.start < 0 ? (i, 1) : (run.start, run.length + 1)
-                if run.length > best.length { best = run }
-            } else {
-                run = (-1, 0)
-            }
-        }
-        let hex = groups.map { String($0, radix: 16) }
-        guard best.length >= 2 else { return hex.joined(separator: ":") }
-        let head = hex[..<best.start].joined(separator: ":")
-        let tail = hex[(best.start + best.length)...].joined(separator: ":")
-        return head + "::" + tail
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        bytes.withUnsafeBytes { raw in _ = inet_ntop(AF_INET6, raw.baseAddress, &text, socklen_t(text.count)) }
+        return String(cString: text)
     }
 }

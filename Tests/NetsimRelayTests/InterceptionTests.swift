@@ -168,21 +168,26 @@ struct InterceptionTests {
         // One stream alone first: when it pauses, nothing else on the connection wakes it.
         let alone = try await setup.curl([url], extra: ["--http2", "--limit-rate", "8M"])
         let result = try await setup.curl([url, url, url, url], extra: ["--http2", "--parallel", "--parallel-max", "4", "--limit-rate", "6M"])
-        func sizes() -> [Int] {
-            relay.eventLog.events.compactMap { event -> Int? in
-                if case .httpResponse(_, let bytes, _, _) = event.kind { return bytes }
-                return nil
-            }
+        @Sendable func isResponse(_ event: Event) -> Bool {
+            if case .httpResponse = event.kind { true } else { false }
         }
         // A stream's response is logged when the upstream stream ends, which a loaded machine
         // may run after curl has its last byte and exits (one CI run stopped the relay with 4 of
-        // 5 logged): wait for the fifth, at most 5 s.
-        for _ in 0..<100 where sizes().count < 5 { try await Task.sleep(for: .milliseconds(50)) }
+        // 5 logged): wait for each response not logged yet, up to the fifth (≤ 5 s for each).
+        var responses = relay.eventLog.events.filter(isResponse)
+        while responses.count < 5 {
+            let known = responses
+            guard await relay.eventLog.waitFor(timeout: .seconds(5), { isResponse($0) && !known.contains($0) }) != nil else { break }
+            responses = relay.eventLog.events.filter(isResponse)
+        }
         await relay.stop()
         await setup.server.stop()
         #expect(alone.status == 0, "\(alone.standardError)")
         #expect(result.status == 0, "\(result.standardError)")
-        let sizes = sizes()
+        let sizes = responses.compactMap { event -> Int? in
+            if case .httpResponse(_, let bytes, _, _) = event.kind { return bytes }
+            return nil
+        }
         #expect(sizes == Array(repeating: 6 << 20, count: 5), "\(alone.standardOutput) \(result.standardOutput)")
     }
 
