@@ -106,6 +106,7 @@ let package = Package(
             name: "NetsimRunner",
             dependencies: [
                 "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimHTTP", "NetsimScenario", "NetsimPcap", "NetsimTLS",
+                "NetsimPacket", "NetsimDNS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -159,7 +160,7 @@ let package = Package(
         .target(
             name: "NetsimPacket",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimPcap", "CNetsimPacket",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimPcap", "NetsimDNS", "CNetsimPacket",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ]

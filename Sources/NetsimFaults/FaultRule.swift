@@ -42,8 +42,10 @@ public struct FaultRule: Equatable, Sendable, CustomStringConvertible {
         self.lasts = lasts
     }
 
-    /// Checks combinations that cannot mean anything; the message says what to write instead.
-    public func validate() throws {
+    /// Checks combinations that cannot mean anything on `path` (the relay, or a scenario's packet
+    /// link); the message says what to write instead.
+    public func validate(on path: FaultPaths = .relay) throws {
+        if path == .packet { return try validateOnPacketPath() }
         if !kind.paths.contains(.relay) {
             throw FaultRuleError("\(kind.name) is a packet-only fault (it acts on packets, which a relay never sees): use netsim shell --fault \(kind.name), or link mode packet")
         }
@@ -71,6 +73,34 @@ public struct FaultRule: Equatable, Sendable, CustomStringConvertible {
         if probability.fraction < 1 { text += " with probability \(probability)" }
         if let lasts { text += " for \(lasts.compactDescription)" }
         return text
+    }
+}
+
+extension FaultRule {
+    /// A packet path acts on every packet of the namespace from the moment the fault starts:
+    /// it has no per-connection trigger, draw or target (`stale` acts on the connections open
+    /// when it starts, as `target: existing` says).
+    private func validateOnPacketPath() throws {
+        let name = kind.name
+        guard kind.paths.contains(.packet) else {
+            let acts = kind.scope == .request ? "HTTP requests" : "byte streams"
+            throw FaultRuleError("\(name) acts on \(acts) at a relay, and link mode packet injects only \(FaultCatalog.packetFaultNames)")
+        }
+        if let stale = kind.fault as? Stale, stale.close == .fin {
+            throw FaultRuleError("stale=fin is a relay fault (a relay closes its own leg with FIN); on a packet link the host side forgets the connection and answers with RST: write stale or stale=rst")
+        }
+        if probability.fraction < 1 {
+            throw FaultRuleError("\(name) on a packet link acts on every packet, not on a share of connections: drop 'probability'")
+        }
+        if case .after = trigger {
+            throw FaultRuleError("\(name) on a packet link starts when its step fires, not per connection: give the step an 'at' instead of 'after_open'")
+        }
+        if target == .new || (target == .existing && kind.fault as? Stale == nil) {
+            throw FaultRuleError("\(name) on a packet link acts on every packet from its start: drop 'target' (only stale, which forgets the connections open when it starts, takes 'target: existing')")
+        }
+        if name == Handover.name, let lasts {
+            throw FaultRuleError("a handover happens at one instant: drop 'for: \(lasts.compactDescription)' (a second handover step moves the address again)")
+        }
     }
 }
 

@@ -16,8 +16,13 @@ final class PacketFaultDriver {
     private var state: PacketFaultState
     /// (time, fault index, starts) in time order; ends before starts at the same instant.
     private var transitions: [(time: Int64, index: Int, starts: Bool)]
-    private let schedule: [ScheduledPacketFault]
+    private var schedule: [ScheduledPacketFault]
     private var next = 0
+    /// Faults added while the path runs (``add(_:id:at:)``), by the caller's id → schedule index.
+    private var added: [PacketFaultID: Int] = [:]
+    /// Schedule indexes whose fault has started, and those that have ended.
+    private var started: Set<Int> = []
+    private var ended: Set<Int> = []
     private let origin: Int64
     private let commands = DispatchQueue(label: "netsim packet faults")
 
@@ -32,11 +37,45 @@ final class PacketFaultDriver {
             transitions.append((origin + fault.start, index, true))
             if let end = fault.end { transitions.append((origin + end, index, false)) }
         }
-        self.transitions = transitions.sorted { ($0.time, $0.starts ? 1 : 0, $0.index) < ($1.time, $1.starts ? 1 : 0, $1.index) }
+        self.transitions = Self.sorted(transitions)
+        guard !schedule.isEmpty else { return }
         events?.rebase(toMonotonic: origin)
         for fault in schedule {
             events?.record(.faultAdded(fault: fault.fault.name, rule: fault.description), at: origin)
         }
+    }
+
+    private static func sorted(_ transitions: [(time: Int64, index: Int, starts: Bool)]) -> [(time: Int64, index: Int, starts: Bool)] {
+        transitions.sorted { ($0.time, $0.starts ? 1 : 0, $0.index) < ($1.time, $1.starts ? 1 : 0, $1.index) }
+    }
+
+    /// Adds a fault that starts at `now` (a scenario's timeline step) and lasts `length`
+    /// nanoseconds (nil: until lifted); `id` lifts it later.
+    func add(_ fault: PacketFault, length: Int64?, id: PacketFaultID, at now: Int64) {
+        let index = schedule.count
+        let scheduled = ScheduledPacketFault(fault, start: now - origin, length: length)
+        schedule.append(scheduled)
+        added[id] = index
+        events?.record(.faultAdded(fault: fault.name, rule: scheduled.description), at: now)
+        var pending = Array(transitions[next...]) + [(now, index, true)]
+        if let length { pending.append((now.addingSaturating(length), index, false)) }
+        transitions = Self.sorted(pending)
+        next = 0
+    }
+
+    /// Lifts the fault added as `id` at `now`: it ends now if it is acting, and never starts if
+    /// it has not (a no-op once it has ended).
+    func lift(_ id: PacketFaultID, at now: Int64) {
+        guard let index = added[id], !ended.contains(index) else { return }
+        var pending = Array(transitions[next...]).filter { $0.index != index }
+        if started.contains(index) { pending.append((now, index, false)) }
+        transitions = Self.sorted(pending)
+        next = 0
+    }
+
+    /// Lifts every fault added with ``add(_:length:id:at:)`` (`clear: all`).
+    func liftAll(at now: Int64) {
+        for id in added.keys.sorted(by: { added[$0]! < added[$1]! }) { lift(id, at: now) }
     }
 
     /// When the next fault starts or ends; nil when the timeline is played out.
@@ -49,8 +88,10 @@ final class PacketFaultDriver {
             next += 1
             let fault = schedule[step.index].fault
             if step.starts {
+                started.insert(step.index)
                 begin(fault, at: step.time, filter: &filter)
             } else {
+                ended.insert(step.index)
                 state.end(fault)
                 if fault == .offline, !state.isActive(.offline) {
                     // Lifted once the interface is back: what a client inside sees.

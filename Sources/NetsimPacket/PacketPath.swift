@@ -28,8 +28,16 @@ public final class PacketPath: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let faultSchedule: [ScheduledPacketFault]
     private let events: EventLog?
-    /// Made when the thread starts (the timeline's origin); nil without faults.
+    /// Made when the thread starts (the timeline's origin).
     private var faults: PacketFaultDriver?
+    /// What other threads asked for (``inject(_:for:)``, ``lift(_:)``, ``setLink(_:)``), taken by
+    /// the path's thread on its next pass (under `lock`).
+    private var commands: [PacketPathCommand] = []
+    private var nextFaultID: UInt64 = 1
+    private let random: SeededRandom
+    private var linkChanges = 0
+    /// Records each connection the client begins as `opened` in `events` (a scenario run).
+    private var observer: ConnectionObserver?
 
     /// Largest packet a TUN device hands over (its MTU is 1500; 64 KiB covers any setting).
     static let bufferSize = 65536
@@ -39,13 +47,14 @@ public final class PacketPath: @unchecked Sendable {
     /// `faults` play on a timeline that starts with the path; they, and every packet they drop or
     /// answer, are recorded in `events`.
     public init(namespace: PacketNamespace, link: PacketLinkConfiguration, seed: UInt64, tap: PacketTap?,
-                faults: [ScheduledPacketFault] = [], events: EventLog? = nil) throws {
+                faults: [ScheduledPacketFault] = [], events: EventLog? = nil, observeConnections: Bool = false) throws {
         self.namespace = namespace
+        self.random = SeededRandom(seed: seed)
+        observer = observeConnections && events != nil ? ConnectionObserver() : nil
         faultSchedule = faults
         self.events = events
         filter = PacketFilter(plan: namespace.plan)
-        let random = SeededRandom(seed: seed)
-        shapers = Direction.allCases.map { direction in
+        shapers = Direction.allCases.map { [random] direction in
             PacketShaper(link: link[direction], random: random.derived(SeededRandom.label("packet-" + direction.rawValue)))
         }
         if Direction.allCases != [.up, .down] { fatalError("Direction order changed") }
@@ -76,13 +85,71 @@ public final class PacketPath: @unchecked Sendable {
     public func stop() -> PacketCounters {
         guard thread != nil else { return counters }
         lock.withLock { stopRequested = true }
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        wakeUp()
         finished.wait()
         thread = nil
         tap?.finish()
         faults?.finish()
         return counters
+    }
+
+    /// Starts `fault` now, for `length` (nil: until lifted); the id lifts it.
+    @discardableResult
+    public func inject(_ fault: PacketFault, for length: Duration? = nil) -> PacketFaultID {
+        let id = lock.withLock { () -> PacketFaultID in
+            defer { nextFaultID += 1 }
+            let id = PacketFaultID(raw: nextFaultID)
+            commands.append(.inject(fault, length: length?.nanoseconds, id: id))
+            return id
+        }
+        wakeUp()
+        return id
+    }
+
+    /// Lifts a fault ``inject(_:for:)`` started (a no-op once it has ended).
+    public func lift(_ id: PacketFaultID) {
+        lock.withLock { commands.append(.lift(id)) }
+        wakeUp()
+    }
+
+    /// Lifts every fault ``inject(_:for:)`` started.
+    public func liftAll() {
+        lock.withLock { commands.append(.liftAll) }
+        wakeUp()
+    }
+
+    /// Changes the link from the next packet on; packets in flight keep their release times, and
+    /// no packet overtakes one already in flight because of the change.
+    public func setLink(_ link: PacketLinkConfiguration) {
+        lock.withLock { commands.append(.setLink(link)) }
+        events?.record(.linkChanged(description: link.description))
+        wakeUp()
+    }
+
+    private func wakeUp() {
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+    }
+
+    /// Carries out what other threads asked for, on the path's thread.
+    private func takeCommands(now: Int64) {
+        let taken = lock.withLock { () -> [PacketPathCommand] in
+            defer { commands = [] }
+            return commands
+        }
+        for command in taken {
+            switch command {
+            case .inject(let fault, let length, let id): faults?.add(fault, length: length, id: id, at: now)
+            case .lift(let id): faults?.lift(id, at: now)
+            case .liftAll: faults?.liftAll(at: now)
+            case .setLink(let link):
+                linkChanges += 1
+                for (d, direction) in Direction.allCases.enumerated() {
+                    let stream = random.derived(SeededRandom.label("packet-\(direction.rawValue)-change-\(linkChanges)"))
+                    shapers[d] = PacketShaper(link: link[direction], random: stream, continuing: shapers[d])
+                }
+            }
+        }
     }
 
     private func run() {
@@ -93,11 +160,10 @@ public final class PacketPath: @unchecked Sendable {
             pollfd(fd: namespace.hostDevice.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
         ]
-        if !faultSchedule.isEmpty {
-            faults = PacketFaultDriver(schedule: faultSchedule, namespace: namespace, events: events, origin: clock.now())
-        }
+        faults = PacketFaultDriver(schedule: faultSchedule, namespace: namespace, events: events, origin: clock.now())
         while !lock.withLock({ stopRequested }) {
             let now = clock.now()
+            takeCommands(now: now)
             faults?.advance(to: now, filter: &filter)
             writeDue(now: now)
             publish()
@@ -105,6 +171,10 @@ public final class PacketPath: @unchecked Sendable {
             let timeout = next.map { max(0, $0 - now) } ?? -1
             for i in fds.indices { fds[i].revents = 0 }
             let ready = fds.withUnsafeMutableBytes { cnetsim_ppoll($0.baseAddress, UInt(3), timeout) }
+            if fds[2].revents & Int16(POLLIN) != 0 {
+                var count: UInt64 = 0
+                _ = read(wake, &count, 8)
+            }
             if ready <= 0 { continue }
             if fds[0].revents & Int16(POLLIN) != 0 { readAll(from: namespace.clientDevice, direction: .up, buffer: buffer) }
             if fds[1].revents & Int16(POLLIN) != 0 { readAll(from: namespace.hostDevice, direction: .down, buffer: buffer) }
@@ -129,6 +199,10 @@ public final class PacketPath: @unchecked Sendable {
         live[direction].receivedBytes += packet.count
         let header: IPHeader
         let checked = filter.check(packet, direction: direction)
+        if direction == .up, observer != nil, case .success(let parsed) = checked,
+           let opened = observer?.observe(packet, header: parsed) {
+            events?.record(.opened(client: opened.client), connection: opened.id, at: now)
+        }
         if let faults {
             let parsed = try? checked.get()
             let verdict = faults.judge(packet, header: parsed ?? IPHeader(packet), refused: parsed == nil, direction: direction, now: now)
@@ -213,5 +287,19 @@ public final class PacketPath: @unchecked Sendable {
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
+}
+/// Identifies a fault ``PacketPath/inject(_:for:)`` started, to lift it.
+public struct PacketFaultID: Hashable, Sendable, CustomStringConvertible {
+    public var raw: UInt64
+    public init(raw: UInt64) { self.raw = raw }
+    public var description: String { "packet-fault#\(raw)" }
+}
+
+/// A request to the packet path's thread.
+enum PacketPathCommand {
+    case inject(PacketFault, length: Int64?, id: PacketFaultID)
+    case lift(PacketFaultID)
+    case liftAll
+    case setLink(PacketLinkConfiguration)
 }
 #endif

@@ -71,6 +71,15 @@ public struct PacketShaper: Sendable {
         traceQueue = link.trace.map { TraceQueue(trace: $0, limit: link.queue) }
     }
 
+    /// A shaper for a new `link` that goes on from `previous`: no packet it releases leaves before
+    /// one `previous` released in order, so a link change (a scenario's `link` step) never
+    /// reorders packets already in flight. The new link's rate queue starts empty: packets
+    /// already queued keep the release times the old rate gave them.
+    public init(link: PacketDirectionLink, random: SeededRandom, continuing previous: PacketShaper) {
+        self.init(link: link, random: random)
+        lastInOrder = previous.lastInOrder
+    }
+
     /// Packets and bytes in the bottleneck's buffer at the last arrival (0 without a rate or trace).
     public var backlog: (packets: Int, bytes: Int) { queue?.backlog ?? traceQueue?.backlog ?? (0, 0) }
 

@@ -20,11 +20,12 @@ public final class PacketShell: @unchecked Sendable {
     /// Creates the namespace and starts the packet path, whose timeline (and `faults` on it)
     /// starts now. Call ``PacketShellRequirements/missing()`` first.
     public init(link: PacketLinkConfiguration, seed: UInt64, tap: PacketTap?,
-                faults: [ScheduledPacketFault] = [], events: EventLog? = nil) throws {
+                faults: [ScheduledPacketFault] = [], events: EventLog? = nil, observeConnections: Bool = false) throws {
         swept = PacketNamespace.sweepStale()
         namespace = try PacketNamespace()
         do {
-            path = try PacketPath(namespace: namespace, link: link, seed: seed, tap: tap, faults: faults, events: events)
+            path = try PacketPath(namespace: namespace, link: link, seed: seed, tap: tap, faults: faults, events: events,
+                                  observeConnections: observeConnections)
         } catch {
             namespace.close()
             throw error

@@ -1,4 +1,5 @@
 import DequeModule
+import NetsimLink
 
 /// The bottleneck: packets leave one after another at the link's rate, from a buffer of bounded
 /// size that drops what arrives when it is full (drop-tail).

@@ -4,6 +4,9 @@ import NetsimCore
 import NetsimHTTP
 import NetsimLink
 import NetsimPcap
+#if canImport(Glibc)
+import NetsimPacket
+#endif
 import NetsimRelay
 import NetsimScenario
 import NetsimTLS
@@ -52,25 +55,43 @@ public struct RunOptions: Sendable {
         driver ?? inProcess?.name ?? (exec != nil ? "exec" : scenario.client.driver)
     }
 
-    /// The client for one run: the in-process one unless a driver is named, else the named one.
-    func makeDriver(for scenario: Scenario, caFile: String?) async throws -> any ClientDriver {
+    /// The client for one run: the in-process one unless a driver is named, else the named one;
+    /// inside a packet link's namespace when `placement` says so.
+    func makeDriver(for scenario: Scenario, caFile: String?, placement: ClientPlacement? = nil) async throws -> any ClientDriver {
         if driver == nil, let inProcess {
+            if placement != nil {
+                throw RunnerError.invalid("\(scenario.file): link mode packet runs the client inside a network namespace, as a process; "
+                    + "a client in the test's own process cannot go there: run the scenario in relay mode, or give an exec client")
+            }
             return try await inProcess.make(DriverConfig(scenario.client, seed: seed ?? scenario.seed, caFile: caFile))
         }
-        return try DriverFactory.make(driverName(for: scenario), scenario: scenario, options: self, caFile: caFile)
+        return try DriverFactory.make(driverName(for: scenario), scenario: scenario, options: self, caFile: caFile, placement: placement)
     }
 }
 
 /// Hears about a run as it happens.
 public protocol RunObserver: Sendable {
+    /// `relay`: where the client connects — the relay's listener, or on a packet link the
+    /// upstream at NETSIM_HOST.
     func started(_ scenario: Scenario, driver: String, relay: Endpoint)
     func stepFired(_ step: TimelineStep, at nanoseconds: Int64, description: String)
     func requestFinished(_ outcome: RequestOutcome)
 }
 
-/// Runs scenarios: starts the upstream, the relay and the client, plays the timeline, then
-/// judges the expectations.
+/// Runs scenarios: starts the upstream, the relay (or a packet link) and the client, plays the
+/// timeline, then judges the expectations.
 public enum ScenarioRunner {
+    /// Why `scenario` cannot run on this machine (link mode packet without Linux, root or
+    /// /dev/net/tun); nil when it can.
+    public static func cannotRun(_ scenario: Scenario) -> String? {
+        guard scenario.linkMode == .packet else { return nil }
+        #if canImport(Glibc)
+        return PacketShellRequirements.missing().map { "link mode packet \($0)" }
+        #else
+        return "link mode packet needs Linux (network namespaces and TUN devices)"
+        #endif
+    }
+
     /// Diagnostics (`netsim --log-level debug`): each run's parts starting and its verdict.
     static let logger = Logger(label: "netsim.runner")
 
@@ -84,34 +105,47 @@ public enum ScenarioRunner {
         do {
             let tls = try RunTLS.prepare(for: scenario, options: options)
             started.push { tls?.keyLog?.close() }
-            let upstream = try await UpstreamHandle.start(scenario.upstream, log: log, tls: tls, scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
+            // A packet link first: the upstream listens on its host side.
+            let packet = try PacketStage.start(scenario, seed: options.seed ?? scenario.seed, log: log, pcapPath: options.pcapPath)
+            started.push { packet?.stop() }
+            let upstream = try await UpstreamHandle.start(scenario.upstream, log: log, tls: tls, scenarioFile: scenario.file,
+                                                          workingDirectory: options.workingDirectory, host: packet?.host ?? "127.0.0.1")
             started.push { await upstream.stop() }
             let recorder: PcapRecorder?
-            do { recorder = try options.pcapPath.map(PcapRecorder.init(path:)) } catch {
+            do { recorder = packet != nil ? nil : try options.pcapPath.map(PcapRecorder.init(path:)) } catch {
                 throw RunnerError.invalid("cannot record the run: \(error)")
             }
             started.push { recorder?.close() }
-            let relay = Relay(
-                configuration: RelayConfiguration(
-                    upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
-                    connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30),
-                    observeHTTP: true, tls: try tls?.interception(for: scenario), authority: tls?.authority),
-                eventLog: log, tap: recorder)
-            let relayEndpoint: Endpoint
-            do { relayEndpoint = try await relay.start() } catch {
-                throw RunnerError.failed("cannot start the relay: \(error)")
+            let link: any RunLink
+            let target: Endpoint
+            if let packet {
+                link = packet.link
+                target = Endpoint(host: packet.host, port: upstream.endpoint.port)
+                started.push {}
+            } else {
+                let relay = Relay(
+                    configuration: RelayConfiguration(
+                        upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
+                        connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30),
+                        observeHTTP: true, tls: try tls?.interception(for: scenario), authority: tls?.authority),
+                    eventLog: log, tap: recorder)
+                do { target = try await relay.start() } catch {
+                    throw RunnerError.failed("cannot start the relay: \(error)")
+                }
+                started.push { await relay.stop() }
+                link = relay
             }
-            started.push { await relay.stop() }
-            logger.debug("relay and upstream up", metadata: ["relay": "\(relayEndpoint)", "upstream": "\(upstream.endpoint)"])
-            let driver = try await options.makeDriver(for: scenario, caFile: tls?.caFile)
+            let authority = packet?.authority(port: upstream.endpoint.port) ?? target.description
+            logger.debug("link and upstream up", metadata: ["mode": "\(scenario.linkMode)", "target": "\(authority)", "upstream": "\(upstream.endpoint)"])
+            let driver = try await options.makeDriver(for: scenario, caFile: tls?.caFile, placement: packet?.placement)
             started.push { await driver.shutdown() }
             try await driver.ready(timeout: .seconds(20))
             logger.debug("client ready", metadata: ["client": "\(driver.name)"])
 
             // Scenario time starts now that the server, the relay and the client are all up.
             log.rebase(toMonotonic: log.clock.now())
-            options.observer?.started(scenario, driver: driver.name, relay: relayEndpoint)
-            let timeline = TimelinePlayer(scenario: scenario, relay: relay, relayEndpoint: relayEndpoint, driver: driver, log: log, observer: options.observer)
+            options.observer?.started(scenario, driver: driver.name, relay: target)
+            let timeline = TimelinePlayer(scenario: scenario, link: link, authority: authority, driver: driver, log: log, observer: options.observer)
             let outcomes = await timeline.play()
             let finished = log.clock.now() - log.origin
             // Stop in reverse order, reading what each part knows before the next one goes:
@@ -122,6 +156,7 @@ public enum ScenarioRunner {
             await started.stopLast()  // the recorder
             let serverRequests = await upstream.requests()
             await started.stopLast()  // the upstream
+            await started.stopLast()  // the packet link
             await started.stopLast()  // the key log
             let result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests,
                                driverName: driver.name, duration: finished, clientLog: clientLog)
@@ -194,11 +229,17 @@ public enum DriverFactory {
     public static let referenceExecCommand = ["python3", "Fixtures/clients/urllib3_client.py"]
 
     /// - Parameter caFile: the CA the client is given to trust (a TLS scenario); nil in plaintext.
-    static func make(_ name: String, scenario: Scenario, options: RunOptions, caFile: String? = nil) throws -> any ClientDriver {
+    static func make(_ name: String, scenario: Scenario, options: RunOptions, caFile: String? = nil, placement: ClientPlacement? = nil) throws -> any ClientDriver {
         // No built-in driver speaks h2c (an exec client may: curl --http2-prior-knowledge).
         if scenario.clientsMustSpeakH2C, name != "exec", names.contains(name) {
             throw RunnerError.invalid("\(scenario.file): the upstream speaks h2 without TLS (h2c, prior knowledge) and the \(name) client cannot; "
                 + "hint: add 'tls: true' to the upstream (h2 by ALPN), list http/1.1, or run an exec client that speaks h2c")
+        }
+        let caEnvironment = caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:]
+        /// An exec client, inside the packet link's namespace when there is one.
+        func exec(_ command: [String], directory: String) throws -> ExecDriver {
+            try ExecDriver(command: (placement?.prefix ?? []) + command, client: scenario.client, workingDirectory: directory,
+                           environment: caEnvironment.merging(placement?.environment ?? [:]) { $1 })
         }
         switch name {
         case "exec":
@@ -214,28 +255,39 @@ public enum DriverFactory {
                 command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
                     .resolve(scenario.client.command.isEmpty ? referenceExecCommand : scenario.client.command)
             }
-            return try ExecDriver(command: command, client: scenario.client, workingDirectory: directory,
-                                  environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
+            return try exec(command, directory: directory)
         case "urllib3":
             let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory).resolve(referenceExecCommand)
-            return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory,
-                                  environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
+            return try exec(command, directory: options.workingDirectory)
         case let adapter where adapters.contains { $0.name == adapter }:
             let command = CommandResolver(scenarioFile: scenario.file, workingDirectory: options.workingDirectory)
                 .resolve(adapters.first { $0.name == adapter }!.command)
-            return try ExecDriver(command: command, client: scenario.client, workingDirectory: options.workingDirectory,
-                                  environment: caFile.map(RunTLS.clientEnvironment(caFile:)) ?? [:])
+            return try exec(command, directory: options.workingDirectory)
+        case let name where placement != nil && inProcess.contains(name):
+            let seed = options.seed ?? scenario.seed
+            return try ExecDriver(command: try placement!.inProcessDriver(name, seed: seed, caFile: caFile), client: scenario.client,
+                                  workingDirectory: options.workingDirectory, environment: caEnvironment.merging(placement!.environment) { $1 })
+        default:
+            guard let driver = makeInProcess(name, client: scenario.client, seed: options.seed ?? scenario.seed, caFile: caFile) else {
+                throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(names.joined(separator: ", "))")
+            }
+            return driver
+        }
+    }
+
+    /// The drivers that run inside netsim's process.
+    public static let inProcess = ["urlsession", "async-http-client", "naive", "resilient"]
+
+    /// An in-process driver by name (nil for any other name).
+    static func makeInProcess(_ name: String, client: ClientSpec, seed: UInt64, caFile: String?) -> (any ClientDriver)? {
+        switch name {
         case "urlsession":
             // FoundationNetworking on Linux cannot be given a CA (docs/tls.md): it trusts the system store only.
-            return URLSessionDriver(client: scenario.client, seed: options.seed ?? scenario.seed)
-        case "async-http-client":
-            return AsyncHTTPClientDriver(client: scenario.client, seed: options.seed ?? scenario.seed, trusting: caFile)
-        case "naive":
-            return NaiveDriver(client: scenario.client, seed: options.seed ?? scenario.seed, trusting: caFile)
-        case "resilient":
-            return ResilientDriver(client: scenario.client, seed: options.seed ?? scenario.seed, trusting: caFile)
-        default:
-            throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(names.joined(separator: ", "))")
+            URLSessionDriver(client: client, seed: seed)
+        case "async-http-client": AsyncHTTPClientDriver(client: client, seed: seed, trusting: caFile)
+        case "naive": NaiveDriver(client: client, seed: seed, trusting: caFile)
+        case "resilient": ResilientDriver(client: client, seed: seed, trusting: caFile)
+        default: nil
         }
     }
 }
@@ -265,7 +317,9 @@ struct UpstreamHandle {
     /// origin when they are read (the log is rebased after the upstream started).
     private var log: EventLog?
 
-    static func start(_ spec: UpstreamSpec, log: EventLog, tls: RunTLS? = nil, scenarioFile: String = "", workingDirectory: String = ".") async throws -> UpstreamHandle {
+    /// - Parameter host: where the built-in server listens: loopback, or a packet link's host side.
+    static func start(_ spec: UpstreamSpec, log: EventLog, tls: RunTLS? = nil, scenarioFile: String = "", workingDirectory: String = ".",
+                      host: String = "127.0.0.1") async throws -> UpstreamHandle {
         switch spec {
         case .builtin(let routes, let idleTimeout, let wire):
             let transport: UpstreamTransport
@@ -276,7 +330,7 @@ struct UpstreamHandle {
             }
             let server = BuiltinServer(routes: routes, idleTimeout: idleTimeout, transport: transport, eventLog: log)
             do {
-                return UpstreamHandle(endpoint: try await server.start(), server: server)
+                return UpstreamHandle(endpoint: try await server.start(host: host), server: server)
             } catch {
                 throw RunnerError.failed("cannot start the built-in upstream: \(error)")
             }

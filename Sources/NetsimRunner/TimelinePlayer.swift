@@ -1,19 +1,21 @@
 import Foundation
 import NetsimCore
 import NetsimHTTP
+import NetsimFaults
 import NetsimRelay
 import NetsimScenario
 import NIOConcurrencyHelpers
 
-/// Plays a scenario's timeline against a running relay and client.
+/// Plays a scenario's timeline against a running link (the relay, or a packet path) and client.
 ///
 /// A step with `at` fires at that scenario time (requests already in flight go on); a step
 /// without `at` waits until the step before it has finished. Scenario time is the event log's
 /// time, so every report lines steps, requests and relay events up on one clock.
 final class TimelinePlayer: Sendable {
     let scenario: Scenario
-    let relay: Relay
-    let relayEndpoint: Endpoint
+    let link: any RunLink
+    /// `host:port` in request URLs: the relay's listener, or the upstream as the namespace reaches it.
+    let authority: String
     let driver: any ClientDriver
     let log: EventLog
     let observer: (any RunObserver)?
@@ -28,10 +30,10 @@ final class TimelinePlayer: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    init(scenario: Scenario, relay: Relay, relayEndpoint: Endpoint, driver: any ClientDriver, log: EventLog, observer: (any RunObserver)?) {
+    init(scenario: Scenario, link: any RunLink, authority: String, driver: any ClientDriver, log: EventLog, observer: (any RunObserver)?) {
         self.scenario = scenario
-        self.relay = relay
-        self.relayEndpoint = relayEndpoint
+        self.link = link
+        self.authority = authority
         self.driver = driver
         self.log = log
         self.observer = observer
@@ -60,20 +62,20 @@ final class TimelinePlayer: Sendable {
                 previous = task
             case .fault(let name, let rule):
                 fired(step, "fault \(rule)" + (name.map { " (\($0))" } ?? ""))
-                if let id = try? await relay.addFault(rule), let name { state.withLockedValue { $0.faults[name] = id } }
+                if let id = try? await link.addFault(rule), let name { state.withLockedValue { $0.faults[name] = id } }
             case .clear(let names) where names.isEmpty:
                 fired(step, "clear all faults")
-                await relay.removeAllFaults()
+                await link.removeAllFaults()
             case .clear(let names):
                 let ids = state.withLockedValue { state in names.compactMap { state.faults[$0] } }
                 fired(step, "clear " + names.joined(separator: ", "))
-                for id in ids { await relay.removeFault(id) }
-            case .link(let link):
-                fired(step, "link \(link)")
-                await relay.setLink(link)
+                for id in ids { await link.removeFault(id) }
+            case .link(let configuration):
+                fired(step, "link \(configuration)")
+                await link.setLink(configuration)
             case .login:
                 fired(step, "login at the captive portal")
-                await relay.login()
+                await link.signIn()
             case .wait(let duration):
                 fired(step, "wait \(duration.compactDescription)")
                 try? await Task.sleep(for: duration)
@@ -110,7 +112,7 @@ final class TimelinePlayer: Sendable {
             defer { state.nextRequestID += 1 }
             return state.nextRequestID
         }
-        let url = "\(scenario.scheme)://\(relayEndpoint)\(request.path)"
+        let url = "\(scenario.scheme)://\(authority)\(request.path)"
         log.record(.requestStarted(name: request.name, index: index, method: request.method, path: request.path))
         let started = now
         let response: DriverResponse

@@ -25,6 +25,10 @@ public struct Scenario: Sendable {
     public var expectations: [Expectation]
     /// The `dns:` block (see ``ScenarioDNS``); nil without one.
     public var dns: ScenarioDNS?
+    /// `link: { mode: … }`: a relay (the default) or a packet path.
+    public var linkMode = LinkMode.relay
+    /// The packet-only settings of `link:` (packet mode).
+    public var packetLink = PacketLinkSettings()
 
     public init(
         file: String, sourceLines: [String], name: String, description: String, seed: UInt64,

@@ -12,8 +12,7 @@ import NetsimCore
 ///
 /// It needs a resolver the client really uses: a packet-mode link (the namespace's resolv.conf
 /// points at netsim) or the forward proxy (its own lookups). The relay resolves nothing for the
-/// client, so until scenarios run in packet mode the validator refuses the block with that
-/// reason; the model is here for when they do.
+/// client, so in relay mode the validator refuses the block with that reason.
 public struct ScenarioDNS: Equatable, Sendable {
     public var names: [DNSMapping]
     public var faults: DNSFaults
@@ -31,10 +30,10 @@ extension Validator {
     static let dnsKeys = ["names", "delay", "fail"]
     /// What the `dns:` block and a DNS-delaying profile need, for every error that says so.
     static let dnsNeedsResolver = "dns: needs link mode packet or the forward proxy"
-    static let dnsNeedsResolverHint = "the relay resolves nothing for the client; today use `netsim shell --dns NAME=host --dns-delay …` or `netsim proxy --dns-delay/--dns-fail`"
+    static let dnsNeedsResolverHint = "the relay resolves nothing for the client: add 'mode: packet' to 'link' (Linux, root; docs/packet.md), or use `netsim proxy --dns-delay/--dns-fail`"
 
     /// Reads `dns:` completely (every problem reported with its position); then, when the
-    /// scenario's link cannot apply it (`packetMode` false: today always), says so at `dns:`.
+    /// scenario's link cannot apply it (`packetMode` false: the relay), says so at `dns:`.
     func dns(_ entry: Entry, packetMode: Bool) -> ScenarioDNS? {
         guard let map = mapping(entry) else { return nil }
         let errorsBefore = errorCount

@@ -6,8 +6,8 @@ extension Validator {
     static let gilbertElliottKeys = ["loss_burst", "ge_p", "ge_r", "ge_bad_loss", "ge_good_loss"]
     static let linkKeys = [
         "profile", "latency", "jitter", "distribution", "bandwidth", "loss", "loss_model",
-    ] + gilbertElliottKeys + ["slice", "slice_delay", "trace", "up", "down"]
-    static let directionKeys = ["latency", "jitter", "bandwidth", "loss"]
+    ] + gilbertElliottKeys + ["slice", "slice_delay", "trace", "up", "down", "mode"] + PacketLinkSettings.keys
+    static let directionKeys = ["latency", "jitter", "bandwidth", "loss"] + PacketLinkSettings.keys
 
     /// `link: { tls: passthrough | intercept }` of the scenario's baseline link: whether the relay
     /// intercepts TLS. Intercepting needs an upstream that speaks TLS.
@@ -43,6 +43,13 @@ extension Validator {
             error(tls.keyLocation, "'tls' is set once, in the scenario's 'link'; a timeline step cannot change interception",
                   hint: "move 'tls: intercept' to the top-level 'link'")
         }
+        if step == nil {
+            readMode(map)
+        } else if let e = map["mode"] {
+            error(e.keyLocation, "the link mode is set once, in the scenario's 'link'", hint: "move 'mode' to the top-level 'link'")
+        }
+        var packet = PacketLinkSettings()
+        packet.both = packetSettings(map, step: step)
         var settings = LinkSettings()
         /// Keys whose value did not parse: problems involving them would only repeat the error.
         var failed: Set<String> = []
@@ -56,7 +63,11 @@ extension Validator {
             guard let raw = self.scalar(e, expected: "a profile name") else { return nil }
             if let profile = LinkProfile.named(raw) {
                 // Its DNS delay needs a resolver the client uses, which the relay is not.
-                if profile.dnsDelay != nil { self.error(e.valueLocation, "profile '\(profile.name)' delays DNS answers; \(Self.dnsNeedsResolver)", hint: Self.dnsNeedsResolverHint) }
+                if profile.dnsDelay != nil, step != nil || self.linkMode != .packet {
+                    self.error(e.valueLocation, "profile '\(profile.name)' delays DNS answers; \(Self.dnsNeedsResolver)"
+                        + (step == nil ? "" : ", set in the scenario's 'link'"), hint: Self.dnsNeedsResolverHint)
+                }
+                if step == nil { self.profileDNSDelay = profile.dnsDelay.map { (delay: $0, location: e.valueLocation) } }
                 return profile
             }
             self.error(e.valueLocation, "unknown profile '\(raw)'",
@@ -93,6 +104,7 @@ extension Validator {
             guard let e = map[direction.rawValue] else { continue }
             guard let sub = mapping(e, place: "'link.\(direction.rawValue)'" + suffix) else { continue }
             rejectUnknownKeys(sub, allowed: Self.directionKeys, suggestions: Self.directionKeys)
+            if direction == .up { packet.up = packetSettings(sub, step: step) } else { packet.down = packetSettings(sub, step: step) }
             var own = LinkSettings.DirectionSettings()
             if let v = sub["latency"] { own.latency = duration(v) }
             if let v = sub["jitter"] { own.jitter = duration(v) }
@@ -111,6 +123,10 @@ extension Validator {
 
         for problem in settings.problems {
             report(problem, in: map, failed: failed)
+        }
+        if step == nil {
+            packetLink = packet
+            checkPacketLink(map, settings: settings, failed: failed)
         }
         return errorCount == errorsBefore ? settings.configuration() : nil
     }

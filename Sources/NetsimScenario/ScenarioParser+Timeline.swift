@@ -213,9 +213,11 @@ extension Validator {
         guard let kind, errorCount == errorsBefore else { return nil }
         if kind.isPortal, state.firstPortal == nil { state.firstPortal = action.valueLocation }
         do {
-            try rule.validate()
+            try rule.validate(on: linkMode == .packet ? .packet : .relay)
         } catch {
-            if rule.target == .existing, let e = map["target"] {
+            if linkMode == .packet {
+                self.error(action.valueLocation, "fault: \(error)", hint: "docs/packet.md lists what each packet fault does")
+            } else if rule.target == .existing, let e = map["target"] {
                 self.error(e.valueLocation, "\(kind.name) acts on new connections only; it cannot target existing ones",
                            hint: "use 'target: all' or 'target: new'")
             } else if let afterOpen {

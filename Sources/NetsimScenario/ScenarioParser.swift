@@ -118,8 +118,8 @@ extension Validator {
             if let value = self.link(entry) { link = value } else { linkOK = false }
             if let value = linkTLS(entry, upstream: upstream) { interceptTLS = value } else { linkOK = false }
         }
-        // Scenarios run through the relay (no packet mode yet): a `dns:` block is read, then refused.
-        let dns = top["dns"].map { self.dns($0, packetMode: false) }
+        // A `dns:` block needs a resolver the client uses: read, then refused unless the link is a packet path.
+        var dns = top["dns"].map { self.dns($0, packetMode: linkMode == .packet) }
         let client = require("client", in: top, hint: "add 'client:' with at least 'driver'").flatMap(self.client)
         // nil when there is no readable timeline: expectations then cannot be checked against it.
         var requestNames: [String: SourceLocation]?
@@ -130,12 +130,23 @@ extension Validator {
             self.expectations($0, requestNames: requestNames)
         }
 
-        guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations else { return nil }
+        if let upstream, let timeline, let expectations {
+            checkPacketMode(upstream: upstream, upstreamLocation: top["upstream"]?.keyLocation, dns: dns ?? nil, expectations: expectations)
+        }
+        guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations, errorCount == 0 else { return nil }
         if case .some(nil) = dns { return nil }
+        // A profile's DNS delay (`high-latency-dns`) unless `dns: { delay: … }` says otherwise.
+        if linkMode == .packet, let profileDelay = profileDNSDelay {
+            var block = (dns ?? nil) ?? ScenarioDNS(location: profileDelay.location)
+            if block.faults.delay == .zero { block.faults.delay = profileDelay.delay }
+            dns = block
+        }
         var scenario = Scenario(
             file: file, sourceLines: sourceLines, name: name, description: description, seed: seed,
             upstream: upstream, link: link, interceptTLS: interceptTLS, client: client, timeline: timeline, expectations: expectations)
         scenario.dns = dns ?? nil
+        scenario.linkMode = linkMode
+        scenario.packetLink = packetLink
         return scenario
     }
 }

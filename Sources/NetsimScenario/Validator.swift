@@ -35,6 +35,13 @@ final class Validator {
     /// misspelling of: "missing required key" is not reported for those, the misspelling says it all.
     private var suggestedKeys: [SourceLocation: Set<String>] = [:]
 
+    /// The scenario link's `mode:` (read with `link:`, before the timeline and `expect:` that
+    /// depend on it) and its packet-only settings.
+    var linkMode = LinkMode.relay
+    var packetLink = PacketLinkSettings()
+    /// The DNS delay of the scenario link's profile (`high-latency-dns`), where it is named.
+    var profileDNSDelay: (delay: Duration, location: SourceLocation)?
+
     init(file: String, renamedKeys: [String: String]) {
         self.file = file
         self.renamedKeys = renamedKeys

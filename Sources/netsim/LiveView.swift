@@ -19,7 +19,8 @@ final class LiveView: RunObserver, @unchecked Sendable {
     func started(_ scenario: Scenario, driver: String, relay: Endpoint) {
         emit("netsim run \(scenario.file): \(scenario.name)")
         if let sentence = Self.firstSentence(of: scenario.description) { emit("  \(sentence)") }
-        emit("  client: \(driver) · relay \(relay) · link: \(scenario.link)")
+        let path = scenario.linkMode == .packet ? "packet link, in a namespace, to \(relay)" : "relay \(relay)"
+        emit("  client: \(driver) · \(path) · link: \(scenario.link)")
         lock.withLock { runStart = .now }
         if tty { startTicker() }
     }

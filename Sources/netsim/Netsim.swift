@@ -11,6 +11,6 @@ struct Netsim: AsyncParsableCommand {
             between them slow, lossy or broken in reproducible ways.
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, TestCommand.self, RelayCommand.self, FaultsCommand.self, CACommand.self, ProfilesCommand.self, BenchCommand.self, DemoCommand.self, HoldCommand.self, CheckCommand.self, ServeCommand.self, ProxyCommand.self, ReplayCommand.self, ProfileCommand.self, JUnitMergeCommand.self, DriverCheckCommand.self, ShellCommand.self]
+        subcommands: [RunCommand.self, TestCommand.self, RelayCommand.self, FaultsCommand.self, CACommand.self, ProfilesCommand.self, BenchCommand.self, DemoCommand.self, HoldCommand.self, CheckCommand.self, ServeCommand.self, ProxyCommand.self, ReplayCommand.self, ProfileCommand.self, JUnitMergeCommand.self, DriverCheckCommand.self, ShellCommand.self, ExecClientCommand.self]
     )
 }

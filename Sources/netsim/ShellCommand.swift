@@ -77,7 +77,7 @@ struct ShellCommand: ParsableCommand {
         } catch {
             throw RuntimeError("netsim shell: cannot set up the namespace: \(error)")
         }
-        let resolver = try ShellResolver.start(for: shell, options: dns, profile: link.profile, eventLog: eventLog)
+        let resolver = try NamespaceResolver.start(for: shell, options: dns, profile: link.profile, eventLog: eventLog)
         for name in shell.swept { printStatus("netsim shell: removed \(name), left by a netsim that is no longer running") }
         let argv = command.isEmpty ? [ProcessInfo.processInfo.environment["SHELL"] ?? "/bin/sh"] : command
         let plan = shell.namespace.plan

@@ -78,6 +78,12 @@ struct TestCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("netsim test: \(invalid) of \(files.count) scenarios are invalid; nothing ran\n".utf8))
             throw ExitCode(2)
         }
+        // Scenarios this machine cannot run (link mode packet without root): said, not failed.
+        let unrunnable = scenarios.compactMap { scenario in ScenarioRunner.cannotRun(scenario).map { (scenario.name, $0) } }
+        if let reason = unrunnable.first?.1 {
+            print("netsim test: skipping \(unrunnable.map { $0.0 }.joined(separator: ", ")): \(reason) (docs/packet.md)")
+            scenarios.removeAll { ScenarioRunner.cannotRun($0) != nil }
+        }
         let all = scenarios.count
         scenarios = ShardOption.select(scenarios, shard: shard)
         if let shard { print("netsim test: shard \(shard): \(scenarios.count) of \(all) scenario\(all == 1 ? "" : "s")") }

@@ -60,6 +60,37 @@ struct ExecCommandTests {
 
     /// A client that dies at once: the check stops at hello, says why with the client's stderr,
     /// exit status 1 (and netsim is not killed by SIGPIPE writing config into the dead pipe).
+    /// An in-process driver behind the exec protocol (what a packet link runs in its namespace):
+    /// hello names the driver, an answer carries the request's id and the error kind.
+    @Test func execClientServesTheProtocolWithAnInProcessDriver() async throws {
+        let process = Process()
+        process.executableURL = NetsimProcess.executable
+        process.arguments = ["exec-client", "--client", "naive"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = Pipe()
+        try process.run()
+        let lines = [
+            #"{"type":"config","timeout":2,"connect_timeout":null,"pool":null,"retries":0,"settings":{}}"#,
+            // Port 1 on loopback: nothing listens there, the connect is refused at once.
+            #"{"type":"request","id":7,"method":"GET","url":"http://127.0.0.1:1/","headers":{},"body":null}"#,
+        ]
+        input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        let data = try await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
+        process.waitUntilExit()
+        let replies = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(process.terminationStatus == 0)
+        #expect(replies.count == 2, "\(replies)")
+        #expect(replies.first?.contains(#""type":"hello""#) == true && replies.first?.contains("naive") == true, "\(replies)")
+        #expect(replies.last?.contains(#""id":7"#) == true && replies.last?.contains(#""kind":"refused""#) == true, "\(replies)")
+
+        let (status, _, err) = try await ScenarioCommandTests.netsim(["exec-client", "--client", "curl"])
+        #expect(status == 64)
+        #expect(err.contains("urlsession, async-http-client, naive, resilient"), "\(err)")
+    }
+
     @Test func driverCheckSaysWhyAClientFailsHello() async throws {
         let (status, out, _) = try await ScenarioCommandTests.netsim(["driver-check", "--", "sh", "-c", "printf '%s-%s\\n' last words >&2; exit 4"])
         #expect(status == 1, "\(out)")

@@ -3,7 +3,7 @@ import Testing
 @testable import NetsimScenario
 
 /// A scenario's `dns:` block: read with positions like the rest of the format, kept in the model,
-/// refused (with the reason) while scenarios run only through the relay.
+/// refused (with the reason) when the scenario runs through the relay.
 @Suite("Scenario files: dns")
 struct DNSBlockTests {
     static let file = "Scenarios/dns.scn"
@@ -43,7 +43,7 @@ struct DNSBlockTests {
         #expect(found.count == 1)
         #expect(found.first?.location == SourceLocation(file: Self.file, line: 7, column: 1))
         #expect(found.first?.message == "dns: needs link mode packet or the forward proxy")
-        #expect(found.first?.hint?.contains("netsim shell --dns") == true)
+        #expect(found.first?.hint?.contains("mode: packet") == true)
     }
 
     @Test func eachBadValueIsReportedWhereItIsWritten() {

@@ -80,6 +80,7 @@ enum ResponseBuilder {
 enum NIOErrorKind {
     static func kind(of error: any Error) -> ErrorKind? {
         if let io = error as? IOError { return kind(errno: io.errnoCode) }
+        if error is NameLookupFailure { return .dns }
         if let connection = error as? NIOConnectionError {
             // Every address failed: the first failure decides.
             if let first = connection.connectionErrors.first { return kind(of: first.error) }

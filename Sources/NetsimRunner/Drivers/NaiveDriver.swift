@@ -18,6 +18,8 @@ import NetsimScenario
 ///   INTERNAL_ERROR), and an outage gets a retry storm;
 /// - caches `200` GET responses by heuristic freshness: `max-age` when given, otherwise 10% of
 ///   `Date − Last-Modified` (so an error page served as a 200 with an old `Last-Modified` sticks);
+/// - counts the host name's lookup against its connect timeout (SwiftNIO's default), so a
+///   resolver slower than that timeout makes every connect fail;
 /// - believes whatever page it gets (redirects and login pages are answers), and reports a
 ///   refused certificate as the TLS error it got, never asking whether a portal is in the way.
 public final class NaiveDriver: ClientDriver {
@@ -37,7 +39,7 @@ public final class NaiveDriver: ClientDriver {
 
     init(config: DriverConfig) {
         self.config = config
-        connector = ReferenceConnector(config: config)
+        connector = ReferenceConnector(config: config, lookup: .withinConnectTimeout)
     }
 
     public func ready(timeout: Duration) async throws {}

@@ -96,7 +96,7 @@ final class ReferenceConnection: Sendable {
 
     /// A plaintext connection (`http://`); `https://` goes through ``ReferenceH2Connection/connect(to:tls:connectTimeout:)``,
     /// which speaks what ALPN chose.
-    static func connect(to url: PlainURL, connectTimeout: Duration?) async throws(ExchangeFailure) -> ReferenceConnection {
+    static func connect(to url: PlainURL, connectTimeout: Duration?, lookup: NameLookup = .withinConnectTimeout) async throws(ExchangeFailure) -> ReferenceConnection {
         let (host, port) = (url.host, url.port)
         let bootstrap = Self.bootstrap(connectTimeout: connectTimeout)
             .channelInitializer { channel in
@@ -107,7 +107,7 @@ final class ReferenceConnection: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(host: host, port: port).get()
+            channel = try await lookup.connect(bootstrap, host: host, port: port)
         } catch {
             throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true)
         }

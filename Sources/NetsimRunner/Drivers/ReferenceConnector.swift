@@ -6,8 +6,10 @@ struct ReferenceConnector: Sendable {
     let h2: H2ConnectionPool
     let tls: LazyTLSContext
     let connectTimeout: Duration?
+    let lookup: NameLookup
 
-    init(config: DriverConfig) {
+    init(config: DriverConfig, lookup: NameLookup) {
+        self.lookup = lookup
         pool = ConnectionPool(maxIdle: config.pool ?? 10)
         h2 = H2ConnectionPool()
         tls = LazyTLSContext(caFile: config.caFile)
@@ -18,11 +20,11 @@ struct ReferenceConnector: Sendable {
     /// connection. Idle HTTP/1.1 connections are the caller's to take from ``pool`` first.
     func link(to url: PlainURL, key: String, reusable: (ReferenceH2Connection) -> Bool) async throws(ExchangeFailure) -> (link: ReferenceLink, reused: Bool) {
         guard url.secure else {
-            return (.http1(try await ReferenceConnection.connect(to: url, connectTimeout: connectTimeout)), false)
+            return (.http1(try await ReferenceConnection.connect(to: url, connectTimeout: connectTimeout, lookup: lookup)), false)
         }
-        let (tls, connectTimeout) = (self.tls, self.connectTimeout)
+        let (tls, connectTimeout, lookup) = (self.tls, self.connectTimeout, self.lookup)
         return try await h2.link(for: key, reusable: reusable) { () async throws(ExchangeFailure) -> ReferenceLink in
-            try await ReferenceH2Connection.connect(to: url, tls: try tls.get(), connectTimeout: connectTimeout)
+            try await ReferenceH2Connection.connect(to: url, tls: try tls.get(), connectTimeout: connectTimeout, lookup: lookup)
         }
     }
 

@@ -76,7 +76,7 @@ final class ReferenceH2Connection: Sendable {
 
     /// Connects to an `https://` URL offering h2 and HTTP/1.1 by ALPN, and speaks what the server
     /// chose: an h2 connection, or an HTTP/1.1 ``ReferenceConnection``.
-    static func connect(to url: PlainURL, tls: NIOSSLContext, connectTimeout: Duration?) async throws(ExchangeFailure) -> ReferenceLink {
+    static func connect(to url: PlainURL, tls: NIOSSLContext, connectTimeout: Duration?, lookup: NameLookup = .withinConnectTimeout) async throws(ExchangeFailure) -> ReferenceLink {
         let negotiated = NIOLockedValueBox<EventLoopPromise<ReferenceLink>?>(nil)
         let goAway = NIOLockedValueBox<HTTP2ErrorCode?>(nil)
         let serverName = ServerName(url.host).sni
@@ -103,7 +103,7 @@ final class ReferenceH2Connection: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.connect(host: url.host, port: url.port).get()
+            channel = try await lookup.connect(bootstrap, host: url.host, port: url.port)
         } catch {
             throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true)
         }

@@ -32,7 +32,9 @@ import NIOConcurrencyHelpers
 ///   connectivity probe; a probe not answered `204` (or a request to a well-known probe path
 ///   answered otherwise than an open network does) → `error: other`, message `captive portal: …`;
 ///   a refused certificate is probed too, and stays a `tls` error, its message then starting
-///   `captive portal:`.
+///   `captive portal:`;
+/// - looks a host name up before connecting, so its connect timeout bounds the TCP connect alone
+///   and a slow resolver delays a request without failing it (``NameLookup/beforeConnect``).
 public final class ResilientDriver: ClientDriver {
     public let name = "resilient (netsim reference client)"
 
@@ -54,7 +56,7 @@ public final class ResilientDriver: ClientDriver {
 
     init(config: DriverConfig) {
         self.config = config
-        connector = ReferenceConnector(config: config)
+        connector = ReferenceConnector(config: config, lookup: .beforeConnect)
         idleTimeout = config.duration("idle_timeout") ?? .seconds(30)
         backoff = config.duration("backoff") ?? .milliseconds(100)
         backoffCap = config.duration("backoff_cap") ?? .seconds(5)

@@ -1,0 +1,69 @@
+import NetsimCore
+import NetsimRunner
+import NetsimScenario
+import Testing
+
+/// A scenario on a packet link (Linux, root): the timeline's fault, clear and link steps act on
+/// the packet path while it runs, and the link records the client's connections.
+@Suite("Scenarios on a packet link")
+struct PacketLinkRunTests {
+    static let source = """
+        name: packet-steps
+        description: offline, lifted by name, then a slower link
+        upstream:
+          routes:
+            - path: /
+              body: here
+        link:
+          mode: packet
+          latency: 10ms
+        client:
+          driver: resilient
+          timeout: 2s
+          retries: 0
+        timeline:
+          - request: before
+            path: /
+          - fault: offline
+            name: down
+          - wait: 300ms
+          - request: offline
+            path: /
+          - clear: down
+          - wait: 500ms
+          - link: { latency: 300ms }
+          - request: slow
+            path: /
+        expect:
+          - request: before
+            status: 200
+          - request: offline
+            error: any
+          - request: slow
+            status: 200
+            body: here
+          - relay:
+              new_connections: { min: 1 }
+        """
+
+    static let missing: String? = (try? scenario(source)).flatMap(ScenarioRunner.cannotRun)
+
+    @Test(.enabled(if: missing == nil, "link mode packet cannot run here"))
+    func faultsClearsAndLinkStepsActOnThePacketPath() async throws {
+        let result = try await run(try scenario(Self.source))
+        #expect(result.passed, "\(TextReport.render(result))")
+        let kinds = result.events.map(\.kind)
+        #expect(kinds.contains(.faultFired(fault: "offline", detail: "the namespace's interface is down: connects fail with ENETUNREACH, open connections hear nothing")))
+        #expect(kinds.contains(.faultLifted(fault: "offline")))
+        #expect(kinds.contains { if case .linkChanged = $0 { true } else { false } })
+        // The connections the client began, from inside the namespace.
+        let opened = result.events.compactMap { event -> Endpoint? in
+            if case .opened(let client?) = event.kind { client } else { nil }
+        }
+        #expect(!opened.isEmpty && opened.allSatisfy { $0.host.hasPrefix("198.18.") }, "\(opened)")
+        // 300 ms each way from the link step on: at least one round trip, 600 ms (a lower bound;
+        // delays are never shorter than asked).
+        let slow = try #require(result.outcomes.first { $0.name == "slow" })
+        #expect(slow.duration >= 600_000_000, "slow took \(slow.duration) ns")
+    }
+}
