@@ -35,7 +35,7 @@ final class RequestRecorder: ChannelInboundHandler {
                 method: head.method.rawValue, path: RouteTable.path(of: head.uri), bodyBytes: 0,
                 connection: connection.number, reusedConnection: connection.countRequest(), time: log.now(), status: route.status,
                 version: stream == nil ? HTTPWireVersion(major: head.version.major, minor: head.version.minor) : .http2,
-                stream: stream))
+                stream: stream, tag: head.headers.first(name: ServerRequest.tagHeader)))
         case .body(let buffer):
             if let current { log.addBodyBytes(buffer.readableBytes, to: current) }
         case .end:

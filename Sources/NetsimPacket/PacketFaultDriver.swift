@@ -56,7 +56,8 @@ final class PacketFaultDriver {
         let scheduled = ScheduledPacketFault(fault, start: now - origin, length: length)
         schedule.append(scheduled)
         added[id] = index
-        events?.record(.faultAdded(fault: fault.name, rule: scheduled.description), at: now)
+        // Written without its start (the path's clock, not the caller's): it starts now.
+        events?.record(.faultAdded(fault: fault.name, rule: ScheduledPacketFault(fault, start: 0, length: length).description), at: now)
         var pending = Array(transitions[next...]) + [(now, index, true)]
         if let length { pending.append((now.addingSaturating(length), index, false)) }
         transitions = Self.sorted(pending)

@@ -36,7 +36,7 @@ public final class PacketPath: @unchecked Sendable {
     private var nextFaultID: UInt64 = 1
     private let random: SeededRandom
     private var linkChanges = 0
-    /// Records each connection the client begins as `opened` in `events` (a scenario run).
+    /// Records the client's connections — opened, half-closed, closed — in `events` (a scenario run).
     private var observer: ConnectionObserver?
 
     /// Largest packet a TUN device hands over (its MTU is 1500; 64 KiB covers any setting).
@@ -199,10 +199,7 @@ public final class PacketPath: @unchecked Sendable {
         live[direction].receivedBytes += packet.count
         let header: IPHeader
         let checked = filter.check(packet, direction: direction)
-        if direction == .up, observer != nil, case .success(let parsed) = checked,
-           let opened = observer?.observe(packet, header: parsed) {
-            events?.record(.opened(client: opened.client), connection: opened.id, at: now)
-        }
+        if observer != nil, case .success(let parsed) = checked { observe(packet, header: parsed, direction: direction, now: now) }
         if let faults {
             let parsed = try? checked.get()
             let verdict = faults.judge(packet, header: parsed ?? IPHeader(packet), refused: parsed == nil, direction: direction, now: now)
@@ -216,7 +213,10 @@ public final class PacketPath: @unchecked Sendable {
                 live[direction].faultDropped += 1
                 live.resetsSent += 2
                 for (reply, way) in [(toClient, Direction.down), (toHost, Direction.up)] {
-                    reply.withUnsafeBytes { shape($0, headerLength: IPHeader($0)?.headerLength ?? 20, direction: way, now: now) }
+                    reply.withUnsafeBytes { bytes in
+                        if observer != nil, let parsed = IPHeader(bytes) { observe(bytes, header: parsed, direction: way, now: now) }
+                        shape(bytes, headerLength: IPHeader(bytes)?.headerLength ?? 20, direction: way, now: now)
+                    }
                 }
                 return
             }
@@ -234,6 +234,17 @@ public final class PacketPath: @unchecked Sendable {
             header = h
         }
         shape(packet, headerLength: header.headerLength, direction: direction, now: now)
+    }
+
+    /// Records what `packet` does to the client's connections (a scenario run's log).
+    private func observe(_ packet: UnsafeRawBufferPointer, header: IPHeader, direction: Direction, now: Int64) {
+        guard let (id, change) = observer?.observe(packet, header: header, direction: direction) else { return }
+        let kind: EventKind = switch change {
+        case .opened(let client): .opened(client: client)
+        case .halfClosed(let side): .halfClosed(by: side)
+        case .closed(let side, let how, let up, let down): .closed(by: side, how: how, upBytes: up, downBytes: down)
+        }
+        events?.record(kind, connection: id, at: now)
     }
 
     /// The shaper's decision on a packet travelling `direction`; each surviving copy is scheduled.

@@ -63,11 +63,18 @@ public struct ServerRequest: Equatable, Sendable {
     public var version: HTTPWireVersion
     /// Its HTTP/2 stream id; nil for HTTP/1.x.
     public var stream: Int?
+    /// The scenario runner's tag (``tagHeader``) when the request carried one: which scenario
+    /// request this was.
+    public var tag: String?
+
+    /// The header the scenario runner tags each request with (`X-Netsim-Request: NAME#N`).
+    public static let tagHeader = "X-Netsim-Request"
 
     public init(
         method: String, path: String, bodyBytes: Int, connection: Int, reusedConnection: Bool, time: Int64, status: Int,
-        version: HTTPWireVersion = .http1_1, stream: Int? = nil
+        version: HTTPWireVersion = .http1_1, stream: Int? = nil, tag: String? = nil
     ) {
+        self.tag = tag
         self.version = version
         self.stream = stream
         self.method = method

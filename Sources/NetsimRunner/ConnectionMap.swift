@@ -1,4 +1,5 @@
 import NetsimCore
+import NetsimRoutes
 import NetsimRelay
 
 /// Which relay connection carried a request: the client reports its local port, the relay
@@ -9,7 +10,12 @@ struct ConnectionMap {
     /// Each request tag's appearances on the relay, in time order.
     private var tagged: [String: [(time: Int64, id: ConnectionID)]] = [:]
 
-    init(events: [Event]) {
+    /// - Parameters:
+    ///   - serverRequests, peers: on a packet link (no relay to read the tags, no NAT), the
+    ///     built-in server's requests and the peer address of each of its connections: a tagged
+    ///     request on the connection from client port P went over the connection the link saw
+    ///     open from P (for clients that cannot tell their local port, URLSession).
+    init(events: [Event], serverRequests: [ServerRequest] = [], peers: [Int: Endpoint] = [:]) {
         for event in events {
             guard let id = event.connection else { continue }
             switch event.kind {
@@ -21,6 +27,11 @@ struct ConnectionMap {
             default:
                 break
             }
+        }
+        for request in serverRequests {
+            guard let tag = request.tag, let port = peers[request.connection]?.port,
+                  let carried = connection(port: port, before: request.time) else { continue }
+            tagged[tag, default: []].append((request.time, carried.id))
         }
     }
 

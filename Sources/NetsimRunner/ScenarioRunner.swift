@@ -155,10 +155,12 @@ public enum ScenarioRunner {
             await started.stopLast()  // the relay (its last `closed` events)
             await started.stopLast()  // the recorder
             let serverRequests = await upstream.requests()
+            // On a packet link the server's peers are the clients themselves (no relay, no NAT).
+            let peers = packet != nil ? upstream.peers(of: serverRequests) : [:]
             await started.stopLast()  // the upstream
             await started.stopLast()  // the packet link
             await started.stopLast()  // the key log
-            let result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests,
+            let result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests, peers: peers,
                                driverName: driver.name, duration: finished, clientLog: clientLog)
             logger.debug("judged", metadata: ["passed": "\(result.passed)", "seconds": "\(Double(finished) / 1e9)"])
             return result
@@ -170,9 +172,9 @@ public enum ScenarioRunner {
     }
 
     private static func judge(_ scenario: Scenario, log: EventLog, outcomes: [RequestOutcome], serverRequests: [ServerRequest],
-                              driverName: String, duration finished: Int64, clientLog: String) -> RunResult {
+                              peers: [Int: Endpoint], driverName: String, duration finished: Int64, clientLog: String) -> RunResult {
         let events = log.events
-        let mapped = ConnectionMap(events: events).attach(to: outcomes)
+        let mapped = ConnectionMap(events: events, serverRequests: serverRequests, peers: peers).attach(to: outcomes)
         let observations = Observations(outcomes: mapped, serverRequests: serverRequests, events: events)
         let verdicts = ExpectationJudge(observations: observations).judge(scenario.expectations)
         return RunResult(
@@ -343,6 +345,13 @@ struct UpstreamHandle {
             handle.log = log
             return handle
         }
+    }
+
+    /// The peer address of each built-in server connection `requests` came on.
+    func peers(of requests: [ServerRequest]) -> [Int: Endpoint] {
+        guard let server else { return [:] }
+        return Dictionary(Set(requests.map(\.connection)).compactMap { number in server.peerAddress(ofConnection: number).map { (number, $0) } },
+                          uniquingKeysWith: { first, _ in first })
     }
 
     func requests() async -> [ServerRequest] {

@@ -190,7 +190,10 @@ struct PacketFaultTests {
         #expect(Self.number(run["connect_s"]) >= kernel - 0.1 && Self.number(run["connect_s"]) < kernel + 1.5, "\(run.values), kernel schedule \(kernel) s")
         #expect(run["after"] == "back", "\(run.values)")
         let drops = run.events("dropped", fault: "blackhole")
-        #expect(drops.count >= (linear >= 2 ? 3 : 2) && drops.allSatisfy { $0["dir"] as? String == "up" }, "\(drops)")
+        // The SYNs, each dropped on its way up (the host side's own IPv6 neighbour discovery and
+        // MLD reports may be dropped on their way down meanwhile: not counted here).
+        let syns = drops.filter { $0["dir"] as? String == "up" }
+        #expect(syns.count >= (linear >= 2 ? 3 : 2), "\(drops)")
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") {
             let syns = try await ShellHarness.tool("/usr/bin/tshark", ["-r", capture, "-Y", "tcp.flags.syn == 1 && tcp.flags.ack == 0 && tcp.analysis.retransmission", "-T", "fields", "-e", "frame.number"])
             #expect(syns.split(separator: "\n").count == (linear >= 2 ? 2 : 1), "tshark: SYN retransmissions during the blackhole: \(syns)")

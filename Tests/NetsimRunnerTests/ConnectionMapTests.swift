@@ -1,4 +1,5 @@
 import NetsimCore
+import NetsimRoutes
 @testable import NetsimRunner
 import Testing
 
@@ -37,6 +38,23 @@ struct ConnectionMapTests {
     @Test func theLocalPortWinsWhenTheClientReportsIt() {
         let mapped = ConnectionMap(events: Self.events).attach(to: [Self.outcome("second", finished: 80, port: 5001)])
         #expect(mapped.first?.connection == ConnectionID(1))
+    }
+
+    /// On a packet link the built-in server's peer is the client itself: its tagged request on
+    /// server connection 2, from port 5002, went over the connection the link saw open from 5002.
+    @Test func onAPacketLinkTheServersPeerPortMapsATaggedRequest() {
+        let opened = Self.events.filter { if case .opened = $0.kind { true } else { false } }
+        let requests = [
+            ServerRequest(method: "GET", path: "/", bodyBytes: 0, connection: 1, reusedConnection: false, time: 20, status: 200, tag: "first#1"),
+            ServerRequest(method: "GET", path: "/", bodyBytes: 0, connection: 2, reusedConnection: false, time: 70, status: 200, tag: "second#1"),
+        ]
+        let peers = [1: Endpoint(host: "198.18.0.2", port: 5001), 2: Endpoint(host: "198.18.0.2", port: 5002)]
+        let mapped = ConnectionMap(events: opened, serverRequests: requests, peers: peers).attach(to: [
+            Self.outcome("first", finished: 30), Self.outcome("second", finished: 80),
+        ])
+        #expect(mapped.map(\.connection) == [ConnectionID(1), ConnectionID(2)])
+        // Without the peers (relay mode: the server's peer is the relay) nothing is guessed.
+        #expect(ConnectionMap(events: opened, serverRequests: requests).attach(to: [Self.outcome("first", finished: 30)]).first?.connection == nil)
     }
 
     @Test func anUntaggedRequestWithoutAPortStaysUnknown() {

@@ -61,6 +61,9 @@ struct PacketLinkRunTests {
             if case .opened(let client?) = event.kind { client } else { nil }
         }
         #expect(!opened.isEmpty && opened.allSatisfy { $0.host.hasPrefix("198.18.") }, "\(opened)")
+        // …and their ends: the connection the interface's outage killed ended by the client's
+        // timeout (its FIN, then the server's), so closes are in the log too.
+        #expect(result.events.contains { if case .closed = $0.kind { true } else { false } }, "\(result.events.map(\.kind))")
         // 300 ms each way from the link step on: at least one round trip, 600 ms (a lower bound;
         // delays are never shorter than asked).
         let slow = try #require(result.outcomes.first { $0.name == "slow" })

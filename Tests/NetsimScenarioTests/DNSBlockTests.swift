@@ -29,14 +29,7 @@ struct DNSBlockTests {
         """
     }
 
-    func diagnostics(_ text: String) -> [Diagnostic] {
-        do {
-            _ = try ScenarioParser.parse(source: text, file: Self.file)
-            return []
-        } catch {
-            return error.diagnostics
-        }
-    }
+    func diagnostics(_ text: String) -> [Diagnostic] { parseDiagnostics(text, file: Self.file) }
 
     @Test func aValidBlockIsRefusedAtItsKeyWithTheReason() {
         let found = diagnostics(Self.scenario("dns:\n  names: { api.test: host }\n  delay: 3s\n  fail: servfail"))

@@ -37,14 +37,7 @@ struct PacketModeParserTests {
 
     func parse(_ text: String) throws -> Scenario { try ScenarioParser.parse(source: text, file: Self.file) }
 
-    func diagnostics(_ text: String) -> [Diagnostic] {
-        do {
-            _ = try ScenarioParser.parse(source: text, file: Self.file)
-            return []
-        } catch {
-            return error.diagnostics
-        }
-    }
+    func diagnostics(_ text: String) -> [Diagnostic] { parseDiagnostics(text, file: Self.file) }
 
     @Test func thePacketLinkIsTheModelWithItsPacketSettingsAndDNS() throws {
         let text = Self.scenario(link: "  mode: packet\n  latency: 40ms\n  bandwidth: 10mbit\n  queue: 100p\n  up: { reorder: 1% }",

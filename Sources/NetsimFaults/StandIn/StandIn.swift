@@ -73,7 +73,7 @@ public struct HTTPRequestSummary: Sendable, Equatable {
 /// Every scenario request carries `X-Netsim-Request: NAME#N`; the relay logs it, so the
 /// connection that carried a request is known even when the client cannot report its port.
 public enum RequestTag {
-    public static let header = "X-Netsim-Request"
+    public static let header = ServerRequest.tagHeader
 
     /// The tag of request `index` (from 0) of the scenario request called `name`.
     public static func value(name: String, index: Int) -> String { "\(name)#\(index + 1)" }
