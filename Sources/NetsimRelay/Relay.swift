@@ -235,7 +235,7 @@ public final class Relay: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.backlog, value: 4096)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(ChannelOptions.recvAllocator, value: Relay.receiveAllocator)
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
             .childChannelInitializer { [self] channel in

@@ -44,7 +44,7 @@ extension Relay {
     public static func legOptions(_ bootstrap: ClientBootstrap) -> ClientBootstrap {
         bootstrap
             .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.recvAllocator, value: Relay.receiveAllocator)
             .channelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
     }

@@ -91,7 +91,7 @@ final class ReferenceConnection: Sendable {
         ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.nanoseconds((connectTimeout ?? .seconds(10)).nanoseconds))
             .channelOption(.allowRemoteHalfClosure, value: true)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
     }
 
     /// A plaintext connection (`http://`); `https://` goes through ``ReferenceH2Connection/connect(to:tls:connectTimeout:)``,
