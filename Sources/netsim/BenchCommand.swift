@@ -10,8 +10,10 @@ struct BenchCommand: AsyncParsableCommand {
         discussion: """
             Everything runs on 127.0.0.1 in one run: throughput of one bulk stream (direct, through the \
             relay, through socat if installed), the round trip the relay adds, the accuracy of an injected \
-            latency and of bandwidth caps, the relay's memory with many idle connections, and the loss \
-            model against the Mathis formula. Takes about 3 min 30 s (--quick: about 1 min).
+            latency and of bandwidth caps, the relay's memory with many idle connections, the loss \
+            model against the Mathis formula, and (Linux, root) netsim shell's packet path beside the \
+            relay: delay, rate, kernel TCP under loss, ceiling, CPU per GB. Takes about 5 min \
+            (--quick: about 1 min 30 s).
 
             Build for release first, or the numbers mean little:
               swift build -c release --product netsim && .build/release/netsim bench
@@ -20,7 +22,7 @@ struct BenchCommand: AsyncParsableCommand {
             """)
 
     enum Part: String, ExpressibleByArgument, CaseIterable {
-        case throughput, rtt, latency, bandwidth, rss, tls, model
+        case throughput, rtt, latency, bandwidth, rss, tls, model, packet
     }
 
     @Flag(help: "Shorter runs, for a smoke check.")
@@ -73,6 +75,12 @@ struct BenchCommand: AsyncParsableCommand {
                 case .model:
                     model = ModelBench.run(settings)
                     result = BenchSection()
+                case .packet:
+                    #if canImport(Glibc)
+                    result = try await PacketBench.run(settings)
+                    #else
+                    result = BenchSection(notes: ["packet part not measured: netsim shell needs Linux"])
+                    #endif
                 }
                 section.rows += result.rows
                 section.notes += result.notes

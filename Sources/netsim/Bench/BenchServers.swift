@@ -20,10 +20,11 @@ final class BenchServer: @unchecked Sendable {
     private let handlers: DispatchGroup
 
     /// Runs `handler` on its own thread per connection and closes the socket when it returns.
-    init(handler: @escaping @Sendable (BlockingSocket) -> Void) throws {
+    /// - Parameter host: loopback, or a packet link's host side (the packet part).
+    init(host: String = "127.0.0.1", handler: @escaping @Sendable (BlockingSocket) -> Void) throws {
         let handlers = DispatchGroup()
         self.handlers = handlers
-        server = try LoopbackServer { socket in
+        server = try LoopbackServer(host: host) { socket in
             handlers.enter()
             handler(socket)
             socket.close()
