@@ -17,6 +17,9 @@ final class ProgressDisplay: @unchecked Sendable {
     private let start = ContinuousClock.now
     private var shownLines = 0
     private var ticker: Task<Void, Never>?
+    /// Set by ``stop()``: a redraw already on its way (the ticker's, a job finishing on another
+    /// task) must not draw the block again after it was removed for the summary.
+    private var stopped = false
 
     init(title: String, total: Int, enabled: Bool = ProgressDisplay.wanted()) {
         self.state = ProgressState(title: title, total: total)
@@ -57,7 +60,7 @@ final class ProgressDisplay: @unchecked Sendable {
             return
         }
         lock.withLock {
-            write(clearing() + text + "\n" + drawing())
+            write(clearing() + text + "\n" + (stopped ? "" : drawing()))
         }
     }
 
@@ -66,6 +69,7 @@ final class ProgressDisplay: @unchecked Sendable {
         ticker?.cancel()
         guard enabled else { return }
         lock.withLock {
+            stopped = true
             write(clearing())
             shownLines = 0
         }
@@ -83,7 +87,10 @@ final class ProgressDisplay: @unchecked Sendable {
 
     private func redraw() {
         guard enabled else { return }
-        lock.withLock { write(clearing() + drawing()) }
+        lock.withLock {
+            guard !stopped else { return }
+            write(clearing() + drawing())
+        }
     }
 
     /// Erases the lines drawn last (the cursor sits at the end of the block's last line).
