@@ -20,13 +20,8 @@ enum NetsimProcess {
 
     /// Runs netsim with `arguments` in `directory` (the repository root by default) and waits for
     /// it to finish (at most `timeout`), holding no thread while it runs.
-    /// `prefix`: a command that runs netsim (e.g. `setpriv … env`), given netsim's path and
-    /// `arguments` after its own.
-    static func run(_ arguments: [String], in directory: URL = root, timeout: Duration = .seconds(120), as prefix: [String] = []) async throws -> Result {
-        let process = prefix.isEmpty
-            ? try WatchedProcess(executable, arguments, directory: directory)
-            : try WatchedProcess(URL(fileURLWithPath: prefix[0]), Array(prefix.dropFirst()) + [executable.path] + arguments, directory: directory)
-        let result = try await process.result(within: timeout)
+    static func run(_ arguments: [String], in directory: URL = root, timeout: Duration = .seconds(120)) async throws -> Result {
+        let result = try await WatchedProcess(executable, arguments, directory: directory).result(within: timeout)
         return Result(status: result.status, stdout: result.standardOutput, stderr: result.standardError)
     }
 }

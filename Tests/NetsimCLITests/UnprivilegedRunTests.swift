@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NetsimLoopback
 import Testing
 
 /// netsim needs no privilege outside link mode packet: a scenario through the relay, the
@@ -14,10 +15,16 @@ struct UnprivilegedRunTests {
 
     @Test(.enabled(if: canDrop, "needs root and setpriv to drop privilege"))
     func aRelayScenarioPassesAsNobody() async throws {
-        let result = try await NetsimProcess.run(
-            ["run", "Scenarios/server-fin.scn", "--client", "resilient"],
-            as: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=/tmp"])
-        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("PASS server-fin"), "\(result.stdout)")
+        // Copies nobody can reach wherever the checkout is (a root home is 0700).
+        let shared = try SharedCopy([NetsimProcess.executable, NetsimProcess.root.appendingPathComponent("Scenarios/server-fin.scn")])
+        defer { shared.remove() }
+        let process = try WatchedProcess(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "env", "HOME=/tmp",
+             shared.path("netsim"), "run", shared.path("server-fin.scn"), "--client", "resilient"],
+            directory: shared.directory)
+        let result = try await process.result(within: .seconds(120))
+        #expect(result.status == 0, "\(result.standardOutput)\n\(result.standardError)")
+        #expect(result.standardOutput.contains("PASS server-fin"), "\(result.standardOutput)")
     }
 }

@@ -41,18 +41,6 @@ enum ShellHarness {
         try await WatchedProcess(URL(fileURLWithPath: path), arguments).result(within: timeout).standardOutput
     }
 
-    /// True when a user other than the owner may run `path`: it and every directory above it
-    /// have the others-execute bit (a clone under /root usually does not).
-    static func othersCanExecute(_ path: String) -> Bool {
-        var current = URL(fileURLWithPath: path).standardized
-        while true {
-            var info = stat()
-            guard stat(current.path, &info) == 0, info.st_mode & S_IXOTH != 0 else { return false }
-            if current.path == "/" { return true }
-            current.deleteLastPathComponent()
-        }
-    }
-
     /// Names under /run/netns.
     static func namespaces() -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? []

@@ -268,14 +268,16 @@ extension ShellTests {
 }
 
 /// What a machine without root sees: one line, exit 2, nothing created. Run as `nobody` through
-/// setpriv, so it needs root to start (and util-linux's setpriv).
-@Suite(.enabled(if: ShellHarness.canRun && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-                    && ShellHarness.othersCanExecute(ShellHarness.executable.path),
-                "needs root, /usr/bin/setpriv and a netsim binary that other users may run (every directory above it searchable)"))
+/// setpriv, so it needs root to start (and util-linux's setpriv); from a copy of netsim that
+/// nobody can reach wherever the checkout is (``SharedCopy``).
+@Suite(.enabled(if: ShellHarness.canRun && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                "needs root and /usr/bin/setpriv"))
 struct ShellWithoutRootTests {
     @Test func withoutRootItSaysSoInOneLineAndExits2() async throws {
+        let shared = try SharedCopy([ShellHarness.executable])
+        defer { shared.remove() }
         let result = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
-            ["--reuid=65534", "--regid=65534", "--clear-groups", ShellHarness.executable.path, "shell", "--", "true"],
+            ["--reuid=65534", "--regid=65534", "--clear-groups", shared.path("netsim"), "shell", "--", "true"],
             directory: URL(fileURLWithPath: "/")).result(within: .seconds(30))
         #expect(result.status == 2)
         #expect(result.standardError == "netsim shell: needs root (it creates a network namespace and TUN devices): run it with sudo\n")
