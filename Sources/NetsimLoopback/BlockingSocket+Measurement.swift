@@ -39,3 +39,30 @@ extension BlockingSocket {
         return true
     }
 }
+
+// Polling reads: a measuring thread that must never sleep (its own wake-up after a long idle
+// would be part of what it measures) spins on recv(2) with MSG_DONTWAIT instead of blocking.
+extension BlockingSocket {
+    /// Fills `buffer` completely without ever blocking: spins on non-blocking reads until it is
+    /// full, yielding the CPU between reads to any thread that waits for it. False if the stream ended first; throws ``SocketFailure/timedOut`` once the monotonic
+    /// clock passes `deadline` (nanoseconds), and the socket's error if it fails.
+    public func receiveAllPolling(into buffer: UnsafeMutableRawBufferPointer, deadline: Int64) throws -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let n = recv(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_DONTWAIT))
+            if n > 0 {
+                offset += n
+            } else if n == 0 {
+                return false
+            } else if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+                if SystemClock().now() > deadline { throw SocketFailure.timedOut }
+                // Never sleeps, but lets a thread waiting for this CPU (the relay's, when the
+                // scheduler put it here) run at once instead of after this one's time slice.
+                sched_yield()
+            } else {
+                throw SocketFailure(errno: errno)
+            }
+        }
+        return true
+    }
+}

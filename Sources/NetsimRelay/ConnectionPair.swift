@@ -70,9 +70,14 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     /// Feeds the machine one event and carries out what it decided. Re-entrant: an action that
     /// makes a channel fire an event synchronously (writability) adds to the same batch.
-    func run(_ event: (inout ConnectionMachine<ByteBuffer>) -> Void) {
+    func run(_ event: (inout ConnectionMachine<ByteBuffer>) -> Void) { run(event, beforeActing: {}) }
+
+    /// `beforeActing` runs after the machine decided and before its actions touch a socket: a
+    /// release waits for its deadline there, so the deciding is done by the time the bytes may go.
+    private func run(_ event: (inout ConnectionMachine<ByteBuffer>) -> Void, beforeActing: () -> Void) {
         event(&machine)
         guard !draining else { return }
+        beforeActing()
         draining = true
         var index = 0
         while index < machine.actions.count {
@@ -176,9 +181,13 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             let armedFor = timing?.armTime(deadline: deadline, now: armedAt) ?? deadline
             timers[timer] = eventLoop.scheduleTask(deadline: .uptimeNanoseconds(UInt64(max(0, armedFor)))) { [self] in
                 timers.removeValue(forKey: timer)
-                var now = self.now
-                if let timing { now = timing.fired(armedAt: armedAt, armedFor: armedFor, deadline: deadline, now: now) }
-                run { $0.timerFired(timer, now: now) }
+                // Woken early for a release: decide it for its deadline while waiting is still
+                // allowed, then wait, then write. Measured on this VM after a 50 ms sleep (cold
+                // caches): the machine's step ~20 µs, the write and flush ~50 µs; decided after
+                // the wait, the step's part came late every time.
+                guard let timing else { return run { $0.timerFired(timer, now: self.now) } }
+                let releaseAt = timing.fired(armedAt: armedAt, armedFor: armedFor, deadline: deadline, now: self.now)
+                run({ $0.timerFired(timer, now: releaseAt) }, beforeActing: { timing.wait(until: releaseAt) })
             }
         case .cancel(let timer):
             timers.removeValue(forKey: timer)?.cancel()

@@ -15,16 +15,21 @@ final class LoopReleaseTiming: @unchecked Sendable {
     /// When to arm the timer of a release due at `deadline`, armed at `now`.
     func armTime(deadline: Int64, now: Int64) -> Int64 { model.armTime(deadline: deadline, now: now) }
 
-    /// The timer armed at `armedAt` for `armedFor` fired at `now`: waits on the CPU until
-    /// `deadline` if it came early (a spin of at most the lead, paid from the loop's budget) and
-    /// returns the time the release happens at.
+    /// The timer armed at `armedAt` to fire at `armedFor` (for `deadline`) fired at `now`: learns
+    /// from its lateness and returns when the release happens — the deadline if it came early,
+    /// now if it came late. The caller decides what to release at that time, then calls
+    /// ``wait(until:)`` before it acts.
     func fired(armedAt: Int64, armedFor: Int64, deadline: Int64, now: Int64) -> Int64 {
         let spin = model.fired(armedAt: armedAt, armedFor: armedFor, deadline: deadline, now: now)
         guard spin > 0 else { return now }
-        var time = clock.now()
-        while time < deadline { time = clock.now() }
         spun.withLockedValue { $0 += spin }
-        return time
+        return deadline
+    }
+
+    /// Waits on the CPU until `time` (a spin of at most the lead, paid from the loop's budget
+    /// by ``fired(armedAt:armedFor:deadline:now:)``); returns at once for a time already past.
+    func wait(until time: Int64) {
+        while clock.now() < time {}
     }
 
     /// CPU time this loop has spent waiting for deadlines.

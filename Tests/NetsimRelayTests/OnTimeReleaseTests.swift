@@ -30,18 +30,20 @@ import Testing
         }
     }
 
-    /// The executor's half: a timer that fires before its deadline waits it out before the release
-    /// goes (the model only says how long; this checks the wait really happens, on the real clock).
+    /// The executor's half: a timer that fires before its deadline releases at the deadline and
+    /// waits it out before acting (the model only says how long; this checks the wait really
+    /// happens, on the real clock). The decision comes first, without waiting.
     @Test func aTimerThatFiresEarlyWaitsOutItsDeadline() {
         let timing = LoopReleaseTiming()
         let clock = SystemClock()
         let now = clock.now()
         let deadline = now + 300_000
-        let released = timing.fired(armedAt: now - 10_000_000, armedFor: now, deadline: deadline, now: now)
-        #expect(released >= deadline)
-        #expect(clock.now() >= deadline)
+        let releaseAt = timing.fired(armedAt: now - 10_000_000, armedFor: now, deadline: deadline, now: now)
+        #expect(releaseAt == deadline)
         #expect(timing.spunNanoseconds == 300_000)
-        // Due already: no wait, the time it was given.
+        timing.wait(until: releaseAt)
+        #expect(clock.now() >= deadline)
+        // Due already: released at the time it was given, and waiting for it returns at once.
         let late = clock.now()
         #expect(timing.fired(armedAt: late - 10_000_000, armedFor: late - 100_000, deadline: late - 50_000, now: late) == late)
     }

@@ -26,11 +26,30 @@ enum LatencyBench {
     ]
 
     struct Measured {
+        /// Round trip p50 of the direct path and of the same relay with no delay, measured alike.
         var base: UInt64
+        var pathBase: UInt64
+        /// |round trip − base − injected| (what the hop and the delay add) and
+        /// |round trip − pathBase − injected| (what the injected delay alone adds: the verdict).
         var errors: Histogram<UInt64>
+        var pathErrors: Histogram<UInt64>
         var rtts: Histogram<UInt64>
         var spin: Int64
         var seconds: Double
+    }
+
+    /// Who measures: threads that block in recv(2), as an app's do (their own wake-up after the
+    /// delay's idle is in the figure), or one thread polling both ends (``PolledEcho``: the figure
+    /// is the path's alone).
+    enum Harness: CaseIterable {
+        case blocking, polled
+
+        var label: String {
+            switch self {
+            case .blocking: "client and echo blocking in recv"
+            case .polled: "client and echo polling"
+            }
+        }
     }
 
     static func run(_ bench: BenchSettings) async throws -> BenchSection {
@@ -39,68 +58,114 @@ enum LatencyBench {
         let samples = bench.quick ? 40 : 400
         var section = BenchSection()
         for setting in settings {
-            for precise in [false, true] {
-                let how = precise ? "timers armed early (default)" : "timers armed at their deadlines"
-                let label = "\(setting.name), \(how)"
-                let measured = await Result { try await measure(setting, precise: precise, echoPort: echo.port, samples: samples) }
-                switch measured {
-                case .success(let m):
-                    let p50 = Double(m.errors.valueAtPercentile(50)), p90 = Double(m.errors.valueAtPercentile(90))
-                    let p99 = Double(m.errors.valueAtPercentile(99))
-                    let rtt = "round trip p50 \(Format.millis(Double(m.rtts.valueAtPercentile(50)))), "
-                        + "p99 \(Format.millis(Double(m.rtts.valueAtPercentile(99)))) (direct p50 \(Format.micros(Double(m.base))))"
-                    let cost = precise
-                        ? "; spun \(Format.millis(Double(m.spin))) in \(Format.fixed(m.seconds, 1)) s (\(Format.percent(Double(m.spin) / (m.seconds * 1e9), signed: false)) of a core)"
-                        : ""
-                    section.rows.append(.info("\(label): \(samples) ping-pongs", rtt + cost))
-                    section.rows.append(.info("\(label): |error| p50, p90", "\(Format.millis(p50)), \(Format.millis(p90))"))
-                    section.rows.append(BenchRow(
-                        measurement: "\(label): |error| p99", result: Format.millis(p99),
-                        target: precise ? "≤ 0.2 ms" : "-",
-                        verdict: precise ? Verdict.atMost(p99, Double(target), Format.millis) : "-"))
-                case .failure(let error):
-                    section.rows.append(.failed(label, error))
+            for harness in Harness.allCases {
+                for precise in [false, true] {
+                    let how = precise ? "timers armed early (default)" : "timers armed at their deadlines"
+                    let label = "\(setting.name), \(harness.label), \(how)"
+                    let measured = await Result {
+                        try await measure(setting, harness: harness, precise: precise, echoPort: echo.port, samples: samples)
+                    }
+                    switch measured {
+                    case .success(let m): section.rows += rows(m, label: label, samples: samples, precise: precise)
+                    case .failure(let error): section.rows.append(.failed(label, error))
+                    }
                 }
             }
         }
         section.notes.append(
-            "Latency error = |round trip − direct p50 − 50 ms| per ping-pong; the direct p50 is measured in the same run. "
+            "Error of the delay = |round trip − the same relay's round trip p50 with no delay − 50 ms| per ping-pong (the verdict: "
+                + "what injecting the delay adds, beyond the hop itself, which the rtt part measures); against direct = |round trip − "
+                + "direct p50 − 50 ms|, the hop included. Both bases are measured in the same run, the same way. Blocking: the client and the echo server sleep in recv(2), as an app does, so their own wake-ups "
+                + "after the delay's idle are in the error. Polling: one thread is client and echo and spins on non-blocking reads, "
+                + "so the error is the relay's alone (its release timers and its reads). "
                 + "Timers armed early: by the worst wake-up lateness of the relay's last 32 long sleeps, then a spin to the deadline, "
                 + "paid from a budget of 2% of a core per event loop (docs/benchmarks.md). socat has no delay to compare with.")
         return section
     }
 
-    static func measure(_ setting: Setting, precise: Bool, echoPort: Int, samples: Int) async throws -> Measured {
-        let (relay, relayPort) = try await RoundTripBench.startRelay(upstreamPort: echoPort, link: setting.link, preciseRelease: precise)
+    private static func rows(_ m: Measured, label: String, samples: Int, precise: Bool) -> [BenchRow] {
+        func percentiles(_ h: Histogram<UInt64>, _ ps: [Double]) -> String {
+            ps.map { "p\(Int($0)) \(Format.millis(Double(h.valueAtPercentile($0))))" }.joined(separator: ", ")
+        }
+        let p99 = Double(m.pathErrors.valueAtPercentile(99))
+        let cost = precise
+            ? "; spun \(Format.millis(Double(m.spin))) in \(Format.fixed(m.seconds, 1)) s (\(Format.percent(Double(m.spin) / (m.seconds * 1e9), signed: false)) of a core)"
+            : ""
+        return [
+            .info("\(label): \(samples) ping-pongs",
+                  "round trip \(percentiles(m.rtts, [50, 99])) (direct p50 \(Format.micros(Double(m.base))), "
+                    + "relay with no delay p50 \(Format.micros(Double(m.pathBase))))" + cost),
+            .info("\(label): |error| against direct", percentiles(m.errors, [50, 90, 99])),
+            .info("\(label): |error| of the delay, p50, p90", percentiles(m.pathErrors, [50, 90])),
+            BenchRow(
+                measurement: "\(label): |error| of the delay, p99", result: Format.millis(p99),
+                target: precise ? "≤ 0.2 ms" : "-",
+                verdict: precise ? Verdict.atMost(p99, Double(target), Format.millis) : "-"),
+        ]
+    }
+
+    static func measure(_ setting: Setting, harness: Harness, precise: Bool, echoPort: Int, samples: Int) async throws -> Measured {
+        let polled = harness == .polled ? try PolledEcho() : nil
+        defer { polled?.stop() }
+        let upstream = polled?.port ?? echoPort
+        let (relay, relayPort) = try await RoundTripBench.startRelay(upstreamPort: upstream, link: setting.link, preciseRelease: precise)
+        let plain: (Relay, Int)
+        do {
+            plain = try await RoundTripBench.startRelay(upstreamPort: upstream)
+        } catch {
+            await relay.stop()
+            throw error
+        }
         let started = monotonicSeconds()
         let result = await Result {
-            try await offload { () -> (UInt64, Histogram<UInt64>, Histogram<UInt64>) in
-                let direct = try connectLoopback(echoPort)
-                let relayed = try connectLoopback(relayPort)
-                defer {
-                    direct.close()
-                    relayed.close()
+            try await offload { () -> Measured in
+                // One path's ping-pongs, by this harness: `record` gets each round trip.
+                let path: (Int) throws -> (_ count: Int, _ record: (UInt64) -> Void) throws -> Void, close: () -> Void
+                var sockets: [BlockingSocket] = []
+                close = { for socket in sockets { socket.close() } }
+                if let polled {
+                    path = { port in
+                        let ends = try polled.connect(through: port)
+                        sockets += [ends.client, ends.server]
+                        return { count, record in try PolledEcho.pingPong(ends, count: count, record: record) }
+                    }
+                } else {
+                    path = { port in
+                        let socket = try connectLoopback(port)
+                        sockets.append(socket)
+                        socket.setReceiveTimeout(.seconds(10))
+                        return { count, record in try RoundTripBench.pingPong(socket, count: count, record: record) }
+                    }
                 }
-                direct.setReceiveTimeout(.seconds(10))
-                relayed.setReceiveTimeout(.seconds(10))
-                var baseline = RoundTripBench.newHistogram()
-                try RoundTripBench.pingPong(direct, count: 2_000) { _ in }
-                try RoundTripBench.pingPong(direct, count: 5_000) { _ = baseline.record($0) }
-                let base = baseline.valueAtPercentile(50)
-                try RoundTripBench.pingPong(relayed, count: 5) { _ in }  // warm-up
-                var errors = RoundTripBench.newHistogram()
-                var rtts = RoundTripBench.newHistogram()
-                try RoundTripBench.pingPong(relayed, count: samples) { rtt in
-                    _ = rtts.record(rtt)
-                    _ = errors.record(UInt64(abs(Int64(rtt) - Int64(base) - setting.injected)))
+                defer { close() }
+                // The round trip p50 of a path with nothing injected: 2,000 warm-up, then 5,000.
+                func p50(_ pingPongs: (Int, (UInt64) -> Void) throws -> Void) throws -> UInt64 {
+                    var histogram = RoundTripBench.newHistogram()
+                    try pingPongs(2_000) { _ in }
+                    try pingPongs(5_000) { _ = histogram.record($0) }
+                    return histogram.valueAtPercentile(50)
                 }
-                return (base, errors, rtts)
+                let base = try p50(try path(upstream)), pathBase = try p50(try path(plain.1))
+                let relayed = try path(relayPort)
+                try relayed(5) { _ in }  // warm-up
+                var m = Measured(
+                    base: base, pathBase: pathBase, errors: RoundTripBench.newHistogram(), pathErrors: RoundTripBench.newHistogram(),
+                    rtts: RoundTripBench.newHistogram(), spin: 0, seconds: 0)
+                try relayed(samples) { rtt in
+                    _ = m.rtts.record(rtt)
+                    _ = m.errors.record(UInt64(abs(Int64(rtt) - Int64(base) - setting.injected)))
+                    _ = m.pathErrors.record(UInt64(abs(Int64(rtt) - Int64(pathBase) - setting.injected)))
+                }
+                return m
             }
         }
         let seconds = monotonicSeconds() - started
         let spin = relay.releaseSpinNanoseconds
         await relay.stop()
-        let (base, errors, rtts) = try result.get()
-        return Measured(base: base, errors: errors, rtts: rtts, spin: spin, seconds: seconds)
+        await plain.0.stop()
+        var measured = try result.get()
+        measured.spin = spin
+        measured.seconds = seconds
+        return measured
     }
 }
