@@ -26,7 +26,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     var machine: ConnectionMachine<ByteBuffer>
     private var timers: [ConnectionTimer: Scheduled<Void>] = [:]
     /// The loop's release timing, looked up when this connection first delays bytes.
-    private lazy var releaseTiming: LoopReleaseTiming? = relay.releaseTiming(for: eventLoop)
+    private lazy var releaseTiming: ReleaseTiming? = relay.releaseTiming(for: eventLoop)
     /// Relay-level tasks for this connection (per-connection fault triggers).
     private var tasks: [Scheduled<Void>] = []
     private var draining = false
@@ -175,7 +175,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             connectUpstream()
         case .arm(let timer, let deadline):
             timers.removeValue(forKey: timer)?.cancel()
-            // Releases of delayed bytes are armed early and finished on time (LoopReleaseTiming).
+            // Releases of delayed bytes are armed early and finished on time (ReleaseTiming).
             let timing = timer.isRelease ? releaseTiming : nil
             let armedAt = timing == nil ? deadline : now
             let armedFor = timing?.armTime(deadline: deadline, now: armedAt) ?? deadline

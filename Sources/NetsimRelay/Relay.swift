@@ -91,16 +91,16 @@ public final class Relay: @unchecked Sendable {
     /// With interception: its TLS contexts, for connectors given to ``adopt(_:connector:)``.
     private var interceptContexts: InterceptConnector.Contexts?
     /// Each event loop's release timing, made on first use (``releaseTiming(for:)``).
-    private var releaseTimings: [ObjectIdentifier: LoopReleaseTiming] = [:]
+    private var releaseTimings: [ObjectIdentifier: ReleaseTiming] = [:]
 
     /// The release timing shared by the connections on `loop`; nil when the configuration turns
     /// ``RelayConfiguration/preciseRelease`` off.
-    func releaseTiming(for loop: any EventLoop) -> LoopReleaseTiming? {
+    func releaseTiming(for loop: any EventLoop) -> ReleaseTiming? {
         guard configuration.preciseRelease else { return nil }
         return lock.withLock {
             let key = ObjectIdentifier(loop)
             if let made = releaseTimings[key] { return made }
-            let made = LoopReleaseTiming()
+            let made = ReleaseTiming()
             releaseTimings[key] = made
             return made
         }

@@ -34,7 +34,7 @@ import Testing
     /// waits it out before acting (the model only says how long; this checks the wait really
     /// happens, on the real clock). The decision comes first, without waiting.
     @Test func aTimerThatFiresEarlyWaitsOutItsDeadline() {
-        let timing = LoopReleaseTiming()
+        let timing = ReleaseTiming()
         let clock = SystemClock()
         let now = clock.now()
         let deadline = now + 300_000
