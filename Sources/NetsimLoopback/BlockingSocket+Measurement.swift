@@ -44,8 +44,9 @@ extension BlockingSocket {
 // would be part of what it measures) spins on recv(2) with MSG_DONTWAIT instead of blocking.
 extension BlockingSocket {
     /// Fills `buffer` completely without ever blocking: spins on non-blocking reads until it is
-    /// full, yielding the CPU between reads to any thread that waits for it. False if the stream ended first; throws ``SocketFailure/timedOut`` once the monotonic
-    /// clock passes `deadline` (nanoseconds), and the socket's error if it fails.
+    /// full, yielding the CPU between reads to any thread that waits for it. False if the stream
+    /// ended first; throws ``SocketFailure/timedOut`` once the monotonic clock passes `deadline`
+    /// (nanoseconds), and the socket's error if it fails.
     public func receiveAllPolling(into buffer: UnsafeMutableRawBufferPointer, deadline: Int64) throws -> Bool {
         var offset = 0
         while offset < buffer.count {

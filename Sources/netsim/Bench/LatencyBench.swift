@@ -75,7 +75,8 @@ enum LatencyBench {
         section.notes.append(
             "Error of the delay = |round trip − the same relay's round trip p50 with no delay − 50 ms| per ping-pong (the verdict: "
                 + "what injecting the delay adds, beyond the hop itself, which the rtt part measures); against direct = |round trip − "
-                + "direct p50 − 50 ms|, the hop included. Both bases are measured in the same run, the same way. Blocking: the client and the echo server sleep in recv(2), as an app does, so their own wake-ups "
+                + "direct p50 − 50 ms|, the hop included. Both bases are measured in the same run, the same way. "
+                + "Blocking: the client and the echo server sleep in recv(2), as an app does, so their own wake-ups "
                 + "after the delay's idle are in the error. Polling: one thread is client and echo and spins on non-blocking reads, "
                 + "so the error is the relay's alone (its release timers and its reads). "
                 + "Timers armed early: by the worst wake-up lateness of the relay's last 32 long sleeps, then a spin to the deadline, "
@@ -120,9 +121,9 @@ enum LatencyBench {
         let result = await Result {
             try await offload { () -> Measured in
                 // One path's ping-pongs, by this harness: `record` gets each round trip.
-                let path: (Int) throws -> (_ count: Int, _ record: (UInt64) -> Void) throws -> Void, close: () -> Void
+                let path: (Int) throws -> (_ count: Int, _ record: (UInt64) -> Void) throws -> Void
                 var sockets: [BlockingSocket] = []
-                close = { for socket in sockets { socket.close() } }
+                defer { for socket in sockets { socket.close() } }
                 if let polled {
                     path = { port in
                         let ends = try polled.connect(through: port)
@@ -137,7 +138,6 @@ enum LatencyBench {
                         return { count, record in try RoundTripBench.pingPong(socket, count: count, record: record) }
                     }
                 }
-                defer { close() }
                 // The round trip p50 of a path with nothing injected: 2,000 warm-up, then 5,000.
                 func p50(_ pingPongs: (Int, (UInt64) -> Void) throws -> Void) throws -> UInt64 {
                     var histogram = RoundTripBench.newHistogram()
