@@ -24,6 +24,10 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
         let collector = RawCollector()
+        // Taken before the connect: the server's timer cannot start before the connection exists,
+        // while a stamp taken after `connect` resumes can come late on a busy pool (a CI run saw
+        // the close 1.44 s after such a stamp).
+        let start = ContinuousClock.now
         let sslContext = try NIOSSLContext(configuration: try files.authority.clientConfiguration(protocols: [.http2]))
         let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
@@ -31,7 +35,6 @@ import Testing
                 try channel.pipeline.syncOperations.addHandler(collector)
             }
         }.connect(host: endpoint.host, port: endpoint.port).get()
-        let start = ContinuousClock.now
         // The client preface, an empty SETTINGS, then one request (HEADERS with END_STREAM, HPACK
         // literal-free indexed fields: :method GET, :scheme https, :path /, then :authority).
         var preface = channel.allocator.buffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
