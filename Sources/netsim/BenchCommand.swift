@@ -12,8 +12,9 @@ struct BenchCommand: AsyncParsableCommand {
             relay, through socat if installed), the round trip the relay adds, the accuracy of an injected \
             latency and of bandwidth caps, the relay's memory with many idle connections, the loss \
             model against the Mathis formula, and (Linux, root) netsim shell's packet path beside the \
-            relay: delay, rate, kernel TCP under loss, ceiling, CPU per GB. Takes about 5 min \
-            (--quick: about 1 min 30 s).
+            relay: delay, rate, kernel TCP under loss, ceiling, CPU per GB. With a toxiproxy-server \
+            on PATH (or --toxiproxy), its throughput, round trip, latency and bandwidth toxics are \
+            measured beside the relay's. Takes about 6 min, 10 with Toxiproxy (--quick: about 1 min 30 s).
 
             Build for release first, or the numbers mean little:
               swift build -c release --product netsim && .build/release/netsim bench
@@ -37,8 +38,17 @@ struct BenchCommand: AsyncParsableCommand {
         valueName: "n"))
     var connections = 10_000
 
+    @Option(help: ArgumentHelp(
+        "A toxiproxy-server binary to measure beside the relay (throughput, rtt, latency, bandwidth). "
+            + "Default: toxiproxy-server on PATH, if there is one",
+        valueName: "path"))
+    var toxiproxy: String?
+
     func validate() throws {
         guard connections >= 1 else { throw ValidationError("--connections must be at least 1") }
+        if let toxiproxy, access(toxiproxy, X_OK) != 0 {
+            throw ValidationError("--toxiproxy \(toxiproxy): not an executable file")
+        }
     }
 
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
@@ -46,7 +56,9 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         let limits = ProcFS.raiseFileLimit()
-        let settings = BenchSettings(quick: quick, connections: connections, fileLimit: limits.hard)
+        let settings = BenchSettings(
+            quick: quick, connections: connections, fileLimit: limits.hard,
+            toxiproxy: ToxiproxyReference.executable(explicit: toxiproxy))
         let parts = only.isEmpty ? Part.allCases : Part.allCases.filter(only.contains)
 
         print("netsim bench\(quick ? " --quick" : ""): \(MachineDescription.buildKind)")

@@ -70,7 +70,7 @@ extension ConnectionMachine {
             // gives: `Connection: close` and a FIN after the answer.
             let closing = !request.isKeepAlive
             log(.httpResponse(status: response.status, bytes: bodyless ? 0 : response.body.utf8.count, answeredBy: standIn.faultName.rawValue))
-            withLane(.down) { $0.enqueue(Chunk(bytes: response.bytes(bodyless: bodyless, closing: closing)), at: now) }
+            _ = withLane(.down) { $0.enqueue(Chunk(bytes: response.bytes(bodyless: bodyless, closing: closing)), at: now) }
             if closing || (truncated && !bodyless) {
                 let detail = closing ? "closed after the answer, as the request asked (Connection: close)" : "closed short of the declared Content-Length"
                 endAfterQueued(.down, .init(.fin, detail), now: now)

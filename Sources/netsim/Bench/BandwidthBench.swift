@@ -53,43 +53,68 @@ enum BandwidthBench {
         }
         for transfer in transfers(quick: settings.quick) {
             let rate = transfer.rate
-            let link = LinkConfiguration(up: DirectionLink(), down: DirectionLink(bandwidth: rate))
             let label = "bandwidth \(rate) down, \(transfer.what) from the request"
                 + (transfer.repeats > 1 ? " (worst of \(transfer.repeats))" : "")
-            let measured = await Result { () -> (relayed: [Int64], direct: Int64) in
-                let (relay, port) = try await RoundTripBench.startRelay(upstreamPort: server.port, link: link)
-                let result = await Result {
-                    try await offload {
-                        (try downloads(port: port, bytes: transfer.bytes, repeats: transfer.repeats),
-                         try downloads(port: server.port, bytes: transfer.bytes, repeats: 1)[0])
-                    }
+            section.rows.append(await row(transfer, label: label, base: base, serverPort: server.port, verdict: true) { upstream in
+                let link = LinkConfiguration(up: DirectionLink(), down: DirectionLink(bandwidth: rate))
+                let (relay, port) = try await RoundTripBench.startRelay(upstreamPort: upstream, link: link)
+                return (port, { await relay.stop() })
+            })
+            // Toxiproxy's rate is whole KB/s: every rate here is one.
+            guard let executable = settings.toxiproxy else { continue }
+            let kilobytes = Int((rate.bytesPerSecond / 1000).rounded())
+            section.rows.append(await row(transfer, label: "toxiproxy-server (reference): " + label, base: base, serverPort: server.port,
+                                          verdict: false) { upstream in
+                let reference = try ToxiproxyReference(executable: executable)
+                do {
+                    return (try reference.proxy(to: upstream, toxics: [.bandwidth(kilobytesPerSecond: kilobytes)]), { reference.stop() })
+                } catch {
+                    reference.stop()
+                    throw error
                 }
-                await relay.stop()
-                return try result.get()
-            }
-            switch measured {
-            case .success(let (relayed, direct)):
-                let ideal = Double(transfer.bytes) / rate.bytesPerSecond * 1e9
-                let errors = relayed.map { ideal / Double($0 - base) - 1 }
-                let worst = errors.max { abs($0) < abs($1) }!
-                let elapsed = relayed[errors.firstIndex(of: worst)!]
-                section.rows.append(BenchRow(
-                    measurement: label,
-                    result: "\(Format.rate(bitsPerSecond: Double(transfer.bytes) * 8e9 / Double(elapsed - base))), "
-                        + "\(Format.seconds(Double(elapsed))) for \(Format.seconds(ideal)), error \(Format.percent(worst)) "
-                        + "(direct \(Format.seconds(Double(direct))))",
-                    target: "within ±0.5%",
-                    verdict: Verdict.atMost(abs(worst), tolerance) { Format.percent($0, signed: false) }))
-            case .failure(let error):
-                section.rows.append(.failed(label, error))
-            }
+            })
         }
         section.notes.append(
             "Bandwidth: the client asks for N bytes (an 8-byte request on an open connection, the link idle) and times the "
                 + "request to the answer's last byte; rate = N × 8 / (that time − the direct request → 1-byte answer p50), "
                 + "error = rate / cap − 1 (+ is too fast: bytes early). A real link takes N × 8 / rate from the first byte. "
-                + "Direct: the same download without the relay, for reference. socat has no bandwidth cap to compare with.")
+                + "Direct: the same download without the relay, for reference. socat has no bandwidth cap to compare with; "
+                + "toxiproxy-server (when installed) is measured the same way with its bandwidth toxic (rate in KB/s of 1000 bytes).")
         return section
+    }
+
+    /// One transfer's row through a path `start` opens to the server (and whose stop it returns).
+    private static func row(
+        _ transfer: Transfer, label: String, base: Int64, serverPort: Int, verdict: Bool,
+        start: (_ upstream: Int) async throws -> (port: Int, stop: () async -> Void)
+    ) async -> BenchRow {
+        let measured = await Result { () -> (through: [Int64], direct: Int64) in
+            let (port, stop) = try await start(serverPort)
+            let result = await Result {
+                try await offload {
+                    (try downloads(port: port, bytes: transfer.bytes, repeats: transfer.repeats),
+                     try downloads(port: serverPort, bytes: transfer.bytes, repeats: 1)[0])
+                }
+            }
+            await stop()
+            return try result.get()
+        }
+        switch measured {
+        case .success(let (through, direct)):
+            let ideal = Double(transfer.bytes) / transfer.rate.bytesPerSecond * 1e9
+            let errors = through.map { ideal / Double($0 - base) - 1 }
+            let worst = errors.max { abs($0) < abs($1) }!
+            let elapsed = through[errors.firstIndex(of: worst)!]
+            return BenchRow(
+                measurement: label,
+                result: "\(Format.rate(bitsPerSecond: Double(transfer.bytes) * 8e9 / Double(elapsed - base))), "
+                    + "\(Format.seconds(Double(elapsed))) for \(Format.seconds(ideal)), error \(Format.percent(worst)) "
+                    + "(direct \(Format.seconds(Double(direct))))",
+                target: verdict ? "within ±0.5%" : "-",
+                verdict: verdict ? Verdict.atMost(abs(worst), tolerance) { Format.percent($0, signed: false) } : "-")
+        case .failure(let error):
+            return .failed(label, error)
+        }
     }
 
     /// The p50 of 200 requests for a 1-byte answer, direct (after 20 warm-ups).

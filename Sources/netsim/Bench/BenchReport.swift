@@ -31,6 +31,8 @@ struct BenchSettings: Sendable {
     var connections: Int
     /// The hard limit on open files (the relay child of the rss part needs two per connection).
     var fileLimit: UInt64
+    /// The `toxiproxy-server` to measure beside the relay (``ToxiproxyReference``), if any.
+    var toxiproxy: String? = nil
 }
 
 // MARK: Verdicts

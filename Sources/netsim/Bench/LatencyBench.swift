@@ -16,14 +16,25 @@ enum LatencyBench {
         var name: String
         var link: LinkConfiguration
         var injected: Int64
+        /// The same delay as Toxiproxy's latency toxics (downstream: toward the client).
+        var toxics: [ToxiproxyReference.Toxic]
     }
 
     static let settings = [
         Setting(name: "injected 50 ms one way", link: LinkConfiguration(up: DirectionLink(), down: DirectionLink(latency: .milliseconds(50))),
-                injected: 50_000_000),
+                injected: 50_000_000, toxics: [.latency(50, stream: "downstream")]),
         Setting(name: "injected 25 ms each way", link: LinkConfiguration(up: DirectionLink(latency: .milliseconds(25)), down: DirectionLink(latency: .milliseconds(25))),
-                injected: 50_000_000),
+                injected: 50_000_000, toxics: [.latency(25, stream: "upstream"), .latency(25, stream: "downstream")]),
     ]
+
+    /// What one measurement compares: a path with the delay and the same kind of path without it.
+    struct DelayPaths {
+        var delayed: Int
+        var plain: Int
+        /// What the delayed path spun for on-time release so far (nil: not known).
+        var spin: () -> Int64?
+        var stop: () async -> Void
+    }
 
     struct Measured {
         /// Round trip p50 of the direct path and of the same relay with no delay, measured alike.
@@ -34,7 +45,7 @@ enum LatencyBench {
         var errors: Histogram<UInt64>
         var pathErrors: Histogram<UInt64>
         var rtts: Histogram<UInt64>
-        var spin: Int64
+        var spin: Int64?
         var seconds: Double
     }
 
@@ -63,12 +74,23 @@ enum LatencyBench {
                     let how = precise ? "timers armed early (default)" : "timers armed at their deadlines"
                     let label = "\(setting.name), \(harness.label), \(how)"
                     let measured = await Result {
-                        try await measure(setting, harness: harness, precise: precise, echoPort: echo.port, samples: samples)
+                        try await measureRelay(setting, harness: harness, precise: precise, echoPort: echo.port, samples: samples)
                     }
                     switch measured {
-                    case .success(let m): section.rows += rows(m, label: label, samples: samples, precise: precise)
+                    case .success(let m): section.rows += rows(m, label: label, samples: samples, path: "relay", verdict: precise)
                     case .failure(let error): section.rows.append(.failed(label, error))
                     }
+                }
+                guard let executable = bench.toxiproxy else { continue }
+                let label = "\(setting.name), \(harness.label), toxiproxy-server (reference)"
+                let measured = await Result {
+                    try await measure(setting, harness: harness, echoPort: echo.port, samples: samples) { upstream in
+                        try toxiproxyPaths(setting, executable: executable, upstream: upstream)
+                    }
+                }
+                switch measured {
+                case .success(let m): section.rows += rows(m, label: label, samples: samples, path: "toxiproxy", verdict: false)
+                case .failure(let error): section.rows.append(.failed(label, error))
                 }
             }
         }
@@ -80,43 +102,77 @@ enum LatencyBench {
                 + "after the delay's idle are in the error. Polling: one thread is client and echo and spins on non-blocking reads, "
                 + "so the error is the relay's alone (its release timers and its reads). "
                 + "Timers armed early: by the worst wake-up lateness of the relay's last 32 long sleeps, then a spin to the deadline, "
-                + "paid from a budget of 2% of a core per event loop (docs/benchmarks.md). socat has no delay to compare with.")
+                + "paid from a budget of 2% of a core per event loop (docs/benchmarks.md). socat has no delay to compare with; "
+                + "toxiproxy-server (when installed) is measured the same way with its latency toxics (jitter 0), against "
+                + "one of its proxies with no toxic.")
         return section
     }
 
-    private static func rows(_ m: Measured, label: String, samples: Int, precise: Bool) -> [BenchRow] {
+    private static func rows(_ m: Measured, label: String, samples: Int, path: String, verdict: Bool) -> [BenchRow] {
         func percentiles(_ h: Histogram<UInt64>, _ ps: [Double]) -> String {
             ps.map { "p\(Int($0)) \(Format.millis(Double(h.valueAtPercentile($0))))" }.joined(separator: ", ")
         }
         let p99 = Double(m.pathErrors.valueAtPercentile(99))
-        let cost = precise
-            ? "; spun \(Format.millis(Double(m.spin))) in \(Format.fixed(m.seconds, 1)) s (\(Format.percent(Double(m.spin) / (m.seconds * 1e9), signed: false)) of a core)"
-            : ""
+        let cost = m.spin.map {
+            "; spun \(Format.millis(Double($0))) in \(Format.fixed(m.seconds, 1)) s (\(Format.percent(Double($0) / (m.seconds * 1e9), signed: false)) of a core)"
+        } ?? ""
         return [
             .info("\(label): \(samples) ping-pongs",
                   "round trip \(percentiles(m.rtts, [50, 99])) (direct p50 \(Format.micros(Double(m.base))), "
-                    + "relay with no delay p50 \(Format.micros(Double(m.pathBase))))" + cost),
+                    + "\(path) with no delay p50 \(Format.micros(Double(m.pathBase))))" + cost),
             .info("\(label): |error| against direct", percentiles(m.errors, [50, 90, 99])),
             .info("\(label): |error| of the delay, p50, p90", percentiles(m.pathErrors, [50, 90])),
             BenchRow(
                 measurement: "\(label): |error| of the delay, p99", result: Format.millis(p99),
-                target: precise ? "≤ 0.2 ms" : "-",
-                verdict: precise ? Verdict.atMost(p99, Double(target), Format.millis) : "-"),
+                target: verdict ? "≤ 0.2 ms" : "-",
+                verdict: verdict ? Verdict.atMost(p99, Double(target), Format.millis) : "-"),
         ]
     }
 
-    static func measure(_ setting: Setting, harness: Harness, precise: Bool, echoPort: Int, samples: Int) async throws -> Measured {
-        let polled = harness == .polled ? try PolledEcho() : nil
-        defer { polled?.stop() }
-        let upstream = polled?.port ?? echoPort
+    /// A relay with the setting's delay (release timers armed early when `precise`) and one without.
+    private static func relayPaths(_ setting: Setting, precise: Bool, upstream: Int) async throws -> DelayPaths {
         let (relay, relayPort) = try await RoundTripBench.startRelay(upstreamPort: upstream, link: setting.link, preciseRelease: precise)
-        let plain: (Relay, Int)
         do {
-            plain = try await RoundTripBench.startRelay(upstreamPort: upstream)
+            let (plain, plainPort) = try await RoundTripBench.startRelay(upstreamPort: upstream)
+            return DelayPaths(
+                delayed: relayPort, plain: plainPort, spin: { precise ? relay.releaseSpinNanoseconds : nil },
+                stop: {
+                    await relay.stop()
+                    await plain.stop()
+                })
         } catch {
             await relay.stop()
             throw error
         }
+    }
+
+    /// Two proxies of one toxiproxy-server: one with the setting's latency toxics, one without.
+    private static func toxiproxyPaths(_ setting: Setting, executable: String, upstream: Int) throws -> DelayPaths {
+        let reference = try ToxiproxyReference(executable: executable)
+        do {
+            let delayed = try reference.proxy(to: upstream, toxics: setting.toxics)
+            let plain = try reference.proxy(to: upstream)
+            return DelayPaths(delayed: delayed, plain: plain, spin: { nil }, stop: { reference.stop() })
+        } catch {
+            reference.stop()
+            throw error
+        }
+    }
+
+    /// ``measure(_:harness:echoPort:samples:paths:)`` through relays (``relayPaths(_:precise:upstream:)``).
+    static func measureRelay(_ setting: Setting, harness: Harness, precise: Bool, echoPort: Int, samples: Int) async throws -> Measured {
+        try await measure(setting, harness: harness, echoPort: echoPort, samples: samples) { upstream in
+            try await relayPaths(setting, precise: precise, upstream: upstream)
+        }
+    }
+
+    static func measure(_ setting: Setting, harness: Harness, echoPort: Int, samples: Int,
+                        paths start: (_ upstream: Int) async throws -> DelayPaths) async throws -> Measured {
+        let polled = harness == .polled ? try PolledEcho() : nil
+        defer { polled?.stop() }
+        let upstream = polled?.port ?? echoPort
+        let paths = try await start(upstream)
+        let delayedPort = paths.delayed, plainPort = paths.plain
         let started = monotonicSeconds()
         let result = await Result {
             try await offload { () -> Measured in
@@ -145,12 +201,12 @@ enum LatencyBench {
                     try pingPongs(5_000) { _ = histogram.record($0) }
                     return histogram.valueAtPercentile(50)
                 }
-                let base = try p50(try path(upstream)), pathBase = try p50(try path(plain.1))
-                let relayed = try path(relayPort)
+                let base = try p50(try path(upstream)), pathBase = try p50(try path(plainPort))
+                let relayed = try path(delayedPort)
                 try relayed(5) { _ in }  // warm-up
                 var m = Measured(
                     base: base, pathBase: pathBase, errors: RoundTripBench.newHistogram(), pathErrors: RoundTripBench.newHistogram(),
-                    rtts: RoundTripBench.newHistogram(), spin: 0, seconds: 0)
+                    rtts: RoundTripBench.newHistogram(), spin: nil, seconds: 0)
                 try relayed(samples) { rtt in
                     _ = m.rtts.record(rtt)
                     _ = m.errors.record(UInt64(abs(Int64(rtt) - Int64(base) - setting.injected)))
@@ -160,9 +216,8 @@ enum LatencyBench {
             }
         }
         let seconds = monotonicSeconds() - started
-        let spin = relay.releaseSpinNanoseconds
-        await relay.stop()
-        await plain.0.stop()
+        let spin = paths.spin()
+        await paths.stop()
         var measured = try result.get()
         measured.spin = spin
         measured.seconds = seconds

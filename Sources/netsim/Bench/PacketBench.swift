@@ -61,7 +61,7 @@ enum PacketBench {
                              base: "unimpaired round trip p50 \(Format.micros(Double(base)))")
         let echo = try BenchServer(handler: ServerHandlers.echo)
         defer { echo.stop() }
-        let relay = try await LatencyBench.measure(LatencyBench.settings[1], harness: .blocking, precise: true, echoPort: echo.port, samples: samples)
+        let relay = try await LatencyBench.measureRelay(LatencyBench.settings[1], harness: .blocking, precise: true, echoPort: echo.port, samples: samples)
         var errors: [UInt64] = []
         for value in relay.pathErrors.recordedValues() { errors += Array(repeating: value.value, count: Int(value.count)) }
         rows += errorRows(errors, label: "relay: injected 25 ms each way", samples: samples,

@@ -51,10 +51,14 @@ enum RoundTripBench {
         defer { echo.stop() }
         let (relay, relayPort) = try await startRelay(upstreamPort: echo.port)
         let perPath = settings.quick ? 5_000 : 50_000
-        let measured = await Result { () -> (spread: [Histogram<UInt64>], pinned: [Histogram<UInt64>]?) in
-            let spread = try await offload { try measurePaths(echoPort: echo.port, relayPort: relayPort, perPath: perPath) }
+        let measured = await Result { () -> (spread: Paths, pinned: Paths?) in
+            let spread = try await offload {
+                try measurePaths(echoPort: echo.port, relayPort: relayPort, perPath: perPath, toxiproxy: settings.toxiproxy)
+            }
             let pinned = try await CPUAffinity.whilePinned(to: 0) {
-                try await offload { try measurePaths(echoPort: echo.port, relayPort: relayPort, perPath: perPath) }
+                try await offload {
+                    try measurePaths(echoPort: echo.port, relayPort: relayPort, perPath: perPath, toxiproxy: settings.toxiproxy)
+                }
             }
             return (spread, pinned)
         }
@@ -78,10 +82,24 @@ enum RoundTripBench {
         return section
     }
 
-    /// Direct, relay and (if installed) socat, `perPath` ping-pongs each in alternating blocks.
-    private static func measurePaths(echoPort: Int, relayPort: Int, perPath: Int, blocks: Int = 10) throws -> [Histogram<UInt64>] {
+    /// Each path's round trips: direct and the relay, then the references that are installed.
+    struct Paths: Sendable {
+        var direct: Histogram<UInt64>
+        var relayed: Histogram<UInt64>
+        var socat: Histogram<UInt64>?
+        var toxiproxy: (label: String, histogram: Histogram<UInt64>)?
+    }
+
+    /// Direct, relay and (if installed) socat and toxiproxy-server, `perPath` ping-pongs each in
+    /// alternating blocks. The references start here, so a pinned run pins them too.
+    private static func measurePaths(echoPort: Int, relayPort: Int, perPath: Int, toxiproxy executable: String?,
+                                     blocks: Int = 10) throws -> Paths {
         var socat: ChildProcess?
-        defer { socat?.stop() }
+        var toxiproxy: ToxiproxyReference?
+        defer {
+            socat?.stop()
+            toxiproxy?.stop()
+        }
         var sockets = [try connectLoopback(echoPort), try connectLoopback(relayPort)]
         defer { for socket in sockets { socket.close() } }
         if let path = ProcFS.findOnPath("socat") {
@@ -91,6 +109,11 @@ enum RoundTripBench {
                 arguments: ["TCP-LISTEN:\(port),bind=127.0.0.1,reuseaddr,nodelay", "TCP:127.0.0.1:\(echoPort),nodelay"],
                 captureStandardError: false)
             sockets.append(try connectLoopback(port, retryingFor: 5))
+        }
+        if let executable {
+            let reference = try ToxiproxyReference(executable: executable)
+            toxiproxy = reference
+            sockets.append(try connectLoopback(try reference.proxy(to: echoPort)))
         }
         for socket in sockets {
             socket.setReceiveTimeout(.seconds(10))
@@ -103,17 +126,22 @@ enum RoundTripBench {
                 try pingPong(socket, count: perPath / blocks) { _ = histograms[index].record($0) }
             }
         }
-        return histograms
+        return Paths(
+            direct: histograms[0], relayed: histograms[1], socat: socat == nil ? nil : histograms[2],
+            toxiproxy: toxiproxy.map { ($0.label, histograms[histograms.count - 1]) })
     }
 
-    /// Rows for one set of measurements: each path's percentiles, and what the relay and socat add.
-    private static func rows(_ histograms: [Histogram<UInt64>], setting: String, count: String, verdicts: Bool) -> [BenchRow] {
-        let direct = histograms[0], relayed = histograms[1]
+    /// Rows for one set of measurements: each path's percentiles, and what the relay and the references add.
+    private static func rows(_ paths: Paths, setting: String, count: String, verdicts: Bool) -> [BenchRow] {
+        let direct = paths.direct, relayed = paths.relayed
         func percentiles(_ h: Histogram<UInt64>) -> String {
             "p50 \(Format.micros(Double(h.valueAtPercentile(50)))), p99 \(Format.micros(Double(h.valueAtPercentile(99))))"
         }
         func added(_ h: Histogram<UInt64>, _ percentile: Double) -> Double {
             Double(h.valueAtPercentile(percentile)) - Double(direct.valueAtPercentile(percentile))
+        }
+        func addedPercentiles(_ h: Histogram<UInt64>?) -> String {
+            h.map { "p50 \(Format.micros(added($0, 50))), p99 \(Format.micros(added($0, 99)))" } ?? "not installed"
         }
         var rows: [BenchRow] = [
             .info("round trip, 100 B ping-pong, \(setting): direct (\(count))", percentiles(direct)),
@@ -127,23 +155,20 @@ enum RoundTripBench {
                 measurement: "round trip added by the relay, \(setting), p99", result: Format.micros(added(relayed, 99)),
                 target: "≤ 30 µs", verdict: Verdict.atMost(added(relayed, 99), 30_000, Format.micros)))
         } else {
-            rows.append(.info(
-                "round trip added by the relay, \(setting)",
-                "p50 \(Format.micros(added(relayed, 50))), p99 \(Format.micros(added(relayed, 99)))"))
+            rows.append(.info("round trip added by the relay, \(setting)", addedPercentiles(relayed)))
         }
-        rows.append(.info(
-            "round trip added by socat (reference), \(setting)",
-            histograms.count > 2
-                ? "p50 \(Format.micros(added(histograms[2], 50))), p99 \(Format.micros(added(histograms[2], 99)))"
-                : "not installed"))
-        if verdicts, histograms.count > 2 {
+        rows.append(.info("round trip added by socat (reference), \(setting)", addedPercentiles(paths.socat)))
+        if verdicts, let socat = paths.socat {
             // Issue 13's second goal: whatever the absolute figure, never more than socat adds.
-            let excess = [50.0, 99.0].map { added(relayed, $0) - added(histograms[2], $0) }
+            let excess = [50.0, 99.0].map { added(relayed, $0) - added(socat, $0) }
             rows.append(BenchRow(
                 measurement: "round trip added by the relay minus socat's, \(setting), p50 / p99",
                 result: excess.map(Format.micros).joined(separator: " / "), target: "≤ 0 (never above socat)",
                 verdict: Verdict.atMost(excess.max()!, 0, Format.micros)))
         }
+        rows.append(.info(
+            "round trip added by \(paths.toxiproxy?.label ?? "toxiproxy-server") (reference), \(setting)",
+            addedPercentiles(paths.toxiproxy?.histogram)))
         return rows
     }
 }

@@ -1,0 +1,128 @@
+import Foundation
+import NetsimLoopback
+
+/// A `toxiproxy-server` the bench measures beside the relay: started for one part on a free
+/// loopback port with Toxiproxy's own flags (`-host 127.0.0.1 -port P`), driven through its HTTP
+/// API (`POST /proxies`, `POST /proxies/NAME/toxics`), stopped when the part ends.
+///
+/// Which binary: `netsim bench --toxiproxy PATH`, else the first `toxiproxy-server` on PATH, else
+/// none — the parts then say "not installed", as they do for socat.
+// `@unchecked Sendable`: used by the one benchmark task that started it; `proxies` only there.
+final class ToxiproxyReference: @unchecked Sendable {
+    /// A toxic as Toxiproxy's API takes it: `type`, `stream` (upstream or downstream), attributes.
+    struct Toxic {
+        var type: String
+        var stream: String
+        var attributes: [String: Int]
+
+        static func latency(_ milliseconds: Int, stream: String) -> Toxic {
+            Toxic(type: "latency", stream: stream, attributes: ["latency": milliseconds, "jitter": 0])
+        }
+
+        /// Toxiproxy's rate is in KB/s of 1000 bytes (its bandwidth toxic sleeps len × 1 ms / rate).
+        static func bandwidth(kilobytesPerSecond: Int) -> Toxic {
+            Toxic(type: "bandwidth", stream: "downstream", attributes: ["rate": kilobytesPerSecond])
+        }
+    }
+
+    let executable: String
+    /// What `GET /version` answered, for the rows' labels.
+    let version: String
+    private let child: ChildProcess
+    private let apiPort: Int
+    private var proxies = 0
+
+    /// The binary to compare with, if any: `explicit` (from `--toxiproxy`) or `toxiproxy-server` on PATH.
+    static func executable(explicit: String?) -> String? {
+        explicit ?? ProcFS.findOnPath("toxiproxy-server")
+    }
+
+    /// Starts `executable` and waits (up to 10 s) until its API answers.
+    init(executable: String) throws {
+        self.executable = executable
+        apiPort = try freeLoopbackPort()
+        child = try ChildProcess(
+            name: "toxiproxy-server", executable: executable, arguments: ["-host", "127.0.0.1", "-port", "\(apiPort)"],
+            captureStandardError: false)
+        do {
+            let deadline = monotonicSeconds() + 10
+            var answer: (status: Int, body: String)?
+            while answer == nil {
+                do {
+                    answer = try Self.request("GET", "/version", port: apiPort)
+                } catch SocketFailure.refused where monotonicSeconds() < deadline && child.isRunning {
+                    usleep(20_000)
+                }
+            }
+            // 2.x answers {"version": "…"}; older releases a bare string.
+            let body = answer!.body.trimmingCharacters(in: .whitespacesAndNewlines)
+            let json = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])
+            version = ((json as? [String: Any])?["version"] as? String) ?? (json as? String) ?? body
+        } catch {
+            child.stop()
+            throw RuntimeError("toxiproxy-server (\(executable)) did not answer on 127.0.0.1:\(apiPort): \(error)")
+        }
+    }
+
+    /// How the rows name it: `toxiproxy-server 2.4.0`.
+    var label: String { "toxiproxy-server \(version)" }
+
+    /// Creates a proxy from a free loopback port to 127.0.0.1:`upstreamPort` with `toxics`, and
+    /// returns the port it listens on.
+    func proxy(to upstreamPort: Int, toxics: [Toxic] = []) throws -> Int {
+        proxies += 1
+        let name = "netsim_bench_\(proxies)"
+        let created = try call("POST", "/proxies", [
+            "name": name, "listen": "127.0.0.1:0", "upstream": "127.0.0.1:\(upstreamPort)", "enabled": true,
+        ])
+        guard let listen = created["listen"] as? String, let colon = listen.lastIndex(of: ":"),
+              let port = Int(listen[listen.index(after: colon)...]) else {
+            throw RuntimeError("toxiproxy-server's new proxy has no listen address: \(created)")
+        }
+        for (index, toxic) in toxics.enumerated() {
+            _ = try call("POST", "/proxies/\(name)/toxics", [
+                "name": "\(toxic.type)_\(toxic.stream)_\(index)", "type": toxic.type, "stream": toxic.stream,
+                "toxicity": 1.0, "attributes": toxic.attributes,
+            ])
+        }
+        return port
+    }
+
+    func stop() { child.stop() }
+
+    /// One API call whose answer must be 2xx with a JSON object.
+    private func call(_ method: String, _ path: String, _ body: [String: Any]) throws -> [String: Any] {
+        let (status, text) = try Self.request(method, path, port: apiPort, body: try JSONSerialization.data(withJSONObject: body))
+        guard (200..<300).contains(status) else {
+            throw RuntimeError("toxiproxy-server answered \(method) \(path) with \(status): \(text)")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw RuntimeError("toxiproxy-server answered \(method) \(path) with no JSON object: \(text)")
+        }
+        return object
+    }
+
+    /// An HTTP/1.1 request with `Connection: close`; the answer's status and body.
+    private static func request(_ method: String, _ path: String, port: Int, body: Data = Data()) throws -> (status: Int, body: String) {
+        let socket = try connectLoopback(port)
+        defer { socket.close() }
+        try socket.send("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: netsim-bench\r\n"
+            + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n")
+        if !body.isEmpty { try socket.send(Array(body)) }
+        let answer = try socket.receiveToEnd(timeout: .seconds(10))
+        guard let end = MiniHTTP.headerEnd(answer) else {
+            throw RuntimeError("toxiproxy-server's answer to \(method) \(path) has no header end")
+        }
+        let head = String(decoding: answer[..<end], as: UTF8.self)
+        let statusField = head.split(separator: " ", maxSplits: 2).dropFirst().first
+        guard let statusField, let status = Int(statusField) else {
+            throw RuntimeError("toxiproxy-server's answer to \(method) \(path) has no status: \(head)")
+        }
+        // Small bodies come with Content-Length; a chunked one is read from its first line on.
+        var text = String(decoding: answer[(end + 4)...], as: UTF8.self)
+        if head.lowercased().contains("transfer-encoding: chunked") {
+            text = text.split(separator: "\r\n").dropFirst().first.map(String.init) ?? ""
+        }
+        return (status, text)
+    }
+}
