@@ -136,7 +136,9 @@ struct StreamTests {
                 return
             }
             do {
-                let more = try socket.receive(timeout: .seconds(5))
+                // A bound against hanging only: the reset ends the wait (a CI run under load
+                // waited out an earlier 5 s bound here).
+                let more = try socket.receive(timeout: .seconds(30))
                 serverSaw.value = more.isEmpty ? "eof" : "data"
             } catch let failure as SocketFailure {
                 serverSaw.value = "\(failure)"
@@ -154,12 +156,13 @@ struct StreamTests {
                     socket.reset()
                     return "reset sent"
                 }
-                do { return try socket.receive(timeout: .seconds(5)).isEmpty ? "eof" : "data" } catch let f as SocketFailure { return "\(f)" }
+                do { return try socket.receive(timeout: .seconds(30)).isEmpty ? "eof" : "data" } catch let f as SocketFailure { return "\(f)" }
             }
             if resetter == .upstream {
                 #expect(clientSaw == "connection reset by peer")
             } else {
-                #expect(try serverSaw.wait() == "connection reset by peer")
+                let saw = try serverSaw.wait()
+                #expect(saw == "connection reset by peer")
             }
             let closed = await relay.eventLog.waitFor(timeout: .seconds(5)) { $0.isClosed }
             if case .closed(let by, let how, _, _)? = closed?.kind {

@@ -65,13 +65,9 @@ enum BandwidthBench {
             let kilobytes = Int((rate.bytesPerSecond / 1000).rounded())
             section.rows.append(await row(transfer, label: "toxiproxy-server (reference): " + label, base: base, serverPort: server.port,
                                           verdict: false) { upstream in
-                let reference = try ToxiproxyReference(executable: executable)
-                do {
-                    return (try reference.proxy(to: upstream, toxics: [.bandwidth(kilobytesPerSecond: kilobytes)]), { reference.stop() })
-                } catch {
-                    reference.stop()
-                    throw error
-                }
+                let (reference, ports) = try await ToxiproxyReference.start(
+                    executable: executable, proxies: [(upstream, [.bandwidth(kilobytesPerSecond: kilobytes)])])
+                return (ports[0], { reference.stop() })
             })
         }
         section.notes.append(

@@ -85,7 +85,7 @@ enum LatencyBench {
                 let label = "\(setting.name), \(harness.label), toxiproxy-server (reference)"
                 let measured = await Result {
                     try await measure(setting, harness: harness, echoPort: echo.port, samples: samples) { upstream in
-                        try toxiproxyPaths(setting, executable: executable, upstream: upstream)
+                        try await toxiproxyPaths(setting, executable: executable, upstream: upstream)
                     }
                 }
                 switch measured {
@@ -147,16 +147,10 @@ enum LatencyBench {
     }
 
     /// Two proxies of one toxiproxy-server: one with the setting's latency toxics, one without.
-    private static func toxiproxyPaths(_ setting: Setting, executable: String, upstream: Int) throws -> DelayPaths {
-        let reference = try ToxiproxyReference(executable: executable)
-        do {
-            let delayed = try reference.proxy(to: upstream, toxics: setting.toxics)
-            let plain = try reference.proxy(to: upstream)
-            return DelayPaths(delayed: delayed, plain: plain, spin: { nil }, stop: { reference.stop() })
-        } catch {
-            reference.stop()
-            throw error
-        }
+    private static func toxiproxyPaths(_ setting: Setting, executable: String, upstream: Int) async throws -> DelayPaths {
+        let (reference, ports) = try await ToxiproxyReference.start(
+            executable: executable, proxies: [(upstream, setting.toxics), (upstream, [])])
+        return DelayPaths(delayed: ports[0], plain: ports[1], spin: { nil }, stop: { reference.stop() })
     }
 
     /// ``measure(_:harness:echoPort:samples:paths:)`` through relays (``relayPaths(_:precise:upstream:)``).

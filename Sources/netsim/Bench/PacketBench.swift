@@ -161,14 +161,26 @@ enum PacketBench {
                 up: PacketDirectionLink(base: DirectionLink(latency: .milliseconds(25), loss: loss)),
                 down: PacketDirectionLink(base: DirectionLink(latency: .milliseconds(25)))))
             let label = "packet: kernel TCP (CUBIC) at \(Format.fixed(percent, 0))% loss, 50 ms round trip, iperf3 \(seconds) s"
-            let measured = await Result { () async throws -> Double in
-                defer { session.close() }
-                return try await iperf(tools, session: session, arguments: ["-C", "cubic", "-t", String(seconds), "-O", "2"], timeout: Double(seconds) + 30)
+            let measured = await Result { () async throws -> (Double, PacketCounters) in
+                let bps: Double
+                do {
+                    bps = try await iperf(tools, session: session, arguments: ["-C", "cubic", "-t", String(seconds), "-O", "2"], timeout: Double(seconds) + 30)
+                } catch {
+                    _ = session.close()
+                    throw error
+                }
+                return (bps, session.close())
             }
             switch measured {
-            case .success(let bps):
-                rows.append(BenchRow(measurement: label, result: "\(Format.rate(bitsPerSecond: bps)), \(Format.fixed(bps / mathis, 2))× Mathis (\(Format.rate(bitsPerSecond: mathis)))",
-                                     target: "within ±30% of Mathis", verdict: Verdict.atMost(abs(bps / mathis - 1), mathisTolerance) { Format.percent($0, signed: false) }))
+            case .success(let (bps, counters)):
+                // What the path dropped of what the sender sent: the loss TCP saw, whatever it made of it.
+                let dropped = Double(counters.up.lost) / Double(max(1, counters.up.received))
+                rows.append(BenchRow(
+                    measurement: label,
+                    result: "\(Format.rate(bitsPerSecond: bps)), \(Format.fixed(bps / mathis, 2))× Mathis (\(Format.rate(bitsPerSecond: mathis))); "
+                        + "the path dropped \(Format.count(counters.up.lost)) of \(Format.count(counters.up.received)) packets "
+                        + "(\(Format.percent(dropped, signed: false)))",
+                    target: "within ±30% of Mathis", verdict: Verdict.atMost(abs(bps / mathis - 1), mathisTolerance) { Format.percent($0, signed: false) }))
             case .failure(let error):
                 rows.append(.failed(label, error))
             }

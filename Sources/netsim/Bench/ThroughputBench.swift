@@ -39,9 +39,8 @@ enum ThroughputBench {
         defer { toxiproxy?.reference.stop() }
         do {
             if let executable = settings.toxiproxy {
-                let reference = try ToxiproxyReference(executable: executable)
-                toxiproxy = (reference, 0)
-                toxiproxy?.port = try reference.proxy(to: sink.port)
+                let (reference, ports) = try await ToxiproxyReference.start(executable: executable, proxies: [(sink.port, [])])
+                toxiproxy = (reference, ports[0])
             }
             // Warm up: the relay's allocators and the kernel's socket buffers.
             _ = try await offload { try stream(port: relayPort, tally: tally, seconds: 0.3, writeSize: 1 << 20) }

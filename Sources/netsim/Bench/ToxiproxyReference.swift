@@ -10,7 +10,7 @@ import NetsimLoopback
 // `@unchecked Sendable`: used by the one benchmark task that started it; `proxies` only there.
 final class ToxiproxyReference: @unchecked Sendable {
     /// A toxic as Toxiproxy's API takes it: `type`, `stream` (upstream or downstream), attributes.
-    struct Toxic {
+    struct Toxic: Sendable {
         var type: String
         var stream: String
         var attributes: [String: Int]
@@ -61,6 +61,21 @@ final class ToxiproxyReference: @unchecked Sendable {
         } catch {
             child.stop()
             throw RuntimeError("toxiproxy-server (\(executable)) did not answer on 127.0.0.1:\(apiPort): \(error)")
+        }
+    }
+
+    /// Starts `executable` and makes one proxy per entry (``proxy(to:toxics:)``), off the
+    /// cooperative pool: all of it blocks. Stops the server again if a proxy cannot be made.
+    static func start(executable: String, proxies: [(upstream: Int, toxics: [Toxic])]) async throws
+        -> (reference: ToxiproxyReference, ports: [Int]) {
+        try await offload {
+            let reference = try ToxiproxyReference(executable: executable)
+            do {
+                return (reference, try proxies.map { try reference.proxy(to: $0.upstream, toxics: $0.toxics) })
+            } catch {
+                reference.stop()
+                throw error
+            }
         }
     }
 
