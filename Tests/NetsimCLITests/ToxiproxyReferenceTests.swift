@@ -32,12 +32,13 @@ struct ToxiproxyReferenceTests {
         let answers = try BenchServer(handler: ServerHandlers.sizedAnswers)
         defer { answers.stop() }
         let (version, plain, delayed, slow) = try await offload { () -> (String, [UInt64], [UInt64], Int64) in
-            let reference = try ToxiproxyReference(executable: script.path)
+            // Bounds against hanging only: the parallel test run can stall everything for seconds.
+            let reference = try ToxiproxyReference(executable: script.path, readyWithin: 60)
             defer { reference.stop() }
             func roundTrips(_ port: Int, count: Int) throws -> [UInt64] {
                 let socket = try connectLoopback(port)
                 defer { socket.close() }
-                socket.setReceiveTimeout(.seconds(10))
+                socket.setReceiveTimeout(.seconds(60))
                 var rtts: [UInt64] = []
                 try RoundTripBench.pingPong(socket, count: count) { rtts.append($0) }
                 return rtts

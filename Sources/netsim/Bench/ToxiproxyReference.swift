@@ -37,15 +37,15 @@ final class ToxiproxyReference: @unchecked Sendable {
         explicit ?? ProcFS.findOnPath("toxiproxy-server")
     }
 
-    /// Starts `executable` and waits (up to 10 s) until its API answers.
-    init(executable: String) throws {
+    /// Starts `executable` and waits until its API answers, at most `readyWithin` seconds.
+    init(executable: String, readyWithin: Double = 10) throws {
         self.executable = executable
         apiPort = try freeLoopbackPort()
         child = try ChildProcess(
             name: "toxiproxy-server", executable: executable, arguments: ["-host", "127.0.0.1", "-port", "\(apiPort)"],
             captureStandardError: false)
         do {
-            let deadline = monotonicSeconds() + 10
+            let deadline = monotonicSeconds() + readyWithin
             var answer: (status: Int, body: String)?
             while answer == nil {
                 do {
@@ -124,7 +124,7 @@ final class ToxiproxyReference: @unchecked Sendable {
         try socket.send("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: netsim-bench\r\n"
             + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n")
         if !body.isEmpty { try socket.send(Array(body)) }
-        let answer = try socket.receiveToEnd(timeout: .seconds(10))
+        let answer = try socket.receiveToEnd(timeout: .seconds(30))
         guard let end = MiniHTTP.headerEnd(answer) else {
             throw RuntimeError("toxiproxy-server's answer to \(method) \(path) has no header end")
         }
