@@ -48,14 +48,15 @@ func connectLoopback(_ port: Int) throws -> BlockingSocket {
     try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
 }
 
-/// Connects, retrying refused connects every 20 ms for up to `seconds` (a server that is still
-/// starting, such as a socat child).
-func connectLoopback(_ port: Int, retryingFor seconds: Double) throws -> BlockingSocket {
+/// Connects, retrying refused connects every 20 ms for up to `seconds` while `starting` holds (a
+/// server that is still starting, such as a socat child; `starting` lets a caller give up at once
+/// when that child has exited).
+func connectLoopback(_ port: Int, retryingFor seconds: Double, while starting: () -> Bool = { true }) throws -> BlockingSocket {
     let deadline = monotonicSeconds() + seconds
     while true {
         do {
             return try connectLoopback(port)
-        } catch SocketFailure.refused where monotonicSeconds() < deadline {
+        } catch SocketFailure.refused where monotonicSeconds() < deadline && starting() {
             usleep(20_000)
         }
     }

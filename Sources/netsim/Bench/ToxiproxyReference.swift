@@ -45,17 +45,9 @@ final class ToxiproxyReference: @unchecked Sendable {
             name: "toxiproxy-server", executable: executable, arguments: ["-host", "127.0.0.1", "-port", "\(apiPort)"],
             captureStandardError: false)
         do {
-            let deadline = monotonicSeconds() + readyWithin
-            var answer: (status: Int, body: String)?
-            while answer == nil {
-                do {
-                    answer = try Self.request("GET", "/version", port: apiPort)
-                } catch SocketFailure.refused where monotonicSeconds() < deadline && child.isRunning {
-                    usleep(20_000)
-                }
-            }
+            try connectLoopback(apiPort, retryingFor: readyWithin, while: { [child] in child.isRunning }).close()
             // 2.x answers {"version": "…"}; older releases a bare string.
-            let body = answer!.body.trimmingCharacters(in: .whitespacesAndNewlines)
+            let body = try Self.request("GET", "/version", port: apiPort).body.trimmingCharacters(in: .whitespacesAndNewlines)
             let json = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])
             version = ((json as? [String: Any])?["version"] as? String) ?? (json as? String) ?? body
         } catch {
