@@ -97,14 +97,19 @@ def set_response(answer, status, headers, data):
                   body_length=len(data), body=data[:BODY_TEXT_LIMIT].decode("utf-8", errors="replace"))
 
 
-def set_error(answer, exc, classify, log):
-    """Fills `error` from an exception, classified by the adapter's `classify(exc) -> kind`."""
+def set_error(answer, exc, classify, log, swallowed=None):
+    """Fills `error` from an exception, classified by the adapter's `classify(exc) -> kind`.
+    `swallowed`: an error the library suppressed on the way (writing the request) that the
+    kind took into account; the message names it, so the reader sees why."""
     try:
         kind = classify(exc)
     except Exception as bug:  # noqa: BLE001 -- a classification bug must not lose the answer
         log(f"cannot classify {exc!r}: {bug!r}")
         kind = "other"
-    answer["error"] = {"kind": kind, "message": f"{type(exc).__name__}: {exc}"}
+    message = f"{type(exc).__name__}: {exc}"
+    if swallowed is not None:
+        message += f" (writing the request met {type(swallowed).__name__}: {swallowed})"
+    answer["error"] = {"kind": kind, "message": message}
     log(f"request {answer['id']} failed: {kind}: {exc}")
 
 

@@ -14,6 +14,12 @@ requests, HTTP/1.1); config maps by the protocol's rules:
 
 local_port comes from the response's network stream (httpcore's `client_addr`); a failed
 request reports none.
+
+httpcore swallows an error while it writes the request and goes on to read the answer (a
+server may answer and close early). When a reset lands before the write, the write takes the
+ECONNRESET and the read then sees only the end of the stream: "Server disconnected without
+sending a response". The swallowed error is still reported to the request's `trace`
+extension, so the adapter listens there and calls that case a reset, which it was.
 """
 
 import ssl
@@ -41,7 +47,9 @@ def make_client(config):
     return httpx.Client(timeout=timeouts, transport=transport, follow_redirects=False)
 
 
-def error_kind(exc):
+def error_kind(exc, swallowed=()):
+    """The protocol's kind for `exc`; `swallowed` holds the write errors httpcore traced and
+    suppressed on the way (see the module's doc)."""
     chain = exception_chain(exc, links=())
 
     def has(*types):
@@ -59,6 +67,9 @@ def error_kind(exc):
         return "refused"
     # httpcore's own text for a FIN before any byte of the response.
     if has(httpx.RemoteProtocolError) and "Server disconnected without sending a response" in text:
+        written = " ".join(str(e) for w in swallowed for e in exception_chain(w, links=()))
+        if "Connection reset by peer" in written or "Broken pipe" in written:
+            return "reset"
         return "closed-before-response"
     if has(ConnectionResetError, BrokenPipeError) or "Connection reset by peer" in text or "Broken pipe" in text:
         return "reset"
@@ -67,9 +78,18 @@ def error_kind(exc):
 
 def perform(client, request):
     answer = new_answer(request)
+    swallowed = []
+
+    def trace(event, info):
+        # "http11.send_request_headers.failed", "http11.send_request_body.failed": a write error
+        # httpcore is about to suppress.
+        if event.startswith("http11.send_request") and event.endswith(".failed"):
+            swallowed.append(info.get("exception"))
+
     try:
         with client.stream(request.get("method", "GET"), request["url"],
-                           headers=request.get("headers") or {}, content=request_body(request)) as response:
+                           headers=request.get("headers") or {}, content=request_body(request),
+                           extensions={"trace": trace}) as response:
             # The port while the connection is open: a server's close after the body ends it.
             stream = response.extensions.get("network_stream")
             address = stream.get_extra_info("client_addr") if stream is not None else None
@@ -77,7 +97,7 @@ def perform(client, request):
             data = response.read()
         set_response(answer, response.status_code, response.headers.multi_items(), data)
     except Exception as exc:  # noqa: BLE001 -- every failure becomes an answer
-        set_error(answer, exc, error_kind, log)
+        set_error(answer, exc, lambda e: error_kind(e, swallowed), log, swallowed[-1] if swallowed else None)
     return answer
 
 

@@ -85,7 +85,7 @@ def perform(session, timeout, request):
         # response.raw.headers keeps repeated headers apart; set_response joins them.
         set_response(answer, response.status_code, response.raw.headers.items(), response.content)
     except Exception as exc:  # noqa: BLE001 -- every failure becomes an answer
-        set_error(answer, exc, urllib3_client.error_kind, log)
+        set_error(answer, exc, urllib3_client.error_kind, log, urllib3_client.attempt_write_error())
     answer["local_port"] = urllib3_client.attempt_port()
     return answer
 

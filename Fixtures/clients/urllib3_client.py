@@ -39,13 +39,25 @@ _attempt = threading.local()  # .port: local port of the current request's lates
 # --- local_port: remember the socket each attempt uses ------------------------------------------
 
 def note_attempt_start():
-    """Forgets the port of this thread's previous request (requests_client uses it too)."""
+    """Forgets the port and write error of this thread's previous request (requests_client
+    uses it too)."""
     _attempt.port = None
+    _attempt.write_error = None
 
 
 def attempt_port():
     """The local port of this thread's latest attempt, or None."""
     return getattr(_attempt, "port", None)
+
+
+def attempt_write_error():
+    """The error writing the request of this thread's latest attempt, or None.
+
+    urllib3 swallows ECONNRESET and EPIPE while it sends a request (a server may answer and
+    close early) and reads the response: when a reset landed before the write, that read sees
+    only the end of the stream, RemoteDisconnected. This keeps the swallowed error so the kind
+    is the reset it was."""
+    return getattr(_attempt, "write_error", None)
 
 
 class _PortNoting:
@@ -60,12 +72,18 @@ class _PortNoting:
             pass  # socket already closed: keep the port noted when it was still open
 
     def connect(self):
+        _attempt.write_error = None
         super().connect()
         self._note_port()
 
     def request(self, *args, **kwargs):
+        _attempt.write_error = None
         self._note_port()  # a reused connection: already connected
-        return super().request(*args, **kwargs)
+        try:
+            return super().request(*args, **kwargs)
+        except OSError as error:
+            _attempt.write_error = error
+            raise
 
     def getresponse(self, *args, **kwargs):
         self._note_port()
@@ -132,9 +150,10 @@ def error_kind(exc):
         return "tls"
     if has(ConnectionRefusedError):
         return "refused"
-    # RemoteDisconnected is a ConnectionResetError too: an orderly close before any response.
+    # RemoteDisconnected is a ConnectionResetError too: an orderly close before any response,
+    # unless writing the request met a reset (attempt_write_error says why that is hidden).
     if has(http.client.RemoteDisconnected):
-        return "closed-before-response"
+        return "reset" if isinstance(attempt_write_error(), (ConnectionResetError, BrokenPipeError)) else "closed-before-response"
     if has(ConnectionResetError, BrokenPipeError):
         return "reset"
     if has(exceptions.ReadTimeoutError, exceptions.ConnectTimeoutError, TimeoutError) and not has(exceptions.NewConnectionError):
@@ -158,7 +177,7 @@ def perform(manager, request, received):
                                    headers=request.get("headers") or {}, body=request_body(request))
         set_response(answer, response.status, response.headers.items(), response.data)
     except Exception as exc:  # noqa: BLE001 -- every failure becomes an answer
-        set_error(answer, exc, error_kind, log)
+        set_error(answer, exc, error_kind, log, attempt_write_error())
     answer["local_port"] = attempt_port()
     return answer
 
