@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """What a relay can reach on this machine: one iperf3 stream direct, through netsim relay, through
-a bare C relay copying (read/write) and splicing (splice(2) through a pipe), and through socat,
+a bare C relay copying (read/write), splicing (splice(2) through a pipe) or copying with a reader
+and a writer thread per direction (pipelined), and through socat,
 interleaved round by round, each measurement on fresh processes (iperf3 -s -1 and a new relay).
-The rate is the iperf3 server's own "receiver" figure. Loopback only; about 25 s per round and
-write size.
+The rate is the iperf3 server's own "receiver" figure. Beside it, the whole machine's CPU while
+the client ran (/proc/stat, every process and the kernel's softirq work): cores busy, and CPU
+seconds per GB carried. A rate is cores busy over CPU per GB: with the cores busy known, the CPU
+per GB of a path bounds what it can reach (2 cores / its CPU per GB at most). Loopback only; about 25 s per round and write size.
 
     python3 Fixtures/bench/ceiling.py --netsim .build/release/netsim [--rounds 3]
 
@@ -13,14 +16,22 @@ import argparse, os, statistics, subprocess, sys, tempfile, time
 
 here = os.path.dirname(os.path.abspath(__file__))
 
+def cpu_jiffies():
+    """(busy, all) jiffies of every CPU so far, from /proc/stat's first line: user nice system
+    idle iowait irq softirq steal (guest time is already in user); idle, iowait and steal (time
+    the hypervisor gave elsewhere) are not busy."""
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+    return sum(fields) - fields[3] - fields[4] - fields[7], sum(fields)
+
 def measure(mode, write_size, port, tools):
+    """(Gbit/s, cores busy, CPU s per GB) of one run; NaNs if it failed."""
     server = subprocess.Popen(["iperf3", "-s", "-1", "-f", "g", "-B", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     relay, target = None, port
     upstream = f"127.0.0.1:{port}"
     if mode == "netsim":
         relay = [tools["netsim"], "relay", "--listen", f"127.0.0.1:{port + 1}", "--upstream", upstream]
-    elif mode in ("copy", "splice"):
+    elif mode in ("copy", "splice", "pipelined"):
         relay = [tools["relay"], mode, str(port + 1), str(port)]
     elif mode == "socat":
         relay = ["socat", "-b", "131072", f"TCP-LISTEN:{port + 1},bind=127.0.0.1,reuseaddr,fork", f"TCP:{upstream}"]
@@ -31,13 +42,19 @@ def measure(mode, write_size, port, tools):
             child = subprocess.Popen(relay, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             target = port + 1
             time.sleep(0.6)
+        busy0, all0 = cpu_jiffies()
+        started = time.monotonic()
         subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(target), "-t", "4", "-l", write_size],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        wall = time.monotonic() - started
+        busy1, all1 = cpu_jiffies()
         out, _ = server.communicate(timeout=10)
         line = [l for l in out.splitlines() if l.rstrip().endswith("receiver")][-1]
-        return float(line.split("Gbits/sec")[0].split()[-1])
-    except (subprocess.TimeoutExpired, IndexError, ValueError):
-        return float("nan")
+        gbits = float(line.split("Gbits/sec")[0].split()[-1])
+        cores = os.cpu_count() * (busy1 - busy0) / (all1 - all0)
+        return gbits, cores, cores * wall / (gbits * 4 / 8)
+    except (subprocess.TimeoutExpired, IndexError, ValueError, ZeroDivisionError):
+        return float("nan"), float("nan"), float("nan")
     finally:
         for process in (child, server):
             if process and process.poll() is None:
@@ -54,7 +71,7 @@ def main():
         relay = os.path.join(build, "ceiling_relay")
         subprocess.run(["gcc", "-O2", "-pthread", "-o", relay, os.path.join(here, "ceiling_relay.c")], check=True)
         tools = {"netsim": args.netsim, "relay": relay}
-        modes = ["direct", "netsim", "copy", "splice", "socat"]
+        modes = ["direct", "netsim", "copy", "splice", "pipelined", "socat"]
         port = args.port
         for write_size in ("128K", "1M"):
             results = {mode: [] for mode in modes}
@@ -62,12 +79,15 @@ def main():
                 for mode in modes:
                     port += 2
                     results[mode].append(measure(mode, write_size, port, tools))
-            direct = statistics.median(results["direct"])
-            print(f"{write_size} writes, median of {args.rounds} (Gbit/s, × direct; every run):")
+            def median(mode, i):
+                return statistics.median(r[i] for r in results[mode])
+            direct, direct_cpu = median("direct", 0), median("direct", 2)
+            print(f"{write_size} writes, median of {args.rounds}: Gbit/s, × direct [every run]; cores busy;"
+                  " CPU s per GB, and direct's CPU per GB over it (its rate × direct at direct's cores busy):")
             for mode in modes:
-                median = statistics.median(results[mode])
-                runs = ", ".join(f"{x:.1f}" for x in results[mode])
-                print(f"  {mode:7} {median:6.1f}  {median / direct:4.2f}×  [{runs}]")
+                runs = ", ".join(f"{r[0]:.1f}" for r in results[mode])
+                print(f"  {mode:9} {median(mode, 0):6.1f}  {median(mode, 0) / direct:4.2f}×  [{runs}]"
+                      f"  {median(mode, 1):4.2f} cores  {median(mode, 2):5.3f} s/GB  {direct_cpu / median(mode, 2):4.2f}×")
     print("load average:", open("/proc/loadavg").read().split()[:3])
 
 if __name__ == "__main__":
