@@ -229,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "NetsimServiceTests",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimService", "NetsimLoopback",
+                "NetsimCore", "NetsimHTTP", "NetsimLink", "NetsimRelay", "NetsimService", "NetsimLoopback",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -23,18 +23,30 @@ def cpu_jiffies():
     fields = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
     return sum(fields) - fields[3] - fields[4] - fields[7], sum(fields)
 
+def relay_command(mode, listen, upstream, tools, nodelay=False):
+    """The command of a relay from 127.0.0.1:listen to 127.0.0.1:upstream, or None for direct.
+    netsim and the C relay always set TCP_NODELAY; socat only with `nodelay`."""
+    if mode == "netsim":
+        return [tools["netsim"], "relay", "--listen", f"127.0.0.1:{listen}", "--upstream", f"127.0.0.1:{upstream}"]
+    if mode in ("copy", "splice", "pipelined"):
+        return [tools["relay"], mode, str(listen), str(upstream)]
+    if mode == "socat":
+        option = ",nodelay" if nodelay else ""
+        return ["socat", "-b", "131072", f"TCP-LISTEN:{listen},bind=127.0.0.1,reuseaddr,fork{option}",
+                f"TCP:127.0.0.1:{upstream}{option}"]
+    return None
+
+def build_relay(directory):
+    """Compiles ceiling_relay.c into `directory`; returns its path."""
+    relay = os.path.join(directory, "ceiling_relay")
+    subprocess.run(["gcc", "-O2", "-pthread", "-o", relay, os.path.join(here, "ceiling_relay.c")], check=True)
+    return relay
+
 def measure(mode, write_size, port, tools):
     """(Gbit/s, cores busy, CPU s per GB) of one run; NaNs if it failed."""
     server = subprocess.Popen(["iperf3", "-s", "-1", "-f", "g", "-B", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    relay, target = None, port
-    upstream = f"127.0.0.1:{port}"
-    if mode == "netsim":
-        relay = [tools["netsim"], "relay", "--listen", f"127.0.0.1:{port + 1}", "--upstream", upstream]
-    elif mode in ("copy", "splice", "pipelined"):
-        relay = [tools["relay"], mode, str(port + 1), str(port)]
-    elif mode == "socat":
-        relay = ["socat", "-b", "131072", f"TCP-LISTEN:{port + 1},bind=127.0.0.1,reuseaddr,fork", f"TCP:{upstream}"]
+    relay, target = relay_command(mode, port + 1, port, tools), port
     child = None
     try:
         time.sleep(0.3)
@@ -68,9 +80,7 @@ def main():
     parser.add_argument("--port", type=int, default=34000, help="first of the loopback ports used (2 per measurement)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as build:
-        relay = os.path.join(build, "ceiling_relay")
-        subprocess.run(["gcc", "-O2", "-pthread", "-o", relay, os.path.join(here, "ceiling_relay.c")], check=True)
-        tools = {"netsim": args.netsim, "relay": relay}
+        tools = {"netsim": args.netsim, "relay": build_relay(build)}
         modes = ["direct", "netsim", "copy", "splice", "pipelined", "socat"]
         port = args.port
         for write_size in ("128K", "1M"):
