@@ -37,6 +37,7 @@ def connect(port, within=5.0):
         try:
             s = socket.create_connection(("127.0.0.1", port))
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.settimeout(10)  # a path that stops answering ends the run, not hangs it
             return s
         except ConnectionRefusedError:
             if time.monotonic() > deadline:
@@ -49,7 +50,10 @@ def ping_pong(s, count, message=b"x" * 100, record=None):
         s.sendall(message)
         got = 0
         while got < len(message):
-            got += len(s.recv(len(message) - got))
+            data = s.recv(len(message) - got)
+            if not data:
+                raise ConnectionError("the path closed the connection")
+            got += len(data)
         if record is not None:
             record.append(time.perf_counter_ns() - started)
 

@@ -113,4 +113,20 @@ struct StallTests {
         let unconnected = MachineHarness(connect: false)
         #expect(!unconnected.machine.canBypass(from: .client), "no upstream leg yet")
     }
+
+    @Test("read cycles the executor ended itself count as delivered bytes and as activity, and act on nothing")
+    func bypassedCyclesReportedLater() {
+        var h = MachineHarness()
+        h.machine.received(Array("x".utf8), from: .client, now: 5)
+        h.process()
+        h.machine.deliveredAndFlushedDirectly(from: .client, count: 1_000, lastAt: 2_000)
+        h.machine.deliveredAndFlushedDirectly(from: .upstream, count: 300, lastAt: 3_000)
+        #expect(h.machine.actions.isEmpty, "flushed and logged by the executor already")
+        #expect(h.machine.counters.deliveredUp == 1_001)
+        #expect(h.machine.counters.deliveredDown == 300)
+        #expect(h.machine.lastActivityTime == 3_000)
+        // A report of older cycles never moves the last activity back.
+        h.machine.deliveredAndFlushedDirectly(from: .client, count: 1, lastAt: 1_000)
+        #expect(h.machine.lastActivityTime == 3_000)
+    }
 }

@@ -19,6 +19,16 @@ extension ConnectionMachine {
         withLane(leg.outgoing) { $0.deliveredBytes += count }
     }
 
+    /// Bytes from `leg` the executor wrote straight through, flushed and logged (``EventKind/bytes(_:count:)``)
+    /// itself, in whole read cycles it did not report one by one — the last of them at `lastAt`.
+    /// For cycles that only bypassed: told before the machine's next event, they leave it as
+    /// ``deliveredDirectly(from:count:now:)`` and ``readComplete(from:)`` per cycle would have
+    /// (delivered bytes, last activity), without an action.
+    public mutating func deliveredAndFlushedDirectly(from leg: Leg, count: Int, lastAt: Int64) {
+        lastActivity = max(lastActivity, lastAt)
+        withLane(leg.outgoing) { $0.deliveredBytes += count }
+    }
+
     /// A read cycle on `leg` ended: flush what was written straight through.
     public mutating func readComplete(from leg: Leg) {
         let count = self.leg(leg).unflushed
