@@ -6,7 +6,9 @@ extension ConnectionMachine {
     /// Whether bytes read from `leg` may go straight to the other leg, untouched and unrecorded
     /// by the machine: no fault, no model, nothing queued, the other leg up. The executor asks
     /// after each event and writes such reads itself (the fast path: one check per read),
-    /// reporting them with ``deliveredDirectly(from:count:now:)`` at the end of the read cycle.
+    /// reporting them with ``deliveredDirectly(from:count:now:)`` at the end of the read cycle —
+    /// or, for a cycle it ended itself (flushed and logged), with
+    /// ``deliveredAndFlushedDirectly(from:count:lastAt:)`` before the machine's next event.
     public func canBypass(from leg: Leg) -> Bool {
         isPlain && lane(leg.outgoing, { $0.canBypass }) && hasLeg(.destination(leg.outgoing))
     }
