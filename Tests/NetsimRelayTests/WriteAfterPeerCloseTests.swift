@@ -18,17 +18,31 @@ struct WriteAfterPeerCloseTests {
         }
     }
 
+    /// Waits until poll(2) reports one of `events` on `socket` or `within` has passed.
+    static func waitFor(_ events: Int32, on socket: BlockingSocket, within: Duration) {
+        var poller = pollfd(fd: socket.fd, events: Int16(events), revents: 0)
+        _ = poll(&poller, 1, Int32(within.components.seconds * 1000))
+    }
+
     /// What the client sees after it writes into the closed connection: its read (Linux reports
     /// the FIN first), then a further write (which fails once the reset has arrived).
-    static func afterTheServerClosed(_ endpoint: Endpoint, settle: Double) async throws -> [String] {
+    /// `finHeld`: the relay holds the server's FIN, so the client cannot see the server close
+    /// and writes after 0.2 s; otherwise it writes once the FIN has arrived (POLLRDHUP). Then it
+    /// waits for the reset (POLLERR, POLLHUP) — at most 10 s, a bound against hanging: a reset
+    /// that never comes makes the third write succeed and the test fail.
+    static func afterTheServerClosed(_ endpoint: Endpoint, finHeld: Bool = false) async throws -> [String] {
         try await offload { () -> [String] in
             let socket = try BlockingSocket.connect(to: endpoint)
             defer { socket.close() }
             try socket.send("first")
             _ = try socket.receive(exactly: 5)
-            Thread.sleep(forTimeInterval: 0.2)  // the server has closed its socket
+            if finHeld {
+                Thread.sleep(forTimeInterval: 0.2)  // the server has closed its socket
+            } else {
+                waitFor(0x2000 /* POLLRDHUP: the peer's FIN */, on: socket, within: .seconds(10))
+            }
             try socket.send("second")
-            Thread.sleep(forTimeInterval: settle)  // the server's RST has come back
+            waitFor(Int32(POLLERR | POLLHUP), on: socket, within: .seconds(10))  // the server's RST has come back
             func outcome(_ body: () throws -> String) -> String {
                 do { return try body() } catch { return "\(error)" }
             }
@@ -42,10 +56,10 @@ struct WriteAfterPeerCloseTests {
     @Test func theServersResetReachesTheClientAsADirectConnectionWould() async throws {
         let server = try Self.oneShotServer()
         defer { server.stop() }
-        let direct = try await Self.afterTheServerClosed(server.endpoint, settle: 0.2)
+        let direct = try await Self.afterTheServerClosed(server.endpoint)
         #expect(direct == ["eof", "broken pipe"], "after FIN and RST Linux reads EOF, and a write fails")
         try await withRelay(upstream: server.endpoint) { relay, endpoint in
-            let relayed = try await Self.afterTheServerClosed(endpoint, settle: 0.2)
+            let relayed = try await Self.afterTheServerClosed(endpoint)
             #expect(relayed == direct)
             #expect(await relay.eventLog.waitFor(timeout: .seconds(3)) {
                 if case .closed(by: .upstream, how: .rst, _, _) = $0.kind { true } else { false }
@@ -57,7 +71,7 @@ struct WriteAfterPeerCloseTests {
         let server = try Self.oneShotServer()
         defer { server.stop() }
         try await withRelay(upstream: server.endpoint, faults: [FaultRule(.slowClose(.milliseconds(500)))]) { _, endpoint in
-            let relayed = try await Self.afterTheServerClosed(endpoint, settle: 0.6)
+            let relayed = try await Self.afterTheServerClosed(endpoint, finHeld: true)
             #expect(relayed == ["eof", "broken pipe"])
         }
     }
