@@ -63,16 +63,11 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     var now: Int64 { Int64(eventLoop.now.uptimeNanoseconds) }
 
-    /// Whether a read from each leg goes straight to the other (the machine's ``ConnectionMachine/canBypass(from:)``,
-    /// asked after every event), and the bytes so written in this read cycle.
-    private var bypass = (client: false, upstream: false)
-    private var direct = (client: 0, upstream: 0)
-    /// Whether a read of this cycle went through the machine (then the cycle ends there too).
-    private var cycleUsedMachine = (client: false, upstream: false)
-    /// Bytes of whole bypassing read cycles flushed and logged here, not yet told to the machine
-    /// (it is told before its next event: ``run(_:)``), and when the last such cycle ended.
-    private var unreported = (client: 0, upstream: 0)
+    /// Each leg's reads: may they bypass the machine, and what did (``ReadCycle``).
+    private var cycles = PerLeg(ReadCycle())
+    /// When the last cycle the machine has not heard of ended (its idle clock).
     private var unreportedAt: Int64 = 0
+    private var hasUnreported: Bool { cycles.client.unreported > 0 || cycles.upstream.unreported > 0 }
 
     /// Feeds the machine one event and carries out what it decided. Re-entrant: an action that
     /// makes a channel fire an event synchronously (writability) adds to the same batch.
@@ -81,7 +76,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     /// `beforeActing` runs after the machine decided and before its actions touch a socket: a
     /// release waits for its deadline there, so the deciding is done by the time the bytes may go.
     private func run(_ event: (inout ConnectionMachine<ByteBuffer>) -> Void, beforeActing: () -> Void) {
-        if unreported != (0, 0) { reportBypassedCycles() }
+        if hasUnreported { reportBypassedCycles() }
         event(&machine)
         guard !draining else { return }
         beforeActing()
@@ -93,7 +88,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             execute(action)
         }
         machine.actions.removeAll(keepingCapacity: true)
-        bypass = (machine.canBypass(from: .client), machine.canBypass(from: .upstream))
+        cycles.client.mayBypass = machine.canBypass(from: .client)
+        cycles.upstream.mayBypass = machine.canBypass(from: .upstream)
         draining = false
     }
 
@@ -112,23 +108,23 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     func received(_ buffer: ByteBuffer, from leg: Leg) {
         if let tap { tap.received(id, leg: leg.side, buffer, at: now) }
-        if leg == .client ? bypass.client : bypass.upstream, let destination = handler(leg.other) {
+        if cycles[leg].mayBypass, let destination = handler(leg.other) {
             // The fast path: no fault, no model, nothing queued (the machine said so).
             if let tap { tap.sent(id, leg: destination.leg.side, buffer, at: now) }
             destination.write(buffer)
-            if leg == .client { direct.client += buffer.readableBytes } else { direct.upstream += buffer.readableBytes }
+            cycles[leg].direct += buffer.readableBytes
             return
         }
-        if leg == .client { cycleUsedMachine.client = true } else { cycleUsedMachine.upstream = true }
+        cycles[leg].usedMachine = true
         let now = self.now
         run { $0.received(buffer, from: leg, now: now) }
     }
 
     func readComplete(from leg: Leg) {
-        let count = leg == .client ? direct.client : direct.upstream
-        let usedMachine = leg == .client ? cycleUsedMachine.client : cycleUsedMachine.upstream
-        if leg == .client { (direct.client, cycleUsedMachine.client) = (0, false) } else { (direct.upstream, cycleUsedMachine.upstream) = (0, false) }
-        if count > 0, !usedMachine, leg == .client ? bypass.client : bypass.upstream, let destination = handler(leg.other) {
+        let cycle = cycles[leg]
+        (cycles[leg].direct, cycles[leg].usedMachine) = (0, false)
+        let count = cycle.direct
+        if count > 0, !cycle.usedMachine, cycle.mayBypass, let destination = handler(leg.other) {
             // A cycle that only bypassed ends here as the machine would end it (flush, one
             // `bytes` line), which it is told of before its next event: on a busy connection the
             // machine — generic code, not specialised for ByteBuffer across modules — is left
@@ -137,7 +133,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             destination.flush()
             let kind = EventKind.bytes(leg.outgoing, count: count)
             if layer.records(kind) { relay.eventLog.record(kind, connection: id, at: now) }
-            if leg == .client { unreported.client += count } else { unreported.upstream += count }
+            cycles[leg].unreported += count
             unreportedAt = now
             return
         }
@@ -150,10 +146,11 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     /// Tells the machine of the read cycles ``readComplete(from:)`` ended itself.
     private func reportBypassedCycles() {
-        let (counts, at) = (unreported, unreportedAt)
-        unreported = (0, 0)
-        if counts.client > 0 { machine.deliveredAndFlushedDirectly(from: .client, count: counts.client, lastAt: at) }
-        if counts.upstream > 0 { machine.deliveredAndFlushedDirectly(from: .upstream, count: counts.upstream, lastAt: at) }
+        for leg in [Leg.client, .upstream] where cycles[leg].unreported > 0 {
+            let count = cycles[leg].unreported
+            cycles[leg].unreported = 0
+            machine.deliveredAndFlushedDirectly(from: leg, count: count, lastAt: unreportedAt)
+        }
     }
 
     func writabilityChanged(of leg: Leg, writable: Bool) { run { $0.writabilityChanged(of: leg, writable: writable) } }
@@ -325,7 +322,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     func closeNow() { run { $0.closeNow() } }
 
     var stats: ConnectionStats {
-        if unreported != (0, 0) { reportBypassedCycles() }
+        if hasUnreported { reportBypassedCycles() }
         let c = machine.counters
         return ConnectionStats(id: id, deliveredUp: c.deliveredUp, deliveredDown: c.deliveredDown,
                                queuedUp: c.queuedUp, queuedDown: c.queuedDown, peakQueued: c.peakQueued)

@@ -63,4 +63,12 @@ struct ToxiproxyReferenceTests {
         }
         #expect(error?.description.contains("/bin/true") == true)
     }
+
+    /// Go's server chunks larger answers: every chunk's data is kept, in order; a body cut
+    /// before its last chunk is an error, not a shorter answer.
+    @Test func aChunkedAnswerIsReadWhole() throws {
+        let body = Array("7\r\n{\"a\": 1\r\n3;x=y\r\n23}\r\n0\r\n\r\n".utf8)
+        #expect(String(decoding: try ToxiproxyReference.dechunk(body[...]), as: UTF8.self) == "{\"a\": 123}")
+        #expect(throws: (any Error).self) { try ToxiproxyReference.dechunk(body.dropLast(5)) }
+    }
 }

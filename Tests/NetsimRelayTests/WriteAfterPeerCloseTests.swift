@@ -9,12 +9,13 @@ import Testing
 /// EOF for the server's FIN, then the reset — not a clean close that hides it.
 @Suite("Write after the server closed", .serialized)
 struct WriteAfterPeerCloseTests {
-    /// Answers one chunk, then closes its socket fully.
-    static func oneShotServer() throws -> LoopbackServer {
+    /// Answers one chunk, then closes its socket fully and signals `closed`.
+    static func oneShotServer(closed: DispatchSemaphore) throws -> LoopbackServer {
         try LoopbackServer { socket in
             guard let chunk = try? socket.receive(timeout: .seconds(5)), !chunk.isEmpty else { return }
             try? socket.send(chunk)
             socket.close()
+            closed.signal()
         }
     }
 
@@ -26,21 +27,18 @@ struct WriteAfterPeerCloseTests {
 
     /// What the client sees after it writes into the closed connection: its read (Linux reports
     /// the FIN first), then a further write (which fails once the reset has arrived).
-    /// `finHeld`: the relay holds the server's FIN, so the client cannot see the server close
-    /// and writes after 0.2 s; otherwise it writes once the FIN has arrived (POLLRDHUP). Then it
-    /// waits for the reset (POLLERR, POLLHUP) — at most 10 s, a bound against hanging: a reset
-    /// that never comes makes the third write succeed and the test fail.
-    static func afterTheServerClosed(_ endpoint: Endpoint, finHeld: Bool = false) async throws -> [String] {
+    /// It writes once the server has closed (`serverClosed`) and, unless the relay holds that FIN
+    /// (`finHeld`), once the FIN has arrived (POLLRDHUP). Then it waits for the reset (POLLERR,
+    /// POLLHUP). Each wait is bounded at 10 s against hanging: a reset that never comes makes the
+    /// third write succeed and the test fail.
+    static func afterTheServerClosed(_ endpoint: Endpoint, serverClosed: DispatchSemaphore, finHeld: Bool = false) async throws -> [String] {
         try await offload { () -> [String] in
             let socket = try BlockingSocket.connect(to: endpoint)
             defer { socket.close() }
             try socket.send("first")
             _ = try socket.receive(exactly: 5)
-            if finHeld {
-                Thread.sleep(forTimeInterval: 0.2)  // the server has closed its socket
-            } else {
-                waitFor(0x2000 /* POLLRDHUP: the peer's FIN */, on: socket, within: .seconds(10))
-            }
+            _ = serverClosed.wait(timeout: .now() + 10)
+            if !finHeld { waitFor(0x2000 /* POLLRDHUP: the peer's FIN */, on: socket, within: .seconds(10)) }
             try socket.send("second")
             waitFor(Int32(POLLERR | POLLHUP), on: socket, within: .seconds(10))  // the server's RST has come back
             func outcome(_ body: () throws -> String) -> String {
@@ -54,12 +52,13 @@ struct WriteAfterPeerCloseTests {
     }
 
     @Test func theServersResetReachesTheClientAsADirectConnectionWould() async throws {
-        let server = try Self.oneShotServer()
+        let closed = DispatchSemaphore(value: 0)
+        let server = try Self.oneShotServer(closed: closed)
         defer { server.stop() }
-        let direct = try await Self.afterTheServerClosed(server.endpoint)
+        let direct = try await Self.afterTheServerClosed(server.endpoint, serverClosed: closed)
         #expect(direct == ["eof", "broken pipe"], "after FIN and RST Linux reads EOF, and a write fails")
         try await withRelay(upstream: server.endpoint) { relay, endpoint in
-            let relayed = try await Self.afterTheServerClosed(endpoint)
+            let relayed = try await Self.afterTheServerClosed(endpoint, serverClosed: closed)
             #expect(relayed == direct)
             #expect(await relay.eventLog.waitFor(timeout: .seconds(3)) {
                 if case .closed(by: .upstream, how: .rst, _, _) = $0.kind { true } else { false }
@@ -68,10 +67,11 @@ struct WriteAfterPeerCloseTests {
     }
 
     @Test func aHeldFINIsFollowedByTheReset() async throws {
-        let server = try Self.oneShotServer()
+        let closed = DispatchSemaphore(value: 0)
+        let server = try Self.oneShotServer(closed: closed)
         defer { server.stop() }
         try await withRelay(upstream: server.endpoint, faults: [FaultRule(.slowClose(.milliseconds(500)))]) { _, endpoint in
-            let relayed = try await Self.afterTheServerClosed(endpoint, finHeld: true)
+            let relayed = try await Self.afterTheServerClosed(endpoint, serverClosed: closed, finHeld: true)
             #expect(relayed == ["eof", "broken pipe"])
         }
     }

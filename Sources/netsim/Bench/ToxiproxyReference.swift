@@ -125,11 +125,25 @@ final class ToxiproxyReference: @unchecked Sendable {
         guard let statusField, let status = Int(statusField) else {
             throw RuntimeError("toxiproxy-server's answer to \(method) \(path) has no status: \(head)")
         }
-        // Small bodies come with Content-Length; a chunked one is read from its first line on.
-        var text = String(decoding: answer[(end + 4)...], as: UTF8.self)
-        if head.lowercased().contains("transfer-encoding: chunked") {
-            text = text.split(separator: "\r\n").dropFirst().first.map(String.init) ?? ""
+        // Small bodies come with Content-Length (the connection closes after them); Go's server
+        // chunks larger ones.
+        let body = answer[(end + 4)...]
+        let chunked = head.lowercased().contains("transfer-encoding: chunked")
+        return (status, String(decoding: chunked ? try dechunk(body) : Array(body), as: UTF8.self))
+    }
+
+    /// A chunked body's data (RFC 9112 §7.1), up to its last chunk; trailers are ignored.
+    static func dechunk(_ bytes: ArraySlice<UInt8>) throws -> [UInt8] {
+        var data: [UInt8] = [], rest = bytes
+        while let lineEnd = rest.firstIndex(of: 0x0D), rest.index(after: lineEnd) < rest.endIndex {
+            let sizeField = String(decoding: rest[..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeField.trimmingCharacters(in: .whitespaces), radix: 16) else { break }
+            if size == 0 { return data }
+            let start = lineEnd + 2
+            guard rest.endIndex - start >= size else { break }
+            data += rest[start..<start + size]
+            rest = rest[min(rest.endIndex, start + size + 2)...]
         }
-        return (status, text)
+        throw RuntimeError("toxiproxy-server's chunked answer ends before its last chunk")
     }
 }
