@@ -188,7 +188,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore"]),
+        .testTarget(name: "NetsimCoreTests", dependencies: ["NetsimCore", "NetsimLoopback"]),
         // The library as a package uses it: in-process clients through scenarios, TestNetwork.
         .testTarget(name: "NetsimTestingTests", dependencies: ["NetsimTesting", "NetsimLoopback"]),
         // The packet path's models without devices, and `netsim shell` as root with real namespaces.

@@ -76,9 +76,9 @@ struct ForwardProxyStandInTests {
                 let socket = try BlockingSocket.connect(to: bound)
                 defer { socket.close() }
                 try socket.send("CONNECT bank.example.test:443 HTTP/1.1\r\nHost: bank.example.test:443\r\n\r\n")
-                let head = String(decoding: try socket.receive(timeout: .seconds(10)), as: UTF8.self)
+                let head = String(decoding: try socket.receive(timeout: ForwardProxyTests.patience), as: UTF8.self)
                 try socket.send([0x16, 0x03, 0x01, 0x00, 0x2a, 0x01, 0x00, 0x00, 0x26, 0x03, 0x03] + [UInt8](repeating: 7, count: 32))
-                do { return (head, .success(try socket.receive(timeout: .seconds(10)))) } catch let failure as SocketFailure { return (head, .failure(failure)) }
+                do { return (head, .success(try socket.receive(timeout: ForwardProxyTests.patience))) } catch let failure as SocketFailure { return (head, .failure(failure)) }
             }
             #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
             #expect(outcome == .failure(.reset), "\(outcome)")
@@ -118,9 +118,9 @@ struct ForwardProxyStandInTests {
                 let socket = try BlockingSocket.connect(to: bound)
                 defer { socket.close() }
                 try socket.send("CONNECT api.example.test:443 HTTP/1.1\r\nHost: api.example.test:443\r\n\r\n")
-                let head = String(decoding: try socket.receive(timeout: .seconds(10)), as: UTF8.self)
+                let head = String(decoding: try socket.receive(timeout: ForwardProxyTests.patience), as: UTF8.self)
                 try socket.send([0x16, 0x03, 0x01, 0x00, 0x2a, 0x01, 0x00, 0x00, 0x26, 0x03, 0x03] + [UInt8](repeating: 7, count: 32))
-                do { return (head, .success(try socket.receiveToEnd(timeout: .seconds(10)))) } catch let failure as SocketFailure { return (head, .failure(failure)) }
+                do { return (head, .success(try socket.receiveToEnd(timeout: ForwardProxyTests.patience))) } catch let failure as SocketFailure { return (head, .failure(failure)) }
             }
             #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
             #expect(outcome == .success([]), "a FIN and nothing else: \(outcome)")
