@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """What a relay can reach on this machine: one iperf3 stream direct, through netsim relay, through
-a bare C relay copying (read/write), splicing (splice(2) through a pipe) or copying with a reader
-and a writer thread per direction (pipelined), and through socat,
+a bare C relay copying (read/write), splicing (splice(2) through a pipe), copying with a reader
+and a writer thread per direction (pipelined) or copying with reads that wait for 128 KiB
+(lowat: SO_RCVLOWAT and a 1 ms receive timeout), and through socat,
 interleaved round by round, each measurement on fresh processes (iperf3 -s -1 and a new relay).
 The rate is the iperf3 server's own "receiver" figure. Beside it, the whole machine's CPU while
 the client ran (/proc/stat, every process and the kernel's softirq work): cores busy, and CPU
 seconds per GB carried. A rate is cores busy over CPU per GB: with the cores busy known, the CPU
 per GB of a path bounds what it can reach (2 cores / its CPU per GB at most). Loopback only; about 25 s per round and write size.
 
-    python3 Fixtures/bench/ceiling.py --netsim .build/release/netsim [--rounds 3]
+    python3 Fixtures/bench/ceiling.py --netsim .build/release/netsim [--rounds 3] [--modes direct,netsim,copy] [--sizes 128K]
 
 Needs iperf3, gcc and socat (ci/setup installs iperf3 and socat). docs/benchmarks.md has a run.
 """
 import argparse, os, statistics, subprocess, sys, tempfile, time
 
 here = os.path.dirname(os.path.abspath(__file__))
+C_MODES = ("copy", "splice", "pipelined", "lowat")
+MODES = ("direct", "netsim", "before") + C_MODES + ("socat",)
 
 def cpu_jiffies():
     """(busy, all) jiffies of every CPU so far, from /proc/stat's first line: user nice system
@@ -26,9 +29,9 @@ def cpu_jiffies():
 def relay_command(mode, listen, upstream, tools, nodelay=False):
     """The command of a relay from 127.0.0.1:listen to 127.0.0.1:upstream, or None for direct.
     netsim and the C relay always set TCP_NODELAY; socat only with `nodelay`."""
-    if mode == "netsim":
-        return [tools["netsim"], "relay", "--listen", f"127.0.0.1:{listen}", "--upstream", f"127.0.0.1:{upstream}"]
-    if mode in ("copy", "splice", "pipelined"):
+    if mode in ("netsim", "before"):
+        return [tools[mode], "relay", "--listen", f"127.0.0.1:{listen}", "--upstream", f"127.0.0.1:{upstream}"]
+    if mode in C_MODES:
         return [tools["relay"], mode, str(listen), str(upstream)]
     if mode == "socat":
         option = ",nodelay" if nodelay else ""
@@ -76,14 +79,23 @@ def measure(mode, write_size, port, tools):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--netsim", required=True, help="the netsim binary (a release build)")
+    parser.add_argument("--before", help="another netsim binary, measured as the path `before` in the same rounds (an A/B of a change)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--modes", default=",".join(m for m in MODES if m != "before"),
+                        help=f"which paths, comma-separated, direct first (default: all of {', '.join(m for m in MODES if m != 'before')})")
+    parser.add_argument("--sizes", default="128K,1M", help="iperf3 write sizes, comma-separated (default: 128K,1M)")
     parser.add_argument("--port", type=int, default=34000, help="first of the loopback ports used (2 per measurement)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as build:
-        tools = {"netsim": args.netsim, "relay": build_relay(build)}
-        modes = ["direct", "netsim", "copy", "splice", "pipelined", "socat"]
+        tools = {"netsim": args.netsim, "before": args.before, "relay": build_relay(build)}
+        modes = args.modes.split(",")
+        if "before" in modes and not args.before:
+            parser.error("--modes before needs --before PATH")
+        unknown = [mode for mode in modes if mode not in MODES]
+        if unknown or modes[0] != "direct":
+            parser.error(f"--modes: {', '.join(unknown) or modes[0]}: the paths are {', '.join(MODES)}, direct first")
         port = args.port
-        for write_size in ("128K", "1M"):
+        for write_size in args.sizes.split(","):
             results = {mode: [] for mode in modes}
             for _ in range(args.rounds):
                 for mode in modes:

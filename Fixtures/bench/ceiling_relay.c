@@ -5,9 +5,13 @@
 //   pipelined: copy, but a reader thread and a writer thread per direction, handing over 4 buffers
 //           of 1 MiB in turn, so a read overlaps the write before it (does a 4th runnable thread
 //           help on 2 cores?)
-// Usage: ceiling_relay copy|splice|pipelined LISTEN_PORT UPSTREAM_PORT   (127.0.0.1 only; runs until killed)
+//   lowat:  copy, with SO_RCVLOWAT at 128 KiB (or $CEILING_LOWAT bytes) on each read side and a
+//           1 ms SO_RCVTIMEO, so a read waits for a batch of segments instead of waking for each
+//           one (as a NIC coalesces interrupts), and a tail under the mark is read within 1 ms
+// Usage: ceiling_relay copy|splice|pipelined|lowat LISTEN_PORT UPSTREAM_PORT   (127.0.0.1 only; runs until killed)
 // Used by ceiling.py (docs/benchmarks.md, "What a bare relay reaches"); not part of netsim.
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,7 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum mode { COPY, SPLICE, PIPELINED };
+enum mode { COPY, SPLICE, PIPELINED, LOWAT };
 static enum mode mode;
 static const size_t chunk = 1 << 20;
 
@@ -45,8 +49,16 @@ done:
 
 static void forward_by_copy(int from, int to) {
     char *buffer = malloc(chunk);
+    if (mode == LOWAT) {
+        const char *mark = getenv("CEILING_LOWAT");
+        int lowat = mark ? atoi(mark) : 128 << 10;
+        struct timeval patience = { .tv_sec = 0, .tv_usec = 1000 };
+        if (setsockopt(from, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat)) perror("SO_RCVLOWAT");
+        setsockopt(from, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+    }
     for (;;) {
         ssize_t n = read(from, buffer, chunk);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;  // lowat: nothing within 1 ms
         if (n <= 0) break;
         for (char *p = buffer; n > 0;) {
             ssize_t m = write(to, p, (size_t)n);
@@ -127,11 +139,11 @@ static void *forward(void *argument) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4 || (strcmp(argv[1], "copy") && strcmp(argv[1], "splice") && strcmp(argv[1], "pipelined"))) {
-        fprintf(stderr, "usage: %s copy|splice|pipelined LISTEN_PORT UPSTREAM_PORT\n", argv[0]);
+    if (argc != 4 || (strcmp(argv[1], "copy") && strcmp(argv[1], "splice") && strcmp(argv[1], "pipelined") && strcmp(argv[1], "lowat"))) {
+        fprintf(stderr, "usage: %s copy|splice|pipelined|lowat LISTEN_PORT UPSTREAM_PORT\n", argv[0]);
         return 64;
     }
-    mode = !strcmp(argv[1], "splice") ? SPLICE : !strcmp(argv[1], "pipelined") ? PIPELINED : COPY;
+    mode = !strcmp(argv[1], "splice") ? SPLICE : !strcmp(argv[1], "pipelined") ? PIPELINED : !strcmp(argv[1], "lowat") ? LOWAT : COPY;
     signal(SIGPIPE, SIG_IGN);  // a write to a closed peer is an error return, not the end of the relay
     int one = 1, listener = socket(AF_INET, SOCK_STREAM, 0);
     setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
