@@ -157,7 +157,10 @@ final class HTTP2ClientStream: ChannelInboundHandler {
 }
 
 /// The upstream side of one carried stream: the response goes back to the client stream, and is
-/// logged when it ends.
+/// logged when it is complete — at END_STREAM, or at the last byte its `content-length` promised,
+/// whichever is read first (as HTTP/1.1 observation logs it at its last body byte). Logged before
+/// that byte is written to the client: a client that leaves once it has every byte (curl does,
+/// by content-length) can close the connection before the server's END_STREAM reaches the relay.
 final class HTTP2UpstreamStream: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
 
@@ -166,7 +169,11 @@ final class HTTP2UpstreamStream: ChannelInboundHandler {
     private let streamID: Int
     private var status: Int?
     private var bytes = 0
+    /// The final response's `content-length`, when it has one.
+    private var expectedBytes: Int?
+    /// END_STREAM was read (or the stream was reset by a fault): the response ended.
     private var ended = false
+    private var logged = false
     private let resetAfterProcessing: RstStream.Code?
 
     init(layer: HTTP2Layer, client: any Channel, streamID: Int, resetAfterProcessing: RstStream.Code?) {
@@ -190,11 +197,18 @@ final class HTTP2UpstreamStream: ChannelInboundHandler {
         }
         switch payload {
         case .headers(let headers):
-            if status == nil, let code = headers.headers.first(name: ":status").flatMap(Int.init), code >= 200 { status = code }
+            if status == nil, let code = headers.headers.first(name: ":status").flatMap(Int.init), code >= 200 {
+                status = code
+                expectedBytes = headers.headers.first(name: "content-length").flatMap(Int.init)
+            }
             if headers.endStream { responseEnded() }
         case .data(let data):
             if case .byteBuffer(let buffer) = data.data { bytes += buffer.readableBytes }
-            if data.endStream { responseEnded() }
+            if data.endStream {
+                responseEnded()
+            } else if let expectedBytes, bytes >= expectedBytes {
+                logResponse()
+            }
         default:
             break
         }
@@ -218,8 +232,13 @@ final class HTTP2UpstreamStream: ChannelInboundHandler {
     }
 
     private func responseEnded() {
-        guard !ended else { return }
         ended = true
+        logResponse()
+    }
+
+    private func logResponse() {
+        guard !logged else { return }
+        logged = true
         layer.log(.httpResponse(status: status ?? 0, bytes: bytes, stream: streamID))
     }
 }
