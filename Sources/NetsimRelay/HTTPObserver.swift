@@ -4,20 +4,22 @@ import NIOHTTP1
 import NetsimCore
 
 /// NIOHTTP1's decoder run over a copy of one direction of a connection's bytes, in an
-/// `EmbeddedChannel` of its own: it never touches the bytes the relay forwards.
+/// `EmbeddedChannel` of its own: it never touches the bytes the relay forwards. Public for
+/// anything else that must read HTTP/1.1 from raw bytes (the bench's Toxiproxy API calls).
 ///
-/// Confined to the connection's event loop (the embedded loop is created there).
-final class HTTPStreamDecoder<Part> {
+/// Confined to one thread: the connection's event loop in the relay (the embedded loop is
+/// created there).
+public final class HTTPStreamDecoder<Part> {
     private let channel: EmbeddedChannel
 
     /// A request decoder (`Part` is `HTTPServerRequestPart`).
-    static func requests() -> HTTPStreamDecoder<HTTPServerRequestPart> {
+    public static func requests() -> HTTPStreamDecoder<HTTPServerRequestPart> {
         HTTPStreamDecoder<HTTPServerRequestPart>(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
     }
 
     /// A response decoder (`Part` is `HTTPClientResponsePart`); tell it each request head with
     /// ``requestSent(_:)`` so it knows a response to HEAD has no body.
-    static func responses() -> HTTPStreamDecoder<HTTPClientResponsePart> {
+    public static func responses() -> HTTPStreamDecoder<HTTPClientResponsePart> {
         HTTPStreamDecoder<HTTPClientResponsePart>(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes)))
     }
 
@@ -28,7 +30,7 @@ final class HTTPStreamDecoder<Part> {
 
     /// Feeds bytes; returns the parts decoded, or throws the parse error (parts decoded before
     /// the error are passed to `parts` first).
-    func feed(_ buffer: ByteBuffer, _ parts: (Part) -> Void) throws {
+    public func feed(_ buffer: ByteBuffer, _ parts: (Part) -> Void) throws {
         var failure: (any Error)?
         do { try channel.writeInbound(buffer) } catch { failure = error }
         try drain(parts)
@@ -36,7 +38,7 @@ final class HTTPStreamDecoder<Part> {
     }
 
     /// The stream ended (FIN): a body delimited by the close ends here.
-    func finish(_ parts: (Part) -> Void) throws {
+    public func finish(_ parts: (Part) -> Void) throws {
         channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         var failure: (any Error)?
         do { try channel.throwIfErrorCaught() } catch { failure = error }
@@ -49,7 +51,7 @@ final class HTTPStreamDecoder<Part> {
     }
 
     /// Tells a response decoder which request its next response answers.
-    func requestSent(_ head: HTTPRequestHead) {
+    public func requestSent(_ head: HTTPRequestHead) {
         _ = try? channel.writeOutbound(HTTPClientRequestPart.head(head))
         while (try? channel.readOutbound(as: HTTPClientRequestPart.self)) ?? nil != nil {}
     }

@@ -64,11 +64,15 @@ struct ToxiproxyReferenceTests {
         #expect(error?.description.contains("/bin/true") == true)
     }
 
-    /// Go's server chunks larger answers: every chunk's data is kept, in order; a body cut
-    /// before its last chunk is an error, not a shorter answer.
+    /// Go's server chunks larger answers: every chunk's data is kept, in order; an answer cut
+    /// before its last chunk, or before its Content-Length, is an error, not a shorter body.
     @Test func aChunkedAnswerIsReadWhole() throws {
-        let body = Array("7\r\n{\"a\": 1\r\n3;x=y\r\n23}\r\n0\r\n\r\n".utf8)
-        #expect(String(decoding: try ToxiproxyReference.dechunk(body[...]), as: UTF8.self) == "{\"a\": 123}")
-        #expect(throws: (any Error).self) { try ToxiproxyReference.dechunk(body.dropLast(5)) }
+        let chunked = Array("HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n{\"a\": 1\r\n3;x=y\r\n23}\r\n0\r\n\r\n".utf8)
+        let whole = try ToxiproxyReference.answer(to: "POST", "/proxies", chunked)
+        #expect(whole.status == 201 && whole.body == "{\"a\": 123}", "\(whole)")
+        #expect(throws: RuntimeError.self) { try ToxiproxyReference.answer(to: "POST", "/proxies", Array(chunked.dropLast(5))) }
+        let sized = Array("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n{\"b\": 2}".utf8)
+        #expect(try ToxiproxyReference.answer(to: "GET", "/version", sized).body == "{\"b\": 2}")
+        #expect(throws: RuntimeError.self) { try ToxiproxyReference.answer(to: "GET", "/version", Array(sized.dropLast(2))) }
     }
 }

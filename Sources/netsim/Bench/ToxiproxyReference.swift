@@ -1,4 +1,7 @@
 import Foundation
+import NIOCore
+import NIOHTTP1
+import NetsimRelay
 import NetsimLoopback
 
 /// A `toxiproxy-server` the bench measures beside the relay: started for one part on a free
@@ -116,34 +119,32 @@ final class ToxiproxyReference: @unchecked Sendable {
         try socket.send("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUser-Agent: netsim-bench\r\n"
             + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n")
         if !body.isEmpty { try socket.send(Array(body)) }
-        let answer = try socket.receiveToEnd(timeout: .seconds(30))
-        guard let end = MiniHTTP.headerEnd(answer) else {
-            throw RuntimeError("toxiproxy-server's answer to \(method) \(path) has no header end")
-        }
-        let head = String(decoding: answer[..<end], as: UTF8.self)
-        let statusField = head.split(separator: " ", maxSplits: 2).dropFirst().first
-        guard let statusField, let status = Int(statusField) else {
-            throw RuntimeError("toxiproxy-server's answer to \(method) \(path) has no status: \(head)")
-        }
-        // Small bodies come with Content-Length (the connection closes after them); Go's server
-        // chunks larger ones.
-        let body = answer[(end + 4)...]
-        let chunked = head.lowercased().contains("transfer-encoding: chunked")
-        return (status, String(decoding: chunked ? try dechunk(body) : Array(body), as: UTF8.self))
+        return try answer(to: method, path, try socket.receiveToEnd(timeout: .seconds(30)))
     }
 
-    /// A chunked body's data (RFC 9112 §7.1), up to its last chunk; trailers are ignored.
-    static func dechunk(_ bytes: ArraySlice<UInt8>) throws -> [UInt8] {
-        var data: [UInt8] = [], rest = bytes
-        while let lineEnd = rest.firstIndex(of: 0x0D), rest.index(after: lineEnd) < rest.endIndex {
-            let sizeField = String(decoding: rest[..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeField.trimmingCharacters(in: .whitespaces), radix: 16) else { break }
-            if size == 0 { return data }
-            let start = lineEnd + 2
-            guard rest.endIndex - start >= size else { break }
-            data += rest[start..<start + size]
-            rest = rest[min(rest.endIndex, start + size + 2)...]
+    /// The status and body of a whole answer read to the connection's close, decoded by
+    /// NIOHTTP1 as the relay observes HTTP (Go's server chunks larger bodies). An answer cut
+    /// before its end is an error, not a shorter body.
+    static func answer(to method: String, _ path: String, _ bytes: [UInt8]) throws -> (status: Int, body: String) {
+        let decoder = HTTPStreamDecoder<HTTPClientResponsePart>.responses()
+        decoder.requestSent(HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path))
+        var status: Int?, body: [UInt8] = [], ended = false
+        let collect = { (part: HTTPClientResponsePart) in
+            switch part {
+            case .head(let head): status = Int(head.status.code)
+            case .body(let buffer): body += buffer.readableBytesView
+            case .end: ended = true
+            }
         }
-        throw RuntimeError("toxiproxy-server's chunked answer ends before its last chunk")
+        do {
+            try decoder.feed(ByteBuffer(bytes: bytes), collect)
+            try decoder.finish(collect)
+        } catch {
+            throw RuntimeError("toxiproxy-server's answer to \(method) \(path) is cut or not HTTP/1.1: \(error)")
+        }
+        guard let status, ended else {
+            throw RuntimeError("toxiproxy-server's answer to \(method) \(path) ends before its end (\(bytes.count) bytes)")
+        }
+        return (status, String(decoding: body, as: UTF8.self))
     }
 }
