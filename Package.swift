@@ -54,7 +54,7 @@ let package = Package(
         .target(
             name: "NetsimRelay",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimTLS",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimTLS", "CNetsimReceive",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -67,6 +67,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // recvmsg(2) with the kernel's receive time, socket cookies and a token-carrying epoll set:
+        // what the relay's timed reads need and Swift's Glibc module cannot express.
+        .target(name: "CNetsimReceive"),
         // What the built-in upstream answers: routes, generated bodies, connectivity probes (no I/O).
         .target(name: "NetsimRoutes", dependencies: ["NetsimCore"]),
         // netsim's own certificate authority (kept in $NETSIM_HOME), leaves minted per name, and the

@@ -27,6 +27,8 @@ public final class PcapRecorder: RelayTap, @unchecked Sendable {
         var tcp: SyntheticConnection
         /// The peer's role: the client initiated the client leg; the relay initiated the upstream leg.
         var peer: SyntheticConnection.Role
+        /// The latest time written for this leg: a flow's packets never go back in time.
+        var lastTime: Int64 = 0
     }
 
     private let lock = NIOLock()
@@ -100,6 +102,10 @@ public final class PcapRecorder: RelayTap, @unchecked Sendable {
             // that (closing a socket the peer already reset) is not on the wire.
             guard !closed, legs[key] != nil else { return }
             let output = make(&legs[key]!)
+            // Bytes read with the kernel's receive time (RelayTap) may be stamped before a write
+            // the relay made to the same leg while they waited to be read.
+            let time = max(time, legs[key]!.lastTime)
+            legs[key]!.lastTime = time
             emit(output, at: time)
             if legs[key]!.tcp.isOver { legs[key] = nil }
         }

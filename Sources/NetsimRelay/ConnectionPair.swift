@@ -95,7 +95,16 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     // MARK: Socket events → machine
 
+    /// Which legs read with the kernel's receive times (``TimedReads``), set by the relay: a leg
+    /// whose bytes the link delays or shapes, when the relay releases on time
+    /// (``RelayConfiguration/preciseRelease``) and the client's socket is the relay's own, with no
+    /// TLS or HTTP layer in front of the leg's handler; the upstream leg only through a plain
+    /// connector. A leg whose bytes go straight on keeps NIO's reads: the watcher's hop would
+    /// only add a wake-up to them.
+    var timesReads = PerLeg(false)
+
     func legActive(_ leg: Leg) {
+        if leg == .client, timesReads.client { client.startTimedReads() }
         if leg == .client, machine.phase == .accepted, !started {
             started = true
             relay.start(self)
@@ -106,8 +115,10 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     /// The pcap tap sees the wire: never the plaintext of an HTTP layer.
     private var tap: (any RelayTap)? { layer == .http ? nil : relay.tap }
 
-    func received(_ buffer: ByteBuffer, from leg: Leg) {
-        if let tap { tap.received(id, leg: leg.side, buffer, at: now) }
+    /// `arrivedAt`: when the kernel received the bytes, if the leg's reads know (``TimedReads``);
+    /// the machine counts their delay from then instead of from now.
+    func received(_ buffer: ByteBuffer, from leg: Leg, arrivedAt: Int64? = nil) {
+        if let tap { tap.received(id, leg: leg.side, buffer, at: arrivedAt ?? now) }
         if cycles[leg].mayBypass, let destination = handler(leg.other) {
             // The fast path: no fault, no model, nothing queued (the machine said so).
             if let tap { tap.sent(id, leg: destination.leg.side, buffer, at: now) }
@@ -117,7 +128,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         }
         cycles[leg].usedMachine = true
         let now = self.now
-        run { $0.received(buffer, from: leg, now: now) }
+        run { $0.received(buffer, from: leg, now: now, arrivedAt: arrivedAt) }
     }
 
     func readComplete(from leg: Leg) {
@@ -266,6 +277,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
                 let now = self.now
                 var wanted = false
                 upstream = handler
+                // Before the machine hears of it, which may let the leg read at once.
+                if timesReads.upstream, connector is AddressConnector || connector is HostConnector { handler.startTimedReads() }
                 run { wanted = $0.upstreamConnected(after: now - started, upstreamName: connector.name, now: now) }
                 if wanted {
                     tapOpened(.upstream)

@@ -1,3 +1,4 @@
+import CNetsimReceive
 import NIOCore
 import NIOPosix
 import NetsimCore
@@ -26,6 +27,11 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     private(set) var outputClosed = false
     /// The relay closed or reset this leg itself (as opposed to the peer closing it).
     private(set) var closedByRelay = false
+    /// While this leg's reads are the relay's own, with the kernel's receive times (``TimedReads``).
+    private var timed: TimedReads?
+    /// When reads were last allowed: bytes that waited in the socket while the relay did not
+    /// read count as arriving then at the earliest, as a sender's bytes wait for a window.
+    private var allowedSince: Int64 = 0
 
     init(leg: Leg) { self.leg = leg }
 
@@ -39,6 +45,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        stopTimedReads(socketOpen: context.channel.isActive)
         self.context = nil
     }
 
@@ -74,13 +81,14 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     func channelInactive(context: ChannelHandlerContext) {
         isActive = false
+        stopTimedReads(socketOpen: false)
         pair?.legInactive(leg)
     }
 
     // MARK: Read gating
 
     func read(context: ChannelHandlerContext) {
-        if readsAllowed {
+        if readsAllowed, timed == nil {
             context.read()
         } else {
             readPending = true
@@ -91,7 +99,72 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     func setReadsAllowed(_ allowed: Bool) {
         guard allowed != readsAllowed else { return }
         readsAllowed = allowed
-        if allowed, readPending, let context {
+        guard allowed, let context else { return }
+        allowedSince = Int64(context.eventLoop.now.uptimeNanoseconds)
+        if let timed {
+            timed.arm()
+        } else if readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    // MARK: Timed reads
+
+    /// From now on this leg's reads are the relay's own, each with the kernel's receive time
+    /// (``TimedReads``); stays with NIO's reads when the socket cannot be read that way.
+    func startTimedReads() {
+        guard timed == nil, isActive, let context else { return }
+        timed = TimedReads.start(on: context.channel) { [weak self] events in self?.timedReadable(events) }
+        allowedSince = Int64(context.eventLoop.now.uptimeNanoseconds)
+        if readsAllowed { timed?.arm() }
+    }
+
+    private func stopTimedReads(socketOpen: Bool) {
+        timed?.stop(socketOpen: socketOpen)
+        timed = nil
+    }
+
+    /// The socket is readable (or closing): read up to ``Relay/readsPerCycle`` times, as NIO
+    /// would, while the pair allows it.
+    private func timedReadable(_ events: UInt32) {
+        guard let timed, isActive, let context else { return }
+        timed.fired()
+        // The peer's FIN, a reset, an error: NIO reads what is left and reports the end.
+        guard events & cnetsim_epoll_closing_bits() == 0 else { return handOverReads() }
+        var reads = 0
+        defer { if reads > 0 { pair?.readComplete(from: leg) } }
+        while readsAllowed, self.timed === timed, reads < Int(Relay.readsPerCycle) {
+            switch timed.read(allocator: context.channel.allocator) {
+            case .bytes(let buffer, let kernelTime, let filled):
+                reads += 1
+                let now = Int64(context.eventLoop.now.uptimeNanoseconds)
+                pair?.received(buffer, from: leg, arrivedAt: min(now, max(kernelTime ?? now, allowedSince)))
+                if !filled { return rearm(timed) }
+            case .wouldBlock:
+                return rearm(timed)
+            case .endOfFile:
+                return handOverReads()
+            case .failed(let code):
+                // What NIO does when a read fails: end the read cycle, report the error, close.
+                if reads > 0 { pair?.readComplete(from: leg) }
+                reads = 0
+                handOverReads()
+                errorCaught(context: context, error: IOError(errnoCode: code, reason: "recvmsg"))
+                return context.close(promise: nil)
+            }
+        }
+        rearm(timed)
+    }
+
+    private func rearm(_ reader: TimedReads) {
+        if readsAllowed, timed === reader, isActive { reader.arm() }
+    }
+
+    /// Back to NIO's reads: a read held back is issued now if reads are allowed.
+    private func handOverReads() {
+        stopTimedReads(socketOpen: isActive)
+        if readsAllowed, readPending, let context {
             readPending = false
             context.read()
         }

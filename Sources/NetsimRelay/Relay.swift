@@ -216,15 +216,22 @@ public final class Relay: @unchecked Sendable {
         try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop, connector: connector).client)
     }
 
-    private func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil) -> ConnectionPair {
+    /// `ownSocket`: the client's channel is a socket the relay's listener accepted, with nothing in
+    /// front of the pair's handler (its reads may be timed: ``ConnectionPair/timesReads``).
+    private func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil, ownSocket: Bool = false) -> ConnectionPair {
         let id = allocateConnectionID()
         var connector = connector ?? self.connector
         // A connector handed over with an adopted connection is intercepted as the relay's own is.
         if let contexts = lock.withLock({ interceptContexts }), !(connector is InterceptConnector) {
             connector = InterceptConnector(relay: self, contexts: contexts, base: connector)
         }
-        return ConnectionPair(id: id, layer: connector is InterceptConnector ? .wire : .whole, relay: self, eventLoop: eventLoop,
-                              link: link(for: id), connector: connector)
+        let link = link(for: id)
+        let pair = ConnectionPair(id: id, layer: connector is InterceptConnector ? .wire : .whole, relay: self, eventLoop: eventLoop,
+                                  link: link, connector: connector)
+        if ownSocket, pair.layer == .whole, configuration.preciseRelease {
+            for leg in [Leg.client, .upstream] { pair.timesReads[leg] = link[leg.outgoing].isImpaired }
+        }
+        return pair
     }
 
     /// The address clients connect to, once started.
@@ -240,7 +247,7 @@ public final class Relay: @unchecked Sendable {
             .childChannelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop).client)
+                    try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop, ownSocket: true).client)
                 }
             }
             .bind(host: endpoint.host, port: endpoint.port)

@@ -33,10 +33,12 @@ public struct RelayConfiguration: Sendable {
     /// Told how long the link model holds back each chunk (metrics' added-latency histogram).
     /// Nil by default: then the machine does not even measure.
     public var delays: (any DelayObserver)?
-    /// Arm the timers that release delayed bytes early by the wake-up lateness this machine has
-    /// shown, and spin the rest of the way to the deadline (``EarlyWakeUp``: at most 2% of a core
-    /// per event loop, nothing without delayed bytes). On by default; off only to measure what it
-    /// buys (`netsim bench --only latency` runs both).
+    /// On-time release: arm the timers that release delayed bytes early by the wake-up lateness
+    /// this machine has shown, and spin the rest of the way to the deadline (``EarlyWakeUp``: at
+    /// most 2% of a core per event loop, nothing without delayed bytes); and count a delay from
+    /// the kernel's receive time of the bytes, not from the relay's read (``TimedReads``, on
+    /// delayed or shaped directions). On by default; off only to measure what it buys
+    /// (`netsim bench --only latency` runs both).
     public var preciseRelease: Bool
 
     public init(

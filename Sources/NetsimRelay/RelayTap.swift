@@ -10,7 +10,9 @@ public protocol RelayTap: AnyObject, Sendable {
     /// A leg's socket is connected: the client leg when the relay accepts, the upstream leg when
     /// its connect completes. `local` is the relay's end.
     func legOpened(_ connection: ConnectionID, leg: Side, local: SocketAddress?, remote: SocketAddress?, at time: Int64)
-    /// Bytes read from a leg (they came from that leg's peer).
+    /// Bytes read from a leg (they came from that leg's peer). `time` is when the kernel received
+    /// them where the leg reads with receive times (a delayed or shaped direction), so it can be
+    /// earlier than the time of a write to the same leg reported before it.
     func received(_ connection: ConnectionID, leg: Side, _ bytes: ByteBuffer, at time: Int64)
     /// Bytes written to a leg (they go to that leg's peer).
     func sent(_ connection: ConnectionID, leg: Side, _ bytes: ByteBuffer, at time: Int64)

@@ -193,7 +193,9 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     }
 
     /// Bytes read from `leg`.
-    public mutating func received(_ chunk: Chunk, from leg: Leg, now: Int64) {
+    /// `arrivedAt` (≤ `now`): when the bytes reached the relay's socket, if known; a delay
+    /// and a rate count from then (the relay's read may come later than the bytes: its wake-up).
+    public mutating func received(_ chunk: Chunk, from leg: Leg, now: Int64, arrivedAt: Int64? = nil) {
         self.now = now
         guard expectLeg(leg, "bytes") else { return }
         lastActivity = now
@@ -222,11 +224,12 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
                 }
             }
         }
-        forward(chunk, direction, now: now)
+        forward(chunk, direction, now: now, arrivedAt: arrivedAt)
     }
 
-    /// Queues (or writes) bytes towards their destination.
-    mutating func forward(_ chunk: Chunk, _ direction: Direction, now: Int64) {
+    /// Queues (or writes) bytes towards their destination; queued bytes count as arriving at
+    /// `arrivedAt` (default: now).
+    mutating func forward(_ chunk: Chunk, _ direction: Direction, now: Int64, arrivedAt: Int64? = nil) {
         if observesHTTP { actions.append(.observe(direction, chunk)) }
         let destination = Leg.destination(direction)
         if lane(direction, { $0.canBypass }), !holds(direction), hasLeg(destination) {
@@ -234,7 +237,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
             withLeg(direction == .up ? .client : .upstream) { $0.unflushed += chunk.count }
             withLane(direction) { $0.deliveredBytes += chunk.count }
         } else {
-            let delay = withLane(direction) { $0.enqueue(chunk, at: now) }
+            let delay = withLane(direction) { $0.enqueue(chunk, at: min(now, arrivedAt ?? now)) }
             if reportsDelays, let delay, lane(direction, { $0.isImpaired }) { actions.append(.delayed(direction, nanoseconds: delay)) }
             deliverDue(direction, now: now)
         }

@@ -5,9 +5,10 @@ import NetsimLoopback
 import NetsimLink
 import NetsimRelay
 
-/// Part 3: how close an injected delay comes to the one asked for, with the relay's release
-/// timers armed early (``EarlyWakeUp``, the default) and, in the same run, armed at their
-/// deadlines, so the table shows what on-time release buys on this machine and what it costs.
+/// Part 3: how close an injected delay comes to the one asked for, with on-time release (the
+/// default: release timers armed early, ``EarlyWakeUp``, and delays counted from the kernel's
+/// receive time, NetsimRelay's `TimedReads`) and, in the same run, without it, so the table shows what
+/// on-time release buys on this machine and what it costs.
 enum LatencyBench {
     static let target: Int64 = 200_000
 
@@ -71,7 +72,7 @@ enum LatencyBench {
         for setting in settings {
             for harness in Harness.allCases {
                 for precise in [false, true] {
-                    let how = precise ? "timers armed early (default)" : "timers armed at their deadlines"
+                    let how = precise ? "on-time release (default)" : "timers at their deadlines, delay from the read"
                     let label = "\(setting.name), \(harness.label), \(how)"
                     let measured = await Result {
                         try await measureRelay(setting, harness: harness, precise: precise, echoPort: echo.port, samples: samples)
@@ -101,8 +102,9 @@ enum LatencyBench {
                 + "Blocking: the client and the echo server sleep in recv(2), as an app does, so their own wake-ups "
                 + "after the delay's idle are in the error. Polling: one thread is client and echo and spins on non-blocking reads, "
                 + "so the error is the relay's alone (its release timers and its reads). "
-                + "Timers armed early: by the worst wake-up lateness of the relay's last 32 long sleeps, then a spin to the deadline, "
-                + "paid from a budget of 2% of a core per event loop (docs/benchmarks.md). socat has no delay to compare with; "
+                + "On-time release: timers armed early by the worst wake-up lateness of the relay's last 32 long sleeps, then a spin "
+                + "to the deadline, paid from a budget of 2% of a core per event loop, and the delay counted from the kernel's receive "
+                + "time of the bytes (SO_TIMESTAMPNS), not from the relay's read (docs/benchmarks.md). socat has no delay to compare with; "
                 + "toxiproxy-server (when installed) is measured the same way with its latency toxics (jitter 0), against "
                 + "one of its proxies with no toxic.")
         return section
