@@ -125,8 +125,10 @@ struct StreamTests {
         }
     }
 
-    @Test(arguments: [Side.client, Side.upstream])
-    func resetIsForwardedAsReset(by resetter: Side) async throws {
+    /// Delayed: both legs read with the kernel's receive times (``TimedReads``), and a reset
+    /// reaches the relay there.
+    @Test(arguments: [Side.client, Side.upstream], [false, true])
+    func resetIsForwardedAsReset(by resetter: Side, delayed: Bool) async throws {
         let serverSaw = ResultBox<String>()
         let server = try LoopbackServer { socket in
             _ = try? socket.receive(exactly: 5)
@@ -147,7 +149,8 @@ struct StreamTests {
             }
         }
         defer { server.stop() }
-        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+        let latency = DirectionLink(latency: delayed ? .milliseconds(20) : .zero)
+        try await withRelay(upstream: server.endpoint, link: LinkConfiguration(up: latency, down: latency)) { relay, endpoint in
             let clientSaw = try await offload { () -> String in
                 let socket = try BlockingSocket.connect(to: endpoint)
                 try socket.send("hello")

@@ -95,6 +95,19 @@ enum LatencyBench {
                 }
             }
         }
+        for precise in [false, true] {
+            let how = precise ? "on-time release (default)" : "timers at their deadlines, delay from the read"
+            let label = "injected 50 ms, the relay alone (kernel receive times at both ends), \(how)"
+            let measured = await Result { try await measureStamped(precise: precise, samples: bench.quick ? 40 : 300) }
+            switch measured {
+            case .success(let m): section.rows += stampedRows(m, label: label, verdict: precise)
+            case .failure(let error): section.rows.append(.failed(label, error))
+            }
+        }
+        section.notes.append(
+            "The relay alone: one way through a relay delaying 50 ms, 100 B every 50–100 ms; error = the kernel's receive time at "
+                + "the receiver (SO_TIMESTAMPNS) − the sender's clock right after send(2) − 50 ms, so no measuring thread's wake-up "
+                + "is in it; a message arriving less than 50 ms after the clock read before its send was released early.")
         section.notes.append(
             "Error of the delay = |round trip − the same relay's round trip p50 with no delay − 50 ms| per ping-pong (the verdict: "
                 + "what injecting the delay adds, beyond the hop itself, which the rtt part measures); against direct = |round trip − "
@@ -110,10 +123,37 @@ enum LatencyBench {
         return section
     }
 
-    private static func rows(_ m: Measured, label: String, samples: Int, path: String, verdict: Bool) -> [BenchRow] {
-        func percentiles(_ h: Histogram<UInt64>, _ ps: [Double]) -> String {
-            ps.map { "p\(Int($0)) \(Format.millis(Double(h.valueAtPercentile($0))))" }.joined(separator: ", ")
+    private static func percentiles(_ h: Histogram<UInt64>, _ ps: [Double]) -> String {
+        ps.map { "p\(Int($0)) \(Format.millis(Double(h.valueAtPercentile($0))))" }.joined(separator: ", ")
+    }
+
+    /// ``StampedDelay`` through a relay delaying 50 ms client → server (on-time release when `precise`).
+    static func measureStamped(precise: Bool, samples: Int) async throws -> StampedDelay.Measured {
+        let polled = try PolledEcho()
+        defer { polled.stop() }
+        let link = LinkConfiguration(up: DirectionLink(latency: .milliseconds(50)), down: DirectionLink())
+        let (relay, port) = try await RoundTripBench.startRelay(upstreamPort: polled.port, link: link, preciseRelease: precise)
+        let measured = await Result {
+            try await offload { try StampedDelay.measure(through: port, polled: polled, injected: 50_000_000, samples: samples) }
         }
+        await relay.stop()
+        return try measured.get()
+    }
+
+    private static func stampedRows(_ m: StampedDelay.Measured, label: String, verdict: Bool) -> [BenchRow] {
+        let p99 = Double(m.errors.valueAtPercentile(99))
+        return [
+            .info("\(label): \(m.samples) messages, |error| p50, p90", percentiles(m.errors, [50, 90])),
+            BenchRow(
+                measurement: "\(label): |error| p99", result: Format.millis(p99), target: verdict ? "≤ 0.2 ms" : "-",
+                verdict: verdict ? Verdict.atMost(p99, Double(target), Format.millis) : "-"),
+            BenchRow(
+                measurement: "\(label): released before the delay had passed", result: "\(m.early) of \(m.samples)", target: "0",
+                verdict: m.early == 0 ? "met" : "MISSED by \(m.early)"),
+        ]
+    }
+
+    private static func rows(_ m: Measured, label: String, samples: Int, path: String, verdict: Bool) -> [BenchRow] {
         let p99 = Double(m.pathErrors.valueAtPercentile(99))
         let cost = m.spin.map {
             "; spun \(Format.millis(Double($0))) in \(Format.fixed(m.seconds, 1)) s (\(Format.percent(Double($0) / (m.seconds * 1e9), signed: false)) of a core)"
