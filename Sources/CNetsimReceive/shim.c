@@ -5,7 +5,6 @@
 
 #ifdef __linux__
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -49,30 +48,6 @@ ssize_t cnetsim_receive_timed(int fd, void *buffer, size_t length, int64_t *arri
     return count;
 }
 
-int cnetsim_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
-
-int cnetsim_epoll_arm(int epoll, int fd, uint64_t token, int add) {
-    struct epoll_event event = { .events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT, .data = { .u64 = token } };
-    return epoll_ctl(epoll, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event);
-}
-
-int cnetsim_epoll_remove(int epoll, int fd) {
-    struct epoll_event unused = { 0 };
-    return epoll_ctl(epoll, EPOLL_CTL_DEL, fd, &unused);
-}
-
-int cnetsim_epoll_wait(int epoll, uint64_t *tokens, uint32_t *events, int capacity) {
-    struct epoll_event ready[64];
-    if (capacity > 64) capacity = 64;
-    int count = epoll_wait(epoll, ready, capacity, -1);
-    for (int index = 0; index < count; index++) {
-        tokens[index] = ready[index].data.u64;
-        events[index] = ready[index].events;
-    }
-    return count;
-}
-
-uint32_t cnetsim_epoll_closing_bits(void) { return EPOLLRDHUP | EPOLLHUP | EPOLLERR; }
 #else
 int cnetsim_receive_times_enable(int fd) { (void)fd; errno = ENOSYS; return -1; }
 uint64_t cnetsim_socket_cookie(int fd) { (void)fd; return 0; }
@@ -80,11 +55,4 @@ int cnetsim_socket_cookie_option(void) { return -1; }
 ssize_t cnetsim_receive_timed(int fd, void *buffer, size_t length, int64_t *arrived_ns) {
     (void)fd; (void)buffer; (void)length; *arrived_ns = -1; errno = ENOSYS; return -1;
 }
-int cnetsim_epoll_create(void) { errno = ENOSYS; return -1; }
-int cnetsim_epoll_arm(int epoll, int fd, uint64_t token, int add) { (void)epoll; (void)fd; (void)token; (void)add; errno = ENOSYS; return -1; }
-int cnetsim_epoll_remove(int epoll, int fd) { (void)epoll; (void)fd; errno = ENOSYS; return -1; }
-int cnetsim_epoll_wait(int epoll, uint64_t *tokens, uint32_t *events, int capacity) {
-    (void)epoll; (void)tokens; (void)events; (void)capacity; errno = ENOSYS; return -1;
-}
-uint32_t cnetsim_epoll_closing_bits(void) { return 0; }
 #endif

@@ -99,8 +99,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     /// whose bytes the link delays or shapes, when the relay releases on time
     /// (``RelayConfiguration/preciseRelease``) and the client's socket is the relay's own, with no
     /// TLS or HTTP layer in front of the leg's handler; the upstream leg only through a plain
-    /// connector. A leg whose bytes go straight on keeps NIO's reads: the watcher's hop would
-    /// only add a wake-up to them.
+    /// connector. A leg whose bytes go straight on keeps NIO's plain reads: the extra read per
+    /// readiness event would buy it nothing.
     var timesReads = PerLeg(false)
 
     func legActive(_ leg: Leg) {

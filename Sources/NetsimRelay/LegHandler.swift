@@ -1,4 +1,3 @@
-import CNetsimReceive
 import NIOCore
 import NIOPosix
 import NetsimCore
@@ -27,7 +26,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     private(set) var outputClosed = false
     /// The relay closed or reset this leg itself (as opposed to the peer closing it).
     private(set) var closedByRelay = false
-    /// While this leg's reads are the relay's own, with the kernel's receive times (``TimedReads``).
+    /// While this leg's reads carry the kernel's receive times (``TimedReads``).
     private var timed: TimedReads?
     /// When reads were last allowed: bytes that waited in the socket while the relay did not
     /// read count as arriving then at the earliest, as a sender's bytes wait for a window.
@@ -45,7 +44,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        stopTimedReads(socketOpen: context.channel.isActive)
+        timed = nil
         self.context = nil
     }
 
@@ -56,7 +55,11 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        pair?.received(unwrapInboundIn(data), from: leg)
+        if let timed {
+            readTimed(timed, first: unwrapInboundIn(data), context: context)
+        } else {
+            pair?.received(unwrapInboundIn(data), from: leg)
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -81,14 +84,14 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     func channelInactive(context: ChannelHandlerContext) {
         isActive = false
-        stopTimedReads(socketOpen: false)
+        timed = nil
         pair?.legInactive(leg)
     }
 
     // MARK: Read gating
 
     func read(context: ChannelHandlerContext) {
-        if readsAllowed, timed == nil {
+        if readsAllowed {
             context.read()
         } else {
             readPending = true
@@ -101,9 +104,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
         readsAllowed = allowed
         guard allowed, let context else { return }
         allowedSince = Int64(context.eventLoop.now.uptimeNanoseconds)
-        if let timed {
-            timed.arm()
-        } else if readPending {
+        if readPending {
             readPending = false
             context.read()
         }
@@ -111,62 +112,38 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     // MARK: Timed reads
 
-    /// From now on this leg's reads are the relay's own, each with the kernel's receive time
-    /// (``TimedReads``); stays with NIO's reads when the socket cannot be read that way.
+    /// From now on this leg's reads come with the kernel's receive times (``TimedReads``); stays
+    /// with NIO's plain reads when the socket cannot be read that way.
     func startTimedReads() {
         guard timed == nil, isActive, let context else { return }
-        timed = TimedReads.start(on: context.channel) { [weak self] events in self?.timedReadable(events) }
+        timed = TimedReads.start(on: context.channel)
         allowedSince = Int64(context.eventLoop.now.uptimeNanoseconds)
-        if readsAllowed { timed?.arm() }
     }
 
-    private func stopTimedReads(socketOpen: Bool) {
-        timed?.stop(socketOpen: socketOpen)
-        timed = nil
-    }
-
-    /// The socket is readable (or closing): read up to ``Relay/readsPerCycle`` times, as NIO
-    /// would, while the pair allows it.
-    private func timedReadable(_ events: UInt32) {
-        guard let timed, isActive, let context else { return }
-        timed.fired()
-        // The peer's FIN, a reset, an error: NIO reads what is left and reports the end.
-        guard events & cnetsim_epoll_closing_bits() == 0 else { return handOverReads() }
+    /// NIO read `first`, the first byte of a readiness event: the rest is read here, with the
+    /// kernel's receive time, up to ``Relay/readsPerCycle`` buffers while the pair allows it.
+    private func readTimed(_ timed: TimedReads, first: ByteBuffer, context: ChannelHandlerContext) {
+        var first = first
         var reads = 0
-        defer { if reads > 0 { pair?.readComplete(from: leg) } }
-        while readsAllowed, self.timed === timed, reads < Int(Relay.readsPerCycle) {
-            switch timed.read(allocator: context.channel.allocator) {
-            case .bytes(let buffer, let kernelTime, let filled):
-                reads += 1
-                let now = Int64(context.eventLoop.now.uptimeNanoseconds)
+        while reads < Int(Relay.readsPerCycle) {
+            reads += 1
+            var buffer = timed.buffer(startingWith: first, allocator: context.channel.allocator)
+            first.clear()
+            let now = Int64(context.eventLoop.now.uptimeNanoseconds)
+            switch timed.read(into: &buffer) {
+            case .bytes(let kernelTime, let filled):
                 pair?.received(buffer, from: leg, arrivedAt: min(now, max(kernelTime ?? now, allowedSince)))
-                if !filled { return rearm(timed) }
-            case .wouldBlock:
-                return rearm(timed)
-            case .endOfFile:
-                return handOverReads()
+                guard filled, readsAllowed, isActive, self.timed === timed else { return }
+            case .wouldBlock, .endOfFile:
+                // A one-byte message (no stamp left to read), or its FIN: NIO reads the end.
+                if buffer.readableBytes > 0 { pair?.received(buffer, from: leg) }
+                return
             case .failed(let code):
-                // What NIO does when a read fails: end the read cycle, report the error, close.
-                if reads > 0 { pair?.readComplete(from: leg) }
-                reads = 0
-                handOverReads()
+                // What NIO does when a read fails: report the error, then close.
+                if buffer.readableBytes > 0 { pair?.received(buffer, from: leg) }
                 errorCaught(context: context, error: IOError(errnoCode: code, reason: "recvmsg"))
                 return context.close(promise: nil)
             }
-        }
-        rearm(timed)
-    }
-
-    private func rearm(_ reader: TimedReads) {
-        if readsAllowed, timed === reader, isActive { reader.arm() }
-    }
-
-    /// Back to NIO's reads: a read held back is issued now if reads are allowed.
-    private func handOverReads() {
-        stopTimedReads(socketOpen: isActive)
-        if readsAllowed, readPending, let context {
-            readPending = false
-            context.read()
         }
     }
 

@@ -4,9 +4,8 @@
 // What the relay needs to count an injected delay from when the kernel received the bytes
 // rather than from when its event loop got round to reading them: the kernel's receive time
 // of TCP data (SO_TIMESTAMPNS, delivered as a control message by recvmsg(2), which SwiftNIO's
-// stream channels do not call), a socket's identity (SO_COOKIE), and an epoll set whose
-// events carry a token (struct epoll_event is packed on x86_64, which Swift does not import).
-// Linux only; elsewhere every call fails with ENOSYS.
+// stream channels do not call; CMSG_* are macros Swift does not import) and a socket's
+// identity (SO_COOKIE). Linux only; elsewhere every call fails with ENOSYS.
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,21 +23,5 @@ int cnetsim_socket_cookie_option(void);
 /// last segment read, on the CLOCK_MONOTONIC timeline, or -1 when the kernel gave none.
 /// Returns the byte count, 0 at EOF, or -1 with errno (EAGAIN when nothing is waiting).
 ssize_t cnetsim_receive_timed(int fd, void *buffer, size_t length, int64_t *arrived_ns);
-
-/// epoll_create1(EPOLL_CLOEXEC), or -1 with errno.
-int cnetsim_epoll_create(void);
-
-/// Adds `fd` (`add` != 0) or re-arms it for one readable / hang-up / error event carrying
-/// `token` (EPOLLONESHOT: no further event until re-armed). 0, or -1 with errno.
-int cnetsim_epoll_arm(int epoll, int fd, uint64_t token, int add);
-
-/// Removes `fd` from the set. 0, or -1 with errno.
-int cnetsim_epoll_remove(int epoll, int fd);
-
-/// Waits (forever) for events: up to `capacity` tokens and their event masks. The count, or -1 with errno.
-int cnetsim_epoll_wait(int epoll, uint64_t *tokens, uint32_t *events, int capacity);
-
-/// The event bits that mean the peer closed or the socket failed: the reader hands over to SwiftNIO.
-uint32_t cnetsim_epoll_closing_bits(void);
 
 #endif
