@@ -8,8 +8,8 @@ import Testing
 
 /// A delayed connection's reads carry the kernel's receive time (``TimedReads``): the delay
 /// counts from when the bytes reached the relay's socket, not from when its event loop got to
-/// them. The byte-stream properties on delayed links (integrity, order, half-close, slow
-/// readers) are StreamTests' and FaultTests', which now run through these reads.
+/// them. The byte-stream properties on delayed links (integrity and order, half-close, resets,
+/// slow readers) are StreamTests', whose delayed cases now run through these reads.
 @Suite struct TimedReadsTests {
     /// The relay's loops are kept busy for 1 s just as the client sends; the link delays 1 s
     /// upstream. Counted from the kernel's receive time, the bytes are due when the loop is free
