@@ -132,7 +132,8 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
             let now = Int64(context.eventLoop.now.uptimeNanoseconds)
             switch timed.read(into: &buffer) {
             case .bytes(let kernelTime, let filled):
-                pair?.received(buffer, from: leg, arrivedAt: min(now, max(kernelTime ?? now, allowedSince)))
+                // The machine caps it at now.
+                pair?.received(buffer, from: leg, arrivedAt: max(kernelTime ?? now, allowedSince))
                 guard filled, readsAllowed, isActive, self.timed === timed else { return }
             case .wouldBlock, .endOfFile:
                 // A one-byte message (no stamp left to read), or its FIN: NIO reads the end.

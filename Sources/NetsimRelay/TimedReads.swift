@@ -43,8 +43,9 @@ final class TimedReads {
         guard let fd = descriptor(of: channel), cnetsim_receive_times_enable(fd) == 0 else { return nil }
         do {
             let options = channel.syncOptions
-            try options?.setOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1))
+            // One read per event first: should the allocator then fail, the leg keeps NIO's reads whole.
             try options?.setOption(ChannelOptions.maxMessagesPerRead, value: 1)
+            try options?.setOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1))
             guard options != nil else { return nil }
         } catch {
             return nil
