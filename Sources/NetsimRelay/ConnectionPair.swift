@@ -45,8 +45,10 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         return parser
     }
 
+    /// `ownSocket`: the client's channel is a socket the relay's listener accepted, with nothing in
+    /// front of the pair's handler (its reads may be timed: ``timesReads``).
     init(id: ConnectionID, layer: ConnectionLayer = .whole, relay: Relay, eventLoop: any EventLoop, link: LinkConfiguration,
-         connector: any UpstreamConnector) {
+         connector: any UpstreamConnector, ownSocket: Bool = false) {
         self.id = id
         self.layer = layer
         self.relay = relay
@@ -58,6 +60,9 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP,
             linkEpoch: relay.startedAt)
         machine.reportsDelays = relay.configuration.delays != nil && layer != .http
+        if ownSocket, layer == .whole, relay.configuration.preciseRelease {
+            for leg in [Leg.client, .upstream] { timesReads[leg] = link[leg.outgoing].isImpaired }
+        }
         client.pair = self
     }
 
@@ -95,13 +100,13 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     // MARK: Socket events → machine
 
-    /// Which legs read with the kernel's receive times (``TimedReads``), set by the relay: a leg
+    /// Which legs read with the kernel's receive times (``TimedReads``), chosen at `init`: a leg
     /// whose bytes the link delays or shapes, when the relay releases on time
     /// (``RelayConfiguration/preciseRelease``) and the client's socket is the relay's own, with no
     /// TLS or HTTP layer in front of the leg's handler; the upstream leg only through a plain
     /// connector. A leg whose bytes go straight on keeps NIO's plain reads: the extra read per
     /// readiness event would buy it nothing.
-    var timesReads = PerLeg(false)
+    private(set) var timesReads = PerLeg(false)
 
     func legActive(_ leg: Leg) {
         if leg == .client, timesReads.client { client.startTimedReads() }

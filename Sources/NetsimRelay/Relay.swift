@@ -53,6 +53,8 @@ public final class Relay: @unchecked Sendable {
     private var linkChooser: (@Sendable (ConnectionID) -> LinkConfiguration)?
     var startedAt: Int64 = 0
     var refusingRules: Set<FaultID> = []
+    /// The listener's port while `refuse` keeps it closed.
+    var portHold: PortHold?
     /// Faults that act once through the relay and have acted (``claimOnce(_:)``).
     var claimedOnce: Set<FaultID> = []
     /// How each connection reaches upstream; set by `init` or, from the configuration, by `start`.
@@ -216,8 +218,8 @@ public final class Relay: @unchecked Sendable {
         try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop, connector: connector).client)
     }
 
-    /// `ownSocket`: the client's channel is a socket the relay's listener accepted, with nothing in
-    /// front of the pair's handler (its reads may be timed: ``ConnectionPair/timesReads``).
+    /// `ownSocket`: the client's channel is a socket the relay's listener accepted (see
+    /// ``ConnectionPair/timesReads``).
     private func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil, ownSocket: Bool = false) -> ConnectionPair {
         let id = allocateConnectionID()
         var connector = connector ?? self.connector
@@ -226,12 +228,8 @@ public final class Relay: @unchecked Sendable {
             connector = InterceptConnector(relay: self, contexts: contexts, base: connector)
         }
         let link = link(for: id)
-        let pair = ConnectionPair(id: id, layer: connector is InterceptConnector ? .wire : .whole, relay: self, eventLoop: eventLoop,
-                                  link: link, connector: connector)
-        if ownSocket, pair.layer == .whole, configuration.preciseRelease {
-            for leg in [Leg.client, .upstream] { pair.timesReads[leg] = link[leg.outgoing].isImpaired }
-        }
-        return pair
+        return ConnectionPair(id: id, layer: connector is InterceptConnector ? .wire : .whole, relay: self, eventLoop: eventLoop,
+                              link: link, connector: connector, ownSocket: ownSocket)
     }
 
     /// The address clients connect to, once started.
@@ -366,6 +364,7 @@ public final class Relay: @unchecked Sendable {
         }
         for task in scheduled { task.cancel() }
         try? await channel?.close()
+        releasePortHold()
         // Wait (at most 2 s) for every connection to finish: the last one completes `drained`.
         let loop = group.next()
         let drained = loop.makePromise(of: Void.self)

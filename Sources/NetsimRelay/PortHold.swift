@@ -1,0 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NIOCore
+
+/// Keeps a TCP port taken while nothing listens on it: a socket bound to the address with
+/// `SO_REUSEADDR` and never put into listen.
+///
+/// Why: `refuse` closes the relay's listener so the kernel answers SYNs with RST. A closed
+/// listener frees its port, and any process binding port 0 in the meantime (another test's
+/// server, another relay) may be handed it — clients then reach *that* server instead of being
+/// refused, and the relay cannot listen again when the fault lifts. A bound socket keeps the
+/// port out of the kernel's port-0 choice and of plain binds, while SYNs to it are still refused
+/// (a bound socket that does not listen accepts nothing). The relay's listener, which also sets
+/// `SO_REUSEADDR`, can bind beside it when the refusal lifts; then the hold is released.
+final class PortHold: Sendable {
+    private let descriptor: Int32
+
+    /// Binds a new socket to `address`. Throws `IOError` if the socket cannot be made or bound
+    /// (the port was taken in the instant between the listener's close and this bind).
+    init(_ address: SocketAddress) throws {
+        #if canImport(Glibc) || canImport(Musl)
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        #else
+        let type = SOCK_STREAM
+        #endif
+        let family = address.protocol.rawValue
+        let fd = socket(family, type, 0)
+        guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        var on: Int32 = 1
+        let bound = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
+            && address.withSockAddr { bind(fd, $0, socklen_t($1)) } == 0
+        guard bound else {
+            let code = errno
+            close(fd)
+            throw IOError(errnoCode: code, reason: "bind \(address)")
+        }
+        descriptor = fd
+    }
+
+    /// Frees the port. Call once.
+    func release() {
+        close(descriptor)
+    }
+}
