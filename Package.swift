@@ -67,9 +67,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // recvmsg(2) with the kernel's receive time, socket cookies and a token-carrying epoll set:
-        // what the relay's timed reads need and Swift's Glibc module cannot express.
+        // recvmsg(2) with the kernel's receive time and socket cookies: what the relay's timed reads
+        // need and Swift's Glibc module cannot express.
         .target(name: "CNetsimReceive"),
+        // mallopt(3) for the executable's allocator settings (MallocTuning).
+        .target(name: "CNetsimAllocator"),
         // What the built-in upstream answers: routes, generated bodies, connectivity probes (no I/O).
         .target(name: "NetsimRoutes", dependencies: ["NetsimCore"]),
         // netsim's own certificate authority (kept in $NETSIM_HOME), leaves minted per name, and the
@@ -183,7 +185,7 @@ let package = Package(
         .executableTarget(
             name: "netsim",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap", "NetsimTLS", "NetsimPacket", "NetsimDNS", "CNetsimReceive",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimScenario", "NetsimRunner", "NetsimService", "NetsimPcap", "NetsimTLS", "NetsimPacket", "NetsimDNS", "CNetsimReceive", "CNetsimAllocator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -10,6 +10,7 @@ seconds per GB carried. A rate is cores busy over CPU per GB: with the cores bus
 per GB of a path bounds what it can reach (2 cores / its CPU per GB at most). Loopback only; about 25 s per round and write size.
 
     python3 Fixtures/bench/ceiling.py --netsim .build/release/netsim [--rounds 3] [--modes direct,netsim,copy] [--sizes 128K]
+        [--before OTHER_NETSIM --link '--latency 25ms --bandwidth 100mbit']
 
 Needs iperf3, gcc and socat (ci/setup installs iperf3 and socat). docs/benchmarks.md has a run.
 """
@@ -26,11 +27,12 @@ def cpu_jiffies():
     fields = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
     return sum(fields) - fields[3] - fields[4] - fields[7], sum(fields)
 
-def relay_command(mode, listen, upstream, tools, nodelay=False):
+def relay_command(mode, listen, upstream, tools, nodelay=False, link=()):
     """The command of a relay from 127.0.0.1:listen to 127.0.0.1:upstream, or None for direct.
-    netsim and the C relay always set TCP_NODELAY; socat only with `nodelay`."""
+    netsim and the C relay always set TCP_NODELAY; socat only with `nodelay`. `link`: netsim's
+    link flags (netsim and before only)."""
     if mode in ("netsim", "before"):
-        return [tools[mode], "relay", "--listen", f"127.0.0.1:{listen}", "--upstream", f"127.0.0.1:{upstream}"]
+        return [tools[mode], "relay", "--listen", f"127.0.0.1:{listen}", "--upstream", f"127.0.0.1:{upstream}", *link]
     if mode in C_MODES:
         return [tools["relay"], mode, str(listen), str(upstream)]
     if mode == "socat":
@@ -45,11 +47,11 @@ def build_relay(directory):
     subprocess.run(["gcc", "-O2", "-pthread", "-o", relay, os.path.join(here, "ceiling_relay.c")], check=True)
     return relay
 
-def measure(mode, write_size, port, tools):
+def measure(mode, write_size, port, tools, link=()):
     """(Gbit/s, cores busy, CPU s per GB) of one run; NaNs if it failed."""
     server = subprocess.Popen(["iperf3", "-s", "-1", "-f", "g", "-B", "127.0.0.1", "-p", str(port)],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    relay, target = relay_command(mode, port + 1, port, tools), port
+    relay, target = relay_command(mode, port + 1, port, tools, link=link), port
     child = None
     try:
         time.sleep(0.3)
@@ -65,7 +67,7 @@ def measure(mode, write_size, port, tools):
         busy1, all1 = cpu_jiffies()
         out, _ = server.communicate(timeout=10)
         line = [l for l in out.splitlines() if l.rstrip().endswith("receiver")][-1]
-        gbits = float(line.split("Gbits/sec")[0].split()[-1])
+        gbits = float(line.split("Gbits/sec")[0].split()[-1])  # -f g: always in Gbit/s
         cores = os.cpu_count() * (busy1 - busy0) / (all1 - all0)
         return gbits, cores, cores * wall / (gbits * 4 / 8)
     except (subprocess.TimeoutExpired, IndexError, ValueError, ZeroDivisionError):
@@ -84,6 +86,8 @@ def main():
     parser.add_argument("--modes", default=",".join(m for m in MODES if m != "before"),
                         help=f"which paths, comma-separated, direct first (default: all of {', '.join(m for m in MODES if m != 'before')})")
     parser.add_argument("--sizes", default="128K,1M", help="iperf3 write sizes, comma-separated (default: 128K,1M)")
+    parser.add_argument("--link", default="", help="netsim relay link flags for netsim and before, e.g."
+                        " '--latency 25ms --bandwidth 100mbit' (the CPU a shaped or delayed path costs)")
     parser.add_argument("--port", type=int, default=34000, help="first of the loopback ports used (2 per measurement)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as build:
@@ -100,7 +104,7 @@ def main():
             for _ in range(args.rounds):
                 for mode in modes:
                     port += 2
-                    results[mode].append(measure(mode, write_size, port, tools))
+                    results[mode].append(measure(mode, write_size, port, tools, link=args.link.split()))
             def median(mode, i):
                 return statistics.median(r[i] for r in results[mode])
             direct, direct_cpu = median("direct", 0), median("direct", 2)

@@ -1,7 +1,16 @@
 import ArgumentParser
+import Foundation
+
+/// The process's entry: the allocator's settings (``MallocTuning``), then the command line.
+@main
+enum NetsimMain {
+    static func main() async {
+        MallocTuning.apply(environment: ProcessInfo.processInfo.environment)
+        await Netsim.main()
+    }
+}
 
 /// `netsim`: reproduce bad networks on a laptop and in CI.
-@main
 struct Netsim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "netsim",
