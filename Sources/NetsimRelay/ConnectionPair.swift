@@ -60,10 +60,9 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP,
             linkEpoch: relay.startedAt)
         machine.reportsDelays = relay.configuration.delays != nil && layer != .http
-        if ownSocket, layer == .whole, relay.configuration.preciseRelease {
-            for leg in [Leg.client, .upstream] { timesReads[leg] = link[leg.outgoing].isImpaired }
-        }
+        readsMayBeTimed = ownSocket && layer == .whole && relay.configuration.preciseRelease
         client.pair = self
+        timeReads(for: link)
     }
 
     var now: Int64 { Int64(eventLoop.now.uptimeNanoseconds) }
@@ -100,13 +99,28 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     // MARK: Socket events → machine
 
-    /// Which legs read with the kernel's receive times (``TimedReads``), chosen at `init`: a leg
-    /// whose bytes the link delays or shapes, when the relay releases on time
-    /// (``RelayConfiguration/preciseRelease``) and the client's socket is the relay's own, with no
-    /// TLS or HTTP layer in front of the leg's handler; the upstream leg only through a plain
-    /// connector. A leg whose bytes go straight on keeps NIO's plain reads: the extra read per
-    /// readiness event would buy it nothing.
+    /// Which legs read with the kernel's receive times (``TimedReads``): a leg whose bytes the
+    /// link delays or shapes (from when the pair opens, or from the link change that first does),
+    /// when the relay releases on time (``RelayConfiguration/preciseRelease``) and the client's
+    /// socket is the relay's own, with no TLS or HTTP layer in front of the leg's handler; the
+    /// upstream leg only through a plain connector. A leg whose bytes go straight on keeps NIO's
+    /// plain reads: the extra read per readiness event would buy it nothing. Once on, a leg stays
+    /// timed if its link goes back to unimpaired (its reads are as correct, one read dearer).
     private(set) var timesReads = PerLeg(false)
+    /// Whether ``timesReads`` can be on at all for this pair (fixed when it is made).
+    private let readsMayBeTimed: Bool
+    /// The upstream leg was connected by a plain connector (its channel is a socket of ours).
+    private var upstreamIsPlain = false
+
+    /// Turns timed reads on for each leg whose outgoing direction `link` delays or shapes (on
+    /// the loop: at `init`, when the pair starts, on every link change).
+    func timeReads(for link: LinkConfiguration) {
+        guard readsMayBeTimed else { return }
+        for leg in [Leg.client, .upstream] where link[leg.outgoing].isImpaired && !timesReads[leg] {
+            timesReads[leg] = true
+            if leg == .client { client.startTimedReads() } else if upstreamIsPlain { upstream?.startTimedReads() }
+        }
+    }
 
     func legActive(_ leg: Leg) {
         if leg == .client, timesReads.client { client.startTimedReads() }
@@ -283,7 +297,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
                 var wanted = false
                 upstream = handler
                 // Before the machine hears of it, which may let the leg read at once.
-                if timesReads.upstream, connector is AddressConnector || connector is HostConnector { handler.startTimedReads() }
+                upstreamIsPlain = connector is AddressConnector || connector is HostConnector
+                if timesReads.upstream, upstreamIsPlain { handler.startTimedReads() }
                 run { wanted = $0.upstreamConnected(after: now - started, upstreamName: connector.name, now: now) }
                 if wanted {
                     tapOpened(.upstream)
@@ -334,7 +349,10 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         run { $0.lift(fault, now: now) }
     }
 
-    func update(link: LinkConfiguration) { run { $0.update(link: link) } }
+    func update(link: LinkConfiguration) {
+        timeReads(for: link)
+        run { $0.update(link: link) }
+    }
 
     /// Closes both legs at once (relay shutdown).
     func closeNow() { run { $0.closeNow() } }

@@ -284,6 +284,7 @@ public final class Relay: @unchecked Sendable {
         // The link chosen as the pair joined `pairs`: a `setLink`/`setLinkChooser` between the
         // accept (when the pair was built) and now did not see the pair, so apply it here.
         let now = pair.now
+        pair.timeReads(for: link)
         pair.run {
             $0.update(link: link)
             $0.start(faults: acceptFaults, now: now)

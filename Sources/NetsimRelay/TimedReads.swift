@@ -72,8 +72,18 @@ final class TimedReads {
         return fd
     }
 
-    /// A buffer sized as NIO's adaptive allocator would, holding `first` (NIO's byte) at its start.
+    /// A buffer NIO filled past its one byte: see ``buffer(startingWith:allocator:)``.
+    private var pooled: ByteBuffer?
+
+    /// A buffer sized as NIO's adaptive allocator would, holding `first` (NIO's read) at its start.
+    ///
+    /// NIO reads into a buffer of its receive pool again once nothing else holds it, whatever the
+    /// allocator now says — so on a leg whose timed reads began mid-connection (its link became
+    /// delayed) NIO goes on filling its old, large buffer. Holding that buffer here keeps NIO
+    /// from reusing it: from its next readiness event it reads one byte as set. (Until then those
+    /// bytes are timed from the read.) At most one such buffer per leg, freed with the leg.
     func buffer(startingWith first: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+        if first.readableBytes > 1 { pooled = first }
         var buffer = sizes.buffer(allocator: allocator)
         var first = first
         buffer.writeBuffer(&first)
