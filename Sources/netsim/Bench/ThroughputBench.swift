@@ -1,10 +1,13 @@
 import Foundation
 import NetsimCore
+import NetsimLink
 import NetsimLoopback
 import NetsimRelay
 
 /// Part 1: one bulk TCP stream, direct vs through the relay (unimpaired: its fast path) vs socat
-/// and toxiproxy-server when installed.
+/// and toxiproxy-server when installed; and through the relay delaying each way by 1 ms, where it
+/// holds every buffer until its release and reads with the kernel's receive times — what the
+/// delayed path costs (docs/benchmarks.md, "Held buffers and the allocator").
 enum ThroughputBench {
     /// iperf3's default write (the size the issue's figures were taken with) and a large one: with
     /// 1 MiB writes the direct path gets much faster and no relay keeps up (docs/benchmarks.md).
@@ -12,9 +15,12 @@ enum ThroughputBench {
     /// Bytes per stream at most, whatever the duration.
     static let maxBytes = 64 << 30
 
-    /// The four paths' best streams for one write size.
+    /// The delayed path's link: short enough that the stream is not window-bound.
+    static let delayedLink = LinkConfiguration(up: DirectionLink(latency: .milliseconds(1)), down: DirectionLink(latency: .milliseconds(1)))
+
+    /// The five paths' best streams for one write size.
     struct Paths {
-        var direct = StreamResult(), relayed = StreamResult(), socat = StreamResult(), toxiproxy = StreamResult()
+        var direct = StreamResult(), relayed = StreamResult(), delayed = StreamResult(), socat = StreamResult(), toxiproxy = StreamResult()
     }
 
     static func run(_ settings: BenchSettings) async throws -> BenchSection {
@@ -23,12 +29,10 @@ enum ThroughputBench {
         let tally = SinkTally()
         let sink = try BenchServer(handler: ServerHandlers.sink(tally))
         defer { sink.stop() }
-        let relay = Relay(
-            configuration: RelayConfiguration(upstream: Endpoint(host: "127.0.0.1", port: sink.port)),
-            eventLog: EventLog(retention: 0))
-        let relayPort: Int
+        let (relay, relayPort) = try await RoundTripBench.startRelay(upstreamPort: sink.port)
+        let delayed: (relay: Relay, port: Int)
         do {
-            relayPort = try await relay.start().port
+            delayed = try await RoundTripBench.startRelay(upstreamPort: sink.port, link: delayedLink)
         } catch {
             await relay.stop()
             throw error
@@ -49,6 +53,7 @@ enum ThroughputBench {
                 for _ in 0..<rounds {
                     paths.direct.keepBest(try await offload { try stream(port: sink.port, tally: tally, seconds: seconds, writeSize: writeSize) })
                     paths.relayed.keepBest(try await offload { try stream(port: relayPort, tally: tally, seconds: seconds, writeSize: writeSize) })
+                    paths.delayed.keepBest(try await offload { try stream(port: delayed.port, tally: tally, seconds: seconds, writeSize: writeSize) })
                     if let socat {
                         paths.socat.keepBest(try await offload {
                             try socatStream(socat, sinkPort: sink.port, tally: tally, seconds: seconds, writeSize: writeSize)
@@ -62,9 +67,11 @@ enum ThroughputBench {
             }
         } catch {
             await relay.stop()
+            await delayed.relay.stop()
             throw error
         }
         await relay.stop()
+        await delayed.relay.stop()
 
         var section = BenchSection()
         for (writeSize, paths) in zip(writeSizes, measured) {
@@ -78,6 +85,7 @@ enum ThroughputBench {
                 measurement: "throughput, 1 stream, \(writes), through the relay (unimpaired)",
                 result: ratio(paths.relayed), target: "≥ 0.85× direct",
                 verdict: Verdict.atLeast(relayed, 0.85) { Format.fixed($0, 2) + "×" }))
+            section.rows.append(.info("throughput, 1 stream, \(writes), through the relay delaying 1 ms each way", ratio(paths.delayed)))
             section.rows.append(.info("throughput, 1 stream, \(writes), through socat -b 131072", socat == nil ? "not installed" : ratio(paths.socat)))
             section.rows.append(.info(
                 "throughput, 1 stream, \(writes), through \(toxiproxy?.reference.label ?? "toxiproxy-server") (no toxics)",
@@ -87,7 +95,9 @@ enum ThroughputBench {
             "Throughput is counted at the receiving server, from its first to its last read. The relay runs in this process "
                 + "with its default two event loops; on a \(ProcessInfo.processInfo.activeProcessorCount)-core machine the client, "
                 + "the relay and the server share the cores. CPU = busy CPU time of the whole machine per GB moved, "
-                + "from /proc/stat, with how busy the machine was. What a bare C relay reaches here (copying and splicing): "
+                + "from /proc/stat, with how busy the machine was. Delaying 1 ms each way: a second relay whose link holds "
+                + "every read's buffer until its release and reads with the kernel's receive times (its CPU per GB is what "
+                + "the delayed path costs). What a bare C relay reaches here (copying and splicing): "
                 + "python3 Fixtures/bench/ceiling.py (docs/benchmarks.md).")
         return section
     }
