@@ -11,18 +11,21 @@ import CNetsimAllocator
 /// GB; with the thresholds below none, 17.2–17.6 Gbit/s at 0.61 s/GB. Fixed values also stop
 /// glibc's adjustment. The cost: up to ``trimThreshold`` of freed memory per heap stays with the
 /// process (measured: ~2 MB more RSS). An unimpaired connection is not affected (NIO's reused
-/// buffer). Not applied when the user chose the allocator's settings (`GLIBC_TUNABLES` naming
-/// malloc, or a `MALLOC_…_` variable). docs/benchmarks.md, "Held buffers and the allocator".
+/// buffer). Not applied when the user chose the allocator's settings (``userChose(_:)``). docs/benchmarks.md, "Held buffers and the allocator".
 enum MallocTuning {
     /// Freed memory at the top of a heap up to this stays in the process.
     static let trimThreshold: Int32 = 32 << 20
     /// Allocations below this come from the heaps (reused), not from their own mapping.
     static let mmapThreshold: Int32 = 4 << 20
 
-    /// Whether the environment already sets glibc's allocator.
+    /// glibc's older variables for the same settings (mallopt(3), "ENVIRONMENT").
+    static let thresholdVariables: Set<String> = ["MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_"]
+
+    /// Whether the environment already configures glibc's allocator: any `glibc.malloc.` tunable
+    /// (so `GLIBC_TUNABLES=glibc.malloc.check=0` keeps glibc's defaults), or a threshold variable.
     static func userChose(_ environment: [String: String]) -> Bool {
         environment["GLIBC_TUNABLES"]?.contains("glibc.malloc.") == true
-            || environment.keys.contains { $0.hasPrefix("MALLOC_") && $0.hasSuffix("_") }
+            || !thresholdVariables.isDisjoint(with: environment.keys)
     }
 
     /// Sets both thresholds, unless the user chose (or the C library is not glibc). Whether they

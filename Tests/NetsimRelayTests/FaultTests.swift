@@ -39,12 +39,17 @@ struct FaultTests {
         defer { server.stop() }
         let relay = Relay(configuration: RelayConfiguration(upstream: server.endpoint))
         let endpoint = try await relay.start()
-        for _ in 0..<2 {
-            let id = try await relay.addFault(FaultRule(.refuse))
-            await relay.removeFault(id)
+        do {
+            for _ in 0..<2 {
+                let id = try await relay.addFault(FaultRule(.refuse))
+                await relay.removeFault(id)
+            }
+            _ = try await relay.addFault(FaultRule(.refuse))
+            #expect(try !portIsFree(endpoint))
+        } catch {
+            await relay.stop()
+            throw error
         }
-        _ = try await relay.addFault(FaultRule(.refuse))
-        #expect(try !portIsFree(endpoint))
         await relay.stop()
         #expect(try portIsFree(endpoint))
     }
