@@ -29,7 +29,7 @@ enum LoopbackPair {
 
     #if os(Linux)
     private static func makeOnLinux() throws -> (NIOBSDSocket.Handle, NIOBSDSocket.Handle) {
-        let listener = try check("socket", socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0))
+        let listener = try check("socket", socket(AF_INET, closeOnExecStreamSocketType, 0))
         defer { close(listener) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -38,7 +38,7 @@ enum LoopbackPair {
         try withSocketAddress(&address) { _ = try check("bind", bind(listener, $0, length)) }
         _ = try check("listen", listen(listener, 1))
         try withSocketAddress(&address) { _ = try check("getsockname", getsockname(listener, $0, &length)) }
-        let connecting = try check("socket", socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0))
+        let connecting = try check("socket", socket(AF_INET, closeOnExecStreamSocketType, 0))
         do {
             // Completes at once on loopback: the kernel finishes the handshake into the backlog.
             try withSocketAddress(&address) { _ = try check("connect", connect(connecting, $0, length)) }

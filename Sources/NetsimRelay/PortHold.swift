@@ -23,13 +23,7 @@ final class PortHold: Sendable {
     /// Binds a new socket to `address`. Throws `IOError` if the socket cannot be made or bound
     /// (the port was taken in the instant between the listener's close and this bind).
     init(_ address: SocketAddress) throws {
-        #if canImport(Glibc) || canImport(Musl)
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        #else
-        let type = SOCK_STREAM
-        #endif
-        let family = address.protocol.rawValue
-        let fd = socket(family, type, 0)
+        let fd = socket(address.protocol.rawValue, closeOnExecStreamSocketType, 0)
         guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         var on: Int32 = 1
         let bound = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
