@@ -109,48 +109,4 @@ extension Relay {
         for id in portals { await removeFault(id) }
         return portals.count
     }
-
-    /// A real refusal: with the listener closed the kernel answers SYNs with RST. The port stays
-    /// taken meanwhile (``PortHold``), so no other server can be handed it and the listener can
-    /// come back on it.
-    private func startRefusing(_ id: FaultID) async {
-        let channel = lock.withLock { () -> (any Channel)? in
-            refusingRules.insert(id)
-            guard refusingRules.count == 1 else { return nil }
-            defer { listener = nil }
-            return listener
-        }
-        guard let channel else { return }
-        let address = channel.localAddress
-        try? await channel.close()
-        var reason = "refuse: new connections are refused"
-        if let address {
-            do {
-                let hold = try PortHold(address)
-                lock.withLock { portHold = hold }
-            } catch {
-                reason += "; the port could not be kept meanwhile (\(error))"
-            }
-        }
-        eventLog.record(.listenerClosed(reason: reason))
-    }
-
-    private func stopRefusing(_ id: FaultID) async {
-        let reopen = lock.withLock { refusingRules.remove(id) != nil && refusingRules.isEmpty }
-        guard reopen, let endpoint = endpoint else { return }
-        defer { releasePortHold() }
-        do {
-            _ = try await bind(endpoint)
-        } catch {
-            eventLog.record(.listenerClosed(reason: "could not listen again on \(endpoint): \(error)"))
-        }
-    }
-
-    /// Frees the port a refusal kept, if any (once the listener is back, or the relay stops).
-    func releasePortHold() {
-        lock.withLock { () -> PortHold? in
-            defer { portHold = nil }
-            return portHold
-        }?.release()
-    }
 }

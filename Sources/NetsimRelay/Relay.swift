@@ -55,6 +55,10 @@ public final class Relay: @unchecked Sendable {
     var refusingRules: Set<FaultID> = []
     /// The listener's port while `refuse` keeps it closed.
     var portHold: PortHold?
+    /// The last change to the listener asked for (``changeListener(_:)``); each waits for it.
+    var listenerChanges: Task<Void, Never>?
+    /// Set by ``stop()``: the listener does not come back.
+    var listenerStopped = false
     /// Faults that act once through the relay and have acted (``claimOnce(_:)``).
     var claimedOnce: Set<FaultID> = []
     /// How each connection reaches upstream; set by `init` or, from the configuration, by `start`.
@@ -359,13 +363,9 @@ public final class Relay: @unchecked Sendable {
     /// Stops listening, closes every connection and, if the relay made its own event loops,
     /// shuts them down.
     public func stop() async {
-        let (channel, open, scheduled) = lock.withLock {
-            defer { listener = nil }
-            return (listener, allPairs, rules.values.flatMap(\.scheduled))
-        }
-        for task in scheduled { task.cancel() }
-        try? await channel?.close()
-        releasePortHold()
+        for task in lock.withLock({ rules.values.flatMap(\.scheduled) }) { task.cancel() }
+        await closeListenerForGood()
+        let open = lock.withLock { allPairs }
         // Wait (at most 2 s) for every connection to finish: the last one completes `drained`.
         let loop = group.next()
         let drained = loop.makePromise(of: Void.self)

@@ -1,15 +1,45 @@
 #if canImport(Glibc)
+import NetsimLoopback
+import Synchronization
 import Testing
 @testable import netsim
 
 /// The packet part's readings of its tools' output, and its verdicts (the measurements
 /// themselves belong to `netsim bench --only packet`, not to timed tests).
-@Suite("bench: the packet part's parsing")
+@Suite("bench: the packet part's parsing and its iperf3 client")
 struct PacketBenchTests {
     @Test func iperf3sJSONGivesTheReceiversRate() throws {
         let json = #"{"start":{},"end":{"sum_sent":{"bits_per_second":2.5e6},"sum_received":{"bits_per_second":1342000.5}}}"#
         #expect(try PacketBench.receivedBitsPerSecond(iperfJSON: json) == 1342000.5)
-        #expect(throws: (any Error).self) { try PacketBench.receivedBitsPerSecond(iperfJSON: #"{"error":"unable to connect"}"#) }
+        // iperf3 3.12 with -J exits 0 when its test cannot start, with this JSON.
+        let refused = #"{"start":{"connected":[]},"intervals":[],"end":{},"error":"unable to connect to server: Connection refused"}"#
+        #expect { try PacketBench.receivedBitsPerSecond(iperfJSON: refused) } throws: { error in
+            "\(error)".contains("unable to connect to server: Connection refused")
+        }
+    }
+
+    @Test func anIperf3ClientWaitsForItsServerAndRetriesARunThatCouldNotStart() async throws {
+        let server = try LoopbackServer { _ in }
+        defer { server.stop() }
+        #expect(ProcFS.isListening(port: server.endpoint.port) == true)
+        let runs = Mutex(0)
+        let bps = try await PacketBench.iperfClient(serverPort: server.endpoint.port) {
+            let run = runs.withLock { $0 += 1; return $0 }
+            return run == 1 ? #"{"end":{},"error":"the server is busy running a test. try again later"}"#
+                            : #"{"end":{"sum_received":{"bits_per_second":8e9}}}"#
+        }
+        #expect(bps == 8e9)
+        #expect(runs.withLock { $0 } == 2)
+    }
+
+    @Test func anIperf3ClientSaysWhenItsServerNeverListens() async throws {
+        let port = try freeLoopbackPort()
+        #expect(ProcFS.isListening(port: port) == false)
+        let runs = Mutex(0)
+        await #expect { try await PacketBench.iperfClient(serverPort: port, listenTimeout: 0.1) { runs.withLock { $0 += 1 }; return "{}" } } throws: { error in
+            "\(error)".contains("did not listen on port \(port)")
+        }
+        #expect(runs.withLock { $0 } == 0)
     }
 
     @Test func theDownloadClientsLineIsBitsPerSecond() throws {

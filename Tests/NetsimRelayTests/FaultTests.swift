@@ -15,45 +15,6 @@ struct FaultTests {
         return String(decoding: try socket.receive(exactly: text.utf8.count), as: UTF8.self)
     }
 
-    @Test func refuseClosesTheListenerSoConnectsAreRefusedThenAcceptedAgainWhenLifted() async throws {
-        let server = try RecordingServer()
-        defer { server.stop() }
-        try await withRelay(upstream: server.endpoint) { relay, endpoint in
-            let id = try await relay.addFault(FaultRule(.refuse))
-            let refused = try await offload { () -> SocketFailure? in
-                do { _ = try BlockingSocket.connect(to: endpoint); return nil } catch let f as SocketFailure { return f }
-            }
-            #expect(refused == .refused)
-            // The port stays the relay's while refused: no server binding port 0 can be given it.
-            #expect(try !portIsFree(endpoint))
-            await relay.removeFault(id)
-            let reply = try await offload { try Self.roundTrip(BlockingSocket.connect(to: endpoint)) }
-            #expect(reply == "ping")
-        }
-    }
-
-    /// Two refusals in a row, and a relay stopped while refusing: each hold is released (the
-    /// port is free once the relay is gone).
-    @Test func aRefusedPortIsReleasedWhenTheRelayStops() async throws {
-        let server = try RecordingServer()
-        defer { server.stop() }
-        let relay = Relay(configuration: RelayConfiguration(upstream: server.endpoint))
-        let endpoint = try await relay.start()
-        do {
-            for _ in 0..<2 {
-                let id = try await relay.addFault(FaultRule(.refuse))
-                await relay.removeFault(id)
-            }
-            _ = try await relay.addFault(FaultRule(.refuse))
-            #expect(try !portIsFree(endpoint))
-        } catch {
-            await relay.stop()
-            throw error
-        }
-        await relay.stop()
-        #expect(try portIsFree(endpoint))
-    }
-
     @Test func rejectResetsEveryAttemptAndLogsItThenAcceptsWhenLifted() async throws {
         let server = try RecordingServer()
         defer { server.stop() }

@@ -142,6 +142,23 @@ enum ProcFS {
         return count
     }
 
+    /// Whether a TCP socket in this network namespace listens on `port` (any address), from
+    /// /proc/net/tcp and /proc/net/tcp6; nil where /proc cannot say. Asking this way makes no
+    /// connection, which a one-test server (iperf3) would take for a client.
+    static func isListening(port: Int) -> Bool? {
+        let tables = ["/proc/net/tcp", "/proc/net/tcp6"].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        guard available, !tables.isEmpty else { return nil }
+        let suffix = ":" + String(format: "%04X", port)
+        for table in tables {
+            for line in table.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                // sl, local_address, rem_address, st: 0A is LISTEN.
+                if fields.count > 3, fields[1].hasSuffix(suffix), fields[3] == "0A" { return true }
+            }
+        }
+        return false
+    }
+
     /// The running executable (so children run exactly this build).
     static func executablePath() -> String {
         // /proc/self/exe on Linux; elsewhere (no /proc) Foundation's answer.

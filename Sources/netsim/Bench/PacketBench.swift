@@ -197,27 +197,44 @@ enum PacketBench {
         let server = try ChildProcess(name: "iperf3 server", executable: tools.iperf3, arguments: ["-s", "-B", session.host, "-p", String(port)],
                                       captureStandardError: false)
         defer { server.stop() }
-        let output = try await offload { () throws -> String in
+        return try await iperfClient(serverPort: port) {
+            try session.run([tools.iperf3, "-c", session.host, "-p", String(port), "-J"] + arguments, timeout: timeout)
+        }
+    }
+
+    /// Runs an iperf3 client (`run`, with `-J` among its arguments) once the iperf3 server on
+    /// `serverPort` listens, and returns the receiver's bits per second. A run that exits
+    /// non-zero or whose JSON carries no result (iperf3 answers `{"error": …}` when its test
+    /// could not start; it still exits 0) is tried again, up to 5 times; the last failure is the error.
+    static func iperfClient(serverPort: Int, listenTimeout: Double = 10, _ run: @escaping @Sendable () throws -> String) async throws -> Double {
+        try await offload { () throws -> Double in
+            let deadline = monotonicSeconds() + listenTimeout
+            while ProcFS.isListening(port: serverPort) == false {
+                guard monotonicSeconds() < deadline else {
+                    throw RuntimeError("the iperf3 server did not listen on port \(serverPort) within \(Format.fixed(listenTimeout, 1)) s")
+                }
+                usleep(20_000)
+            }
             var last: (any Error)?
-            for _ in 0..<50 {  // the server may not listen yet: iperf3 says "unable to connect"
+            for _ in 0..<5 {
                 do {
-                    return try session.run([tools.iperf3, "-c", session.host, "-p", String(port), "-J"] + arguments, timeout: timeout)
+                    return try receivedBitsPerSecond(iperfJSON: try run())
                 } catch {
                     last = error
-                    usleep(100_000)
+                    usleep(200_000)
                 }
             }
             throw last ?? RuntimeError("iperf3 did not run")
         }
-        return try receivedBitsPerSecond(iperfJSON: output)
     }
 
-    /// `end.sum_received.bits_per_second` of iperf3's JSON.
+    /// `end.sum_received.bits_per_second` of iperf3's JSON; iperf3's own error when it has one.
     static func receivedBitsPerSecond(iperfJSON text: String) throws -> Double {
-        guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let end = object["end"] as? [String: Any], let received = end["sum_received"] as? [String: Any],
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        guard let end = object?["end"] as? [String: Any], let received = end["sum_received"] as? [String: Any],
               let bps = received["bits_per_second"] as? Double else {
-            throw RuntimeError("iperf3's JSON has no end.sum_received.bits_per_second")
+            let reason = (object?["error"] as? String).map { ": iperf3 says \"\($0)\"" } ?? ""
+            throw RuntimeError("iperf3's JSON has no end.sum_received.bits_per_second\(reason)")
         }
         return bps
     }
@@ -253,21 +270,14 @@ enum PacketBench {
             defer { server.stop() }
             let (relay, relayPort) = try await RoundTripBench.startRelay(upstreamPort: port)
             let relayCPU = ProcessCPU()
-            let output = await Result {
-                try await offload { () throws -> String in
-                    var last: (any Error)?
-                    for _ in 0..<50 {
-                        do { return try capturedOutput(tools.iperf3, ["-c", "127.0.0.1", "-p", String(relayPort), "-t", String(seconds), "-J"], timeout: Double(seconds) + 30) } catch {
-                            last = error
-                            usleep(100_000)
-                        }
-                    }
-                    throw last ?? RuntimeError("iperf3 did not run")
+            let measured = await Result {
+                try await iperfClient(serverPort: port) {
+                    try capturedOutput(tools.iperf3, ["-c", "127.0.0.1", "-p", String(relayPort), "-t", String(seconds), "-J"], timeout: Double(seconds) + 30)
                 }
             }
             let relaySpent = relayCPU.seconds()
             await relay.stop()
-            let bps = try receivedBitsPerSecond(iperfJSON: try output.get())
+            let bps = try measured.get()
             let gigabytes = bps * Double(seconds) / 8e9
             rows.append(.info(label, Format.rate(bitsPerSecond: bps)))
             rows.append(.info("relay: CPU per GB carried", "\(Format.fixed(relaySpent / gigabytes, 2)) s of netsim's CPU per GB (\(Format.fixed(relaySpent, 1)) s)"))

@@ -1,0 +1,95 @@
+import NIOCore
+import NetsimCore
+import NetsimFaults
+
+/// The real refusal (`refuse` at 100%): the listener closes, the port is held, the listener comes
+/// back when the last refusing rule lifts — and every such change to the listener happens one at
+/// a time.
+extension Relay {
+
+    /// Runs `change` after every listener change asked for before it has finished, and waits for
+    /// it.
+    ///
+    /// Why: closing and binding a listener are asynchronous. Without an order, a lift arriving
+    /// while its refusal is still closing the listener binds beside the socket being closed
+    /// (`EADDRINUSE`) or leaves a refusal in force with the listener open; a `stop()` during a
+    /// lift's bind leaves a listener behind a stopped relay; a hold made after `stop()` keeps the
+    /// port forever. In order, each change sees the state the one before it left.
+    func changeListener(_ change: @escaping @Sendable () async -> Void) async {
+        let task = lock.withLock { () -> Task<Void, Never> in
+            let previous = listenerChanges
+            let task = Task {
+                await previous?.value
+                await change()
+            }
+            listenerChanges = task
+            return task
+        }
+        await task.value
+    }
+
+    /// A real refusal: with the listener closed the kernel answers SYNs with RST. The port stays
+    /// taken meanwhile (``PortHold``), so no other server can be handed it and the listener can
+    /// come back on it. Nothing happens if the rule was removed before its turn came.
+    func startRefusing(_ id: FaultID) async {
+        await changeListener { [self] in
+            let channel = lock.withLock { () -> (any Channel)? in
+                guard !listenerStopped, rules[id] != nil else { return nil }
+                refusingRules.insert(id)
+                guard refusingRules.count == 1 else { return nil }
+                defer { listener = nil }
+                return listener
+            }
+            guard let channel else { return }
+            let address = channel.localAddress
+            try? await channel.close()
+            var reason = "refuse: new connections are refused"
+            if let address {
+                do {
+                    let hold = try PortHold(address)
+                    lock.withLock { portHold = hold }
+                } catch {
+                    reason += "; the port could not be kept meanwhile (\(error))"
+                }
+            }
+            eventLog.record(.listenerClosed(reason: reason))
+        }
+    }
+
+    /// Lifts `id`'s refusal: when no refusing rule is left, the listener binds again on its old
+    /// address (beside the hold) and the hold is released.
+    func stopRefusing(_ id: FaultID) async {
+        await changeListener { [self] in
+            let reopen = lock.withLock { refusingRules.remove(id) != nil && refusingRules.isEmpty && !listenerStopped }
+            guard reopen, let endpoint = endpoint else { return }
+            defer { releasePortHold() }
+            do {
+                _ = try await bind(endpoint)
+            } catch {
+                eventLog.record(.listenerClosed(reason: "could not listen again on \(endpoint): \(error)"))
+            }
+        }
+    }
+
+    /// Closes the listener for good (``stop()``), after any refusal or lift under way, and frees
+    /// the port a refusal kept.
+    func closeListenerForGood() async {
+        await changeListener { [self] in
+            let channel = lock.withLock {
+                defer { listener = nil }
+                listenerStopped = true
+                return listener
+            }
+            try? await channel?.close()
+            releasePortHold()
+        }
+    }
+
+    /// Frees the port a refusal kept, if any (once the listener is back, or the relay stops).
+    private func releasePortHold() {
+        lock.withLock { () -> PortHold? in
+            defer { portHold = nil }
+            return portHold
+        }?.release()
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import NetsimCore
+import NetsimLoopback
+import NetsimRelay
+import Testing
+
+/// `refuse` at 100%: the listener really closes (the kernel answers SYNs with RST), the port stays
+/// the relay's meanwhile, and refusals, lifts and `stop()` arriving together leave the listener
+/// as the last of them says.
+@Suite("refuse: the listener closes and comes back", .serialized)
+struct RefuseTests {
+    /// How a fresh connection to `endpoint` ends: nil when a round trip works.
+    static func connectFailure(_ endpoint: Endpoint) async throws -> SocketFailure? {
+        try await offload { () -> SocketFailure? in
+            do {
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                _ = try FaultTests.roundTrip(socket)
+                return nil
+            } catch let failure as SocketFailure { return failure }
+        }
+    }
+
+    @Test func refuseClosesTheListenerSoConnectsAreRefusedThenAcceptedAgainWhenLifted() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let id = try await relay.addFault(FaultRule(.refuse))
+            #expect(try await Self.connectFailure(endpoint) == .refused)
+            // The port stays the relay's while refused: no server binding port 0 can be given it.
+            #expect(try !portIsFree(endpoint))
+            await relay.removeFault(id)
+            #expect(try await Self.connectFailure(endpoint) == nil)
+        }
+    }
+
+    /// Two refusals in a row, and a relay stopped while refusing: each hold is released (the
+    /// port is free once the relay is gone).
+    @Test func aRefusedPortIsReleasedWhenTheRelayStops() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        let relay = Relay(configuration: RelayConfiguration(upstream: server.endpoint))
+        let endpoint = try await relay.start()
+        do {
+            for _ in 0..<2 {
+                let id = try await relay.addFault(FaultRule(.refuse))
+                await relay.removeFault(id)
+            }
+            _ = try await relay.addFault(FaultRule(.refuse))
+            #expect(try !portIsFree(endpoint))
+        } catch {
+            await relay.stop()
+            throw error
+        }
+        await relay.stop()
+        #expect(try portIsFree(endpoint))
+    }
+
+    /// A second refusal added while the first lifts: whichever reaches the listener first, the
+    /// listener ends closed (the second is in force), then opens when the second lifts. Before
+    /// listener changes were ordered, the lift's bind could finish after the new refusal had
+    /// found no listener to close. Repeated, since it is about interleavings.
+    @Test func aRefusalAddedWhileAnotherLiftsLeavesTheListenerClosed() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            for round in 0..<20 {
+                let first = try await relay.addFault(FaultRule(.refuse))
+                let id: FaultID
+                if round.isMultiple(of: 2) {  // each order of starting them
+                    async let lift: Void = relay.removeFault(first)
+                    async let second = relay.addFault(FaultRule(.refuse))
+                    (_, id) = try await (lift, second)
+                } else {
+                    async let second = relay.addFault(FaultRule(.refuse))
+                    async let lift: Void = relay.removeFault(first)
+                    (id, _) = try await (second, lift)
+                }
+                #expect(try await Self.connectFailure(endpoint) == .refused, "round \(round)")
+                await relay.removeFault(id)
+                #expect(try await Self.connectFailure(endpoint) == nil, "round \(round)")
+            }
+        }
+    }
+
+    /// A lift and `stop()` at the same moment: the relay ends with no listener and no hold (the
+    /// port is free). Before listener changes were ordered, the lift could bind again after
+    /// `stop()` had closed the listener, leaving a listener behind a stopped relay.
+    @Test func aLiftAndAStopTogetherLeaveThePortFree() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        for round in 0..<20 {
+            let relay = Relay(configuration: RelayConfiguration(upstream: server.endpoint))
+            let endpoint = try await relay.start()
+            let id: FaultID
+            do {
+                id = try await relay.addFault(FaultRule(.refuse))
+            } catch {
+                await relay.stop()
+                throw error
+            }
+            async let lift: Void = relay.removeFault(id)
+            async let stop: Void = relay.stop()
+            _ = await (lift, stop)
+            #expect(try portIsFree(endpoint), "round \(round)")
+        }
+    }
+}
