@@ -1,7 +1,6 @@
 /// One thread's ``EarlyWakeUp`` with the real clock: the release timers of an event loop (every
 /// connection on it) learn from the same wake-ups and share one spin budget, so the CPU bound
-/// holds per thread however many connections it carries. (The packet path's thread does not use
-/// it yet: tried, it cost the 1 Mbit/s rate row a packet slot in some runs; docs/benchmarks.md.)
+/// holds per thread however many connections it carries. The packet path's thread has one too.
 ///
 /// Confined to its thread except ``spunNanoseconds`` (read by the bench from outside), hence
 /// `@unchecked Sendable`.
