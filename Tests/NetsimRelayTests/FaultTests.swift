@@ -15,20 +15,25 @@ struct FaultTests {
         return String(decoding: try socket.receive(exactly: text.utf8.count), as: UTF8.self)
     }
 
+    /// How a fresh connection to `endpoint` ends: nil when a round trip works.
+    static func connectFailure(_ endpoint: Endpoint) async throws -> SocketFailure? {
+        try await offload { () -> SocketFailure? in
+            do {
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                _ = try FaultTests.roundTrip(socket)
+                return nil
+            } catch let failure as SocketFailure { return failure }
+        }
+    }
+
     @Test func rejectResetsEveryAttemptAndLogsItThenAcceptsWhenLifted() async throws {
         let server = try RecordingServer()
         defer { server.stop() }
         try await withRelay(upstream: server.endpoint) { relay, endpoint in
             let id = try await relay.addFault(FaultRule(.reject))
             for _ in 0..<3 {
-                let failure = try await offload { () -> SocketFailure? in
-                    do {
-                        let socket = try BlockingSocket.connect(to: endpoint)
-                        defer { socket.close() }
-                        _ = try Self.roundTrip(socket)
-                        return nil
-                    } catch let f as SocketFailure { return f }
-                }
+                let failure = try await Self.connectFailure(endpoint)
                 #expect(failure == .reset || failure == .brokenPipe, "\(String(describing: failure))")
             }
             let opened = relay.eventLog.events.filter { if case .opened = $0.kind { true } else { false } }

@@ -9,28 +9,16 @@ import Testing
 /// as the last of them says.
 @Suite("refuse: the listener closes and comes back", .serialized)
 struct RefuseTests {
-    /// How a fresh connection to `endpoint` ends: nil when a round trip works.
-    static func connectFailure(_ endpoint: Endpoint) async throws -> SocketFailure? {
-        try await offload { () -> SocketFailure? in
-            do {
-                let socket = try BlockingSocket.connect(to: endpoint)
-                defer { socket.close() }
-                _ = try FaultTests.roundTrip(socket)
-                return nil
-            } catch let failure as SocketFailure { return failure }
-        }
-    }
-
     @Test func refuseClosesTheListenerSoConnectsAreRefusedThenAcceptedAgainWhenLifted() async throws {
         let server = try RecordingServer()
         defer { server.stop() }
         try await withRelay(upstream: server.endpoint) { relay, endpoint in
             let id = try await relay.addFault(FaultRule(.refuse))
-            #expect(try await Self.connectFailure(endpoint) == .refused)
+            #expect(try await FaultTests.connectFailure(endpoint) == .refused)
             // The port stays the relay's while refused: no server binding port 0 can be given it.
             #expect(try !portIsFree(endpoint))
             await relay.removeFault(id)
-            #expect(try await Self.connectFailure(endpoint) == nil)
+            #expect(try await FaultTests.connectFailure(endpoint) == nil)
         }
     }
 
@@ -76,9 +64,9 @@ struct RefuseTests {
                     async let lift: Void = relay.removeFault(first)
                     (id, _) = try await (second, lift)
                 }
-                #expect(try await Self.connectFailure(endpoint) == .refused, "round \(round)")
+                #expect(try await FaultTests.connectFailure(endpoint) == .refused, "round \(round)")
                 await relay.removeFault(id)
-                #expect(try await Self.connectFailure(endpoint) == nil, "round \(round)")
+                #expect(try await FaultTests.connectFailure(endpoint) == nil, "round \(round)")
             }
         }
     }
