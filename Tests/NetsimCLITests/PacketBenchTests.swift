@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Glibc
 import NetsimLoopback
 import Synchronization
 import Testing
@@ -30,6 +31,32 @@ struct PacketBenchTests {
         }
         #expect(bps == 8e9)
         #expect(runs.withLock { $0 } == 2)
+    }
+
+    /// /proc/net/tcp is read to its end: with a few hundred sockets open it is far larger than
+    /// the first page Foundation's file readers return (about 27 lines), so most listeners would
+    /// be missed.
+    @Test func everyListenerIsFoundAmongHundredsOfSockets() throws {
+        let listeners = (0..<400).map { _ in socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0) }
+        defer { for fd in listeners { close(fd) } }
+        var ports: [Int] = []
+        for fd in listeners {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let listening = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0
+                }
+            }
+            try #require(listening, "socket \(ports.count): errno \(errno)")
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        // Every 8th: each look reads the whole table.
+        let asked = stride(from: 0, to: ports.count, by: 8).map { ports[$0] }
+        let missed = asked.filter { ProcFS.isListening(port: $0) != true }
+        #expect(missed.isEmpty, "\(missed.count) of \(asked.count) listeners not found: \(missed)")
     }
 
     @Test func anIperf3ClientSaysWhenItsServerNeverListens() async throws {

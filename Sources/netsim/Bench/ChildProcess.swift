@@ -123,7 +123,7 @@ enum ProcFS {
 
     /// Resident set size (VmRSS) in bytes.
     static func residentBytes(pid: Int32) -> Int? {
-        guard available, let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        guard available, let status = wholeFile("/proc/\(pid)/status") else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
             return kilobytes.map { $0 * 1024 }
@@ -146,7 +146,7 @@ enum ProcFS {
     /// /proc/net/tcp and /proc/net/tcp6; nil where /proc cannot say. Asking this way makes no
     /// connection, which a one-test server (iperf3) would take for a client.
     static func isListening(port: Int) -> Bool? {
-        let tables = ["/proc/net/tcp", "/proc/net/tcp6"].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        let tables = ["/proc/net/tcp", "/proc/net/tcp6"].compactMap(wholeFile)
         guard available, !tables.isEmpty else { return nil }
         let suffix = ":" + String(format: "%04X", port)
         for table in tables {
@@ -157,6 +157,23 @@ enum ProcFS {
             }
         }
         return false
+    }
+
+    /// A /proc file read to its end with read(2). Foundation's readers trust the size stat(2)
+    /// gives, which /proc reports as 0, and return only the first chunk of a large file (a
+    /// /proc/net/tcp of a few hundred sockets lost its later lines).
+    static func wholeFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &chunk, chunk.count)
+            if n > 0 { bytes += chunk[..<n]; continue }
+            if n < 0 && errno == EINTR { continue }
+            return n == 0 ? String(decoding: bytes, as: UTF8.self) : nil
+        }
     }
 
     /// The running executable (so children run exactly this build).
