@@ -72,6 +72,9 @@ public final class PacketPath: @unchecked Sendable {
     /// What has happened so far.
     public var counters: PacketCounters { lock.withLock { published } }
 
+    /// CPU time the thread has spent waiting on the CPU for releases (its early wake-ups).
+    public var spunNanoseconds: Int64 { timing.spunNanoseconds }
+
     public func start() {
         let thread = Thread { [self] in
             run()

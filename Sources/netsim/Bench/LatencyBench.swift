@@ -155,9 +155,7 @@ enum LatencyBench {
 
     private static func rows(_ m: Measured, label: String, samples: Int, path: String, verdict: Bool) -> [BenchRow] {
         let p99 = Double(m.pathErrors.valueAtPercentile(99))
-        let cost = m.spin.map {
-            "; spun \(Format.millis(Double($0))) in \(Format.fixed(m.seconds, 1)) s (\(Format.percent(Double($0) / (m.seconds * 1e9), signed: false)) of a core)"
-        } ?? ""
+        let cost = m.spin.map { "; " + Format.spin(nanoseconds: $0, seconds: m.seconds) } ?? ""
         return [
             .info("\(label): \(samples) ping-pongs",
                   "round trip \(percentiles(m.rtts, [50, 99])) (direct p50 \(Format.micros(Double(m.base))), "

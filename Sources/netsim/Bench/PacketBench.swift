@@ -56,10 +56,10 @@ enum PacketBench {
     static func delay(_ tools: Tools, _ settings: BenchSettings) async throws -> [BenchRow] {
         let samples = settings.quick ? 40 : 400
         let each = DirectionLink(latency: .milliseconds(25))
-        let base = try await pingPongs(tools, link: PacketLinkConfiguration(), samples: 500).sorted()[250]
-        let rtts = try await pingPongs(tools, link: PacketLinkConfiguration(up: PacketDirectionLink(base: each), down: PacketDirectionLink(base: each)), samples: samples)
-        var rows = errorRows(rtts.map { UInt64(abs($0 - base - 50_000_000)) }, label: "packet: injected 25 ms each way", samples: samples,
-                             base: "unimpaired round trip p50 \(Format.micros(Double(base)))")
+        let base = try await pingPongs(tools, link: PacketLinkConfiguration(), samples: 500).rtts.sorted()[250]
+        let delayed = try await pingPongs(tools, link: PacketLinkConfiguration(up: PacketDirectionLink(base: each), down: PacketDirectionLink(base: each)), samples: samples)
+        var rows = errorRows(delayed.rtts.map { UInt64(abs($0 - base - 50_000_000)) }, label: "packet: injected 25 ms each way", samples: samples,
+                             base: "unimpaired round trip p50 \(Format.micros(Double(base))); \(delayed.spin)")
         let echo = try BenchServer(handler: ServerHandlers.echo)
         defer { echo.stop() }
         let relay = try await LatencyBench.measureRelay(LatencyBench.settings[1], harness: .blocking, precise: true, echoPort: echo.port, samples: samples)
@@ -70,19 +70,22 @@ enum PacketBench {
         return rows
     }
 
-    /// Ping-pongs from inside a shell with `link` to an echo server on its host side.
-    static func pingPongs(_ tools: Tools, link: PacketLinkConfiguration, samples: Int) async throws -> [Int64] {
+    /// Ping-pongs from inside a shell with `link` to an echo server on its host side; the round
+    /// trips, and what the path's thread spun for on-time release meanwhile.
+    static func pingPongs(_ tools: Tools, link: PacketLinkConfiguration, samples: Int) async throws -> (rtts: [Int64], spin: String) {
         let session = try PacketBenchSession(link: link)
         defer { session.close() }
         let echo = try BenchServer(host: session.host, handler: ServerHandlers.echo)
         defer { echo.stop() }
+        let started = monotonicSeconds()
         let output = try await offload {
             try session.run([tools.python, "-c", BenchPython.pingPong, session.host, String(echo.port), String(samples)],
                             timeout: 30 + Double(samples) * 0.2)
         }
+        let spin = Format.spin(nanoseconds: session.shell.path.spunNanoseconds, seconds: monotonicSeconds() - started)
         let values = output.split(whereSeparator: \.isWhitespace).compactMap { Int64($0) }
         guard values.count == samples else { throw RuntimeError("the ping-pong client printed \(values.count) of \(samples) round trips") }
-        return values
+        return (values, spin)
     }
 
     static func errorRows(_ errors: [UInt64], label: String, samples: Int, base: String) -> [BenchRow] {
