@@ -11,7 +11,8 @@ import CNetsimAllocator
 /// GB; with the thresholds below none, 17.2–17.6 Gbit/s at 0.61 s/GB. Fixed values also stop
 /// glibc's adjustment. The cost: up to ``trimThreshold`` of freed memory per heap stays with the
 /// process (measured: ~2 MB more RSS). An unimpaired connection is not affected (NIO's reused
-/// buffer). Not applied when the user chose the allocator's settings (``userChose(_:)``). docs/benchmarks.md, "Held buffers and the allocator".
+/// buffer). Not applied when the user chose the allocator's settings (``userChose(_:)``).
+/// docs/benchmarks.md, "Held buffers and the allocator".
 enum MallocTuning {
     /// Freed memory at the top of a heap up to this stays in the process.
     static let trimThreshold: Int32 = 32 << 20
