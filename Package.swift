@@ -54,7 +54,7 @@ let package = Package(
         .target(
             name: "NetsimRelay",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimTLS", "CNetsimReceive",
+                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimTLS", "CNetsimReceive", "CNetsimSplice",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -72,6 +72,8 @@ let package = Package(
         .target(name: "CNetsimReceive"),
         // mallopt(3) for the executable's allocator settings (MallocTuning).
         .target(name: "CNetsimAllocator"),
+        // splice(2), sized pipes and a one-shot epoll for the relay's zero-copy path (Linux; ENOSYS elsewhere).
+        .target(name: "CNetsimSplice"),
         // What the built-in upstream answers: routes, generated bodies, connectivity probes (no I/O).
         .target(name: "NetsimRoutes", dependencies: ["NetsimCore"]),
         // netsim's own certificate authority (kept in $NETSIM_HOME), leaves minted per name, and the

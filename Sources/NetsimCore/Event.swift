@@ -89,6 +89,9 @@ public enum EventKind: Sendable, Equatable {
     /// The relay stopped observing HTTP on this connection (not HTTP, TLS, a parse error); the
     /// bytes keep passing untouched.
     case httpUnobserved(reason: String)
+    /// The connection's bytes took another path: `splice` (zero-copy, nothing impairs or observes
+    /// them) or `copy` (through the relay's buffers, shaped and observed), with why when refused.
+    case path(String)
     /// Both legs are closed. `by` is who ended it first, `how` how it ended for the client.
     case closed(by: Side, how: CloseKind, upBytes: Int, downBytes: Int)
     /// A resolver netsim runs was asked for `name` (`type`: A, AAAA, …) over `transport`
@@ -119,6 +122,7 @@ public enum EventKind: Sendable, Equatable {
         case .httpRequest: "http_request"
         case .httpResponse: "http_response"
         case .httpUnobserved: "http_unobserved"
+        case .path: "path"
         case .closed: "closed"
         case .dnsQuery: "dns_query"
         case .dnsAnswer: "dns_answer"

@@ -81,6 +81,7 @@ extension EventKind {
                 + (answeredBy.map { [("answered_by", JSONValue.string($0))] } ?? [])
                 + (stream.map { [("stream", JSONValue.int($0))] } ?? [])
         case .httpUnobserved(let reason): [("reason", .string(reason))]
+        case .path(let path): [("path", .string(path))]
         case .closed(let by, let how, let up, let down):
             [("by", .string(by.rawValue)), ("how", .string(how.rawValue)), ("up_bytes", .int(up)), ("down_bytes", .int(down))]
         case .dnsQuery(let name, let type, let transport):

@@ -35,6 +35,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     /// While a stand-in acts: the client's requests, parsed to be answered by the relay.
     private var requests: HTTPStreamDecoder<HTTPServerRequestPart>?
     var requestHead: HTTPRequestHead?
+    /// The zero-copy path's state (ConnectionPair+Splice.swift).
+    var splicePath = SplicePath()
 
     /// The stand-in's request parser, made on first use (a stand-in applied mid-connection
     /// parses from its next bytes).
@@ -95,6 +97,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         cycles.client.mayBypass = machine.canBypass(from: .client)
         cycles.upstream.mayBypass = machine.canBypass(from: .upstream)
         draining = false
+        updatePath()
     }
 
     // MARK: Socket events → machine
@@ -128,6 +131,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
             started = true
             relay.start(self)
         }
+        // The upstream leg comes up after the machine's last batch: the splice path may start now.
+        updatePath()
     }
     private var started = false
 
@@ -141,7 +146,11 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         if cycles[leg].mayBypass, let destination = handler(leg.other) {
             // The fast path: no fault, no model, nothing queued (the machine said so).
             if let tap { tap.sent(id, leg: destination.leg.side, buffer, at: now) }
-            destination.write(buffer)
+            if splicePath.isIdle {
+                destination.write(buffer)
+            } else if !holdsBack(.write(destination.leg, buffer)) {
+                nioWrite(buffer, to: destination)
+            }
             cycles[leg].direct += buffer.readableBytes
             return
         }
@@ -205,6 +214,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     }
 
     func legInactive(_ leg: Leg) {
+        legClosed()
         let now = self.now
         run { $0.legInactive(leg, now: now) }
     }
@@ -213,18 +223,23 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     private func handler(_ leg: Leg) -> LegHandler? { leg == .client ? client : upstream }
 
-    private func execute(_ action: ConnectionAction<ByteBuffer>) {
+    /// Carries out one action (held instead while bytes ahead of it are still in a splice pipe).
+    func execute(_ action: ConnectionAction<ByteBuffer>) {
+        if !splicePath.isIdle, holdsBack(action) { return }
         switch action {
         case .write(let leg, let buffer):
             tap?.sent(id, leg: leg.side, buffer, at: now)
-            handler(leg)?.write(buffer)
+            guard let handler = handler(leg) else { break }
+            if splicePath.isIdle { handler.write(buffer) } else { nioWrite(buffer, to: handler) }
         case .flush(let leg):
             handler(leg)?.flush()
         case .shutdownOutput(let leg):
             handler(leg)?.shutdownOutput()
         case .reset(let leg):
+            endSplicing()
             handler(leg)?.reset()
         case .close(let leg):
+            endSplicing()
             handler(leg)?.close()
         case .setReads(let leg, let allowed):
             handler(leg)?.setReadsAllowed(allowed)
@@ -264,6 +279,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         case .observeEnded(let direction):
             http?.ended(direction)
         case .finished:
+            endSplicing()
             for timer in timers.values { timer.cancel() }
             timers.removeAll()
             for task in tasks { task.cancel() }

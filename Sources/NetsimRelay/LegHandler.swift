@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import NIOSSL
 import NetsimCore
 import NetsimFaults
 
@@ -22,6 +23,10 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     private var context: ChannelHandlerContext?
     private var readPending = false
     private var readsAllowed = false
+    /// Held by the splice path: while it moves this socket's bytes, NIO must not read them.
+    private var spliceHolds = false
+    /// `autoRead` is off: the splice path withdrew NIO's outstanding read (``setSpliceHolds(_:)``).
+    private var autoReadOff = false
     private(set) var isActive = false
     private(set) var outputClosed = false
     /// The relay closed or reset this leg itself (as opposed to the peer closing it).
@@ -91,7 +96,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     // MARK: Read gating
 
     func read(context: ChannelHandlerContext) {
-        if readsAllowed {
+        if readsAllowed, !spliceHolds {
             context.read()
         } else {
             readPending = true
@@ -102,9 +107,35 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     func setReadsAllowed(_ allowed: Bool) {
         guard allowed != readsAllowed else { return }
         readsAllowed = allowed
-        guard allowed, let context else { return }
-        allowedSince = Int64(context.eventLoop.now.uptimeNanoseconds)
-        if readPending {
+        if allowed, let context { allowedSince = Int64(context.eventLoop.now.uptimeNanoseconds) }
+        issuePendingRead()
+    }
+
+    /// Holds NIO's reads back while the splice path reads this socket (or lets them go again).
+    ///
+    /// Holding also withdraws the read NIO already has outstanding (its interest in the socket's
+    /// readability, registered by the last `read` let through): `autoRead` off unregisters it.
+    /// Otherwise NIO would read bytes the splice path is about to take, and could be woken for
+    /// bytes a splice took first (a debug build of NIO asserts on that empty read). NIO still
+    /// reads up to an EOF by itself; the pair orders those bytes behind the pipe's.
+    func setSpliceHolds(_ holds: Bool) {
+        guard holds != spliceHolds, let context else { return }
+        spliceHolds = holds
+        if holds {
+            autoReadOff = true
+            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+        }
+        issuePendingRead()
+    }
+
+    private func issuePendingRead() {
+        guard readsAllowed, !spliceHolds, let context else { return }
+        if autoReadOff {
+            // Back on, NIO issues a read itself: the one withdrawn, or the one held back since.
+            autoReadOff = false
+            readPending = false
+            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+        } else if readPending {
             readPending = false
             context.read()
         }
@@ -134,7 +165,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
             case .bytes(let kernelTime, let filled):
                 // The machine caps it at now.
                 pair?.received(buffer, from: leg, arrivedAt: max(kernelTime ?? now, allowedSince))
-                guard filled, readsAllowed, isActive, self.timed === timed else { return }
+                guard filled, readsAllowed, !spliceHolds, isActive, self.timed === timed else { return }
             case .wouldBlock, .endOfFile:
                 // A one-byte message (no stamp left to read), or its FIN: NIO reads the end.
                 if buffer.readableBytes > 0 { pair?.received(buffer, from: leg) }
@@ -146,6 +177,23 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
                 return context.close(promise: nil)
             }
         }
+    }
+
+    // MARK: The splice path
+
+    /// The socket's descriptor, borrowed for `body` — nil if the channel has none (not a socket,
+    /// closed) or its bytes are not the socket's bytes (the relay's own TLS runs on it). Never close it.
+    func withDescriptor<Result>(_ body: (Int32) -> Result) -> Result? {
+        guard let context, (try? context.pipeline.syncOperations.handler(type: NIOSSLHandler.self)) == nil else { return nil }
+        return try? context.channel.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { body($0) }
+    }
+
+    /// Succeeds once every write made before it has gone to the socket.
+    func writesDone() -> EventLoopFuture<Void>? {
+        guard let context else { return nil }
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
+        return promise.futureResult
     }
 
     // MARK: Actions the pair asks for
@@ -175,11 +223,9 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// then it escalates to a full close and would drop them. An empty write completes after
     /// all writes ahead of it, so the FIN is sent from its completion.
     func shutdownOutput() {
-        guard let context, !outputClosed else { return }
+        guard !outputClosed, let done = writesDone() else { return }
         outputClosed = true
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
-        promise.futureResult.whenComplete { [weak self] _ in
+        done.whenComplete { [weak self] _ in
             guard let self, let context = self.context else { return }
             self.pair?.tapEnded(self.leg, .fin)
             context.close(mode: .output, promise: nil)

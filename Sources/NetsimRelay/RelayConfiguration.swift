@@ -40,6 +40,11 @@ public struct RelayConfiguration: Sendable {
     /// delayed or shaped directions). On by default; off only to measure what it buys
     /// (`netsim bench --only latency` runs both).
     public var preciseRelease: Bool
+    /// Forward connections that nothing impairs or observes with splice(2), socket → pipe →
+    /// socket, without copying their bytes through the relay; a connection moves to the copy
+    /// path the moment a model, fault, tap or HTTP observation applies, and back when lifted
+    /// (each switch is a `path` event). Linux only; off by default (opt-in while it proves itself).
+    public var splice: Bool
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -53,8 +58,10 @@ public struct RelayConfiguration: Sendable {
         tls: TLSInterception? = nil,
         authority: CertificateAuthority? = nil,
         delays: (any DelayObserver)? = nil,
-        preciseRelease: Bool = true
+        preciseRelease: Bool = true,
+        splice: Bool = false
     ) {
+        self.splice = splice
         self.tls = tls
         self.authority = authority
         self.listen = listen

@@ -110,6 +110,7 @@ enum TimelineText {
         case .httpResponse(let status, let bytes, let answeredBy, _):
             "HTTP \(status) (\(bytes) body bytes)" + (answeredBy.map { ", from the \($0) fault" } ?? "")
         case .httpUnobserved(let reason): "HTTP observation stopped: \(reason)"
+        case .path(let path): "forwarding path: \(path)"
         case .closed(let by, let how, let up, let down): "closed by \(by.rawValue) with \(how.rawValue.uppercased()) (\(up) up, \(down) down)"
         case .dnsQuery(let name, let type, let transport): "DNS \(type) \(name)? (\(transport))"
         case .dnsAnswer(let name, let type, let result, let after): "DNS \(type) \(name): \(result) (\(formatNanoseconds(after)))"

@@ -56,6 +56,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up connecting upstream after this long (the client then sees silence, as with a real timeout). Default: 127s. Example: 10s", valueName: "duration"), transform: parseDuration)
     var connectTimeout: Duration = .seconds(127)
 
+    @Flag(help: ArgumentHelp("Forward connections that no model, fault, --pcap or interception touches with splice(2), without copying their bytes (Linux; opt-in). A connection switches to the copying path while anything applies, and back; each switch is a `path` event."))
+    var splice = false
+
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
     var duration: Duration?
 
@@ -85,7 +88,7 @@ struct RelayCommand: AsyncParsableCommand {
             listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
             seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes,
             observeHTTP: interception != nil, tls: interception?.0,   // intercepting is for seeing the HTTP inside
-            delays: exporter?.metrics)
+            delays: exporter?.metrics, splice: splice)
         let recorder: PcapRecorder?
         do { recorder = try pcap.map(PcapRecorder.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")

@@ -15,11 +15,12 @@ func withRelay<T>(
     bufferLimit: Int = 4 << 20,
     connectTimeout: Duration = .seconds(127),
     observeHTTP: Bool = false,
+    splice: Bool = false,
     _ body: (Relay, Endpoint) async throws -> T
 ) async throws -> T {
     let relay = Relay(configuration: RelayConfiguration(
         upstream: upstream, link: link, faults: faults, seed: seed,
-        connectTimeout: connectTimeout, bufferLimit: bufferLimit, observeHTTP: observeHTTP))
+        connectTimeout: connectTimeout, bufferLimit: bufferLimit, observeHTTP: observeHTTP, splice: splice))
     let endpoint = try await relay.start()
     do {
         let result = try await body(relay, endpoint)

@@ -20,10 +20,11 @@ struct PatternStream {
         return b
     }
 
-    /// Sends `blocks` blocks and returns the SHA-256 of what was sent.
-    func send(_ blocks: Int, on socket: BlockingSocket) throws -> SHA256Digest {
+    /// Sends `blocks` blocks and returns the SHA-256 of what was sent; `before(i)` runs before block `i`.
+    func send(_ blocks: Int, on socket: BlockingSocket, before: (Int) -> Void = { _ in }) throws -> SHA256Digest {
         var hash = SHA256()
         for index in 0..<blocks {
+            before(index)
             let b = block(index)
             hash.update(data: b)
             try b.withUnsafeBytes { try socket.send(raw: $0) }
@@ -31,17 +32,24 @@ struct PatternStream {
         return hash.finalize()
     }
 
-    /// Reads to EOF and returns the SHA-256 and byte count of what arrived.
-    static func receive(on socket: BlockingSocket) throws -> (SHA256Digest, Int) {
+    /// Reads to EOF and returns the SHA-256 and byte count of what arrived; `progress` hears the
+    /// count, and `afterRead` runs with it after each read (the reader waits for it).
+    static func receive(on socket: BlockingSocket, progress: ByteProgress? = nil,
+                        afterRead: (Int) -> Void = { _ in }) throws -> (SHA256Digest, Int) {
         var hash = SHA256()
         var total = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 8)
         defer { buffer.deallocate() }
         while true {
             let n = try socket.receive(into: buffer, timeout: .seconds(30))
-            if n == 0 { return (hash.finalize(), total) }
+            if n == 0 {
+                progress?.advance(to: .max)
+                return (hash.finalize(), total)
+            }
             hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             total += n
+            progress?.advance(to: total)
+            afterRead(total)
         }
     }
 }
@@ -69,14 +77,34 @@ final class PatternServer: Sendable {
 
     /// The client's side through `endpoint`: sends `blocks` blocks of `up` (then half-closes)
     /// while hashing what comes down; what it sent, what it received and how many bytes.
-    static func exchange(_ blocks: Int, of up: PatternStream, through endpoint: Endpoint) async throws
+    /// With `progress`: it counts what came down, block `i` goes up once `i` blocks have come
+    /// down (so both directions stay open to the end), and `afterRead` runs after each read.
+    static func exchange(_ blocks: Int, of up: PatternStream, through endpoint: Endpoint, progress: ByteProgress? = nil,
+                         afterRead: @escaping @Sendable (Int) -> Void = { _ in }) async throws
         -> (sent: SHA256Digest, received: SHA256Digest, count: Int) {
         try await offload {
             let socket = try BlockingSocket.connect(to: endpoint)
             let sent = ResultBox<SHA256Digest>()
-            Thread { sent.value = try? up.send(blocks, on: socket); socket.shutdownWrite() }.start()
-            let (digest, count) = try PatternStream.receive(on: socket)
+            Thread {
+                sent.value = try? up.send(blocks, on: socket) { progress?.wait(until: $0 * PatternStream.blockSize) }
+                socket.shutdownWrite()
+            }.start()
+            let (digest, count) = try PatternStream.receive(on: socket, progress: progress, afterRead: afterRead)
             return (try sent.wait(), digest, count)
         }
+    }
+}
+
+/// How many bytes a reader has had, for a sender on another thread to wait on.
+final class ByteProgress: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var count = 0
+
+    func advance(to total: Int) { condition.withLock { count = total; condition.broadcast() } }
+
+    /// Waits until `total` bytes have been had (at most 30 s: the reader times out by then).
+    func wait(until total: Int) {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        condition.withLock { while count < total, condition.wait(until: deadline) {} }
     }
 }

@@ -122,6 +122,7 @@ struct LaneBuilder {
         case .httpResponse(let status, _, _, _): (kind, side) = ("resp", "\(status / 100)xx")
         case .httpUnobserved: kind = "unobserved"
         case .dnsQuery, .dnsAnswer: kind = "dns"
+        case .path: kind = "path"
         case .closed(let by, let how, _, _): (kind, side) = (how == .rst ? "rst" : "end", by.rawValue)
         }
         return HTMLReportData.Mark(t: micros(event.time), k: kind, s: side, text: TimelineText.text(event.kind))

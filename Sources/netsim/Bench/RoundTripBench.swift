@@ -31,10 +31,11 @@ enum RoundTripBench {
     }
 
     /// Starts an in-process relay to `upstreamPort` with `link`.
-    static func startRelay(upstreamPort: Int, link: LinkConfiguration = .unimpaired, preciseRelease: Bool = true) async throws -> (Relay, Int) {
+    static func startRelay(upstreamPort: Int, link: LinkConfiguration = .unimpaired, preciseRelease: Bool = true,
+                           splice: Bool = false) async throws -> (Relay, Int) {
         let relay = Relay(
             configuration: RelayConfiguration(
-                upstream: Endpoint(host: "127.0.0.1", port: upstreamPort), link: link, preciseRelease: preciseRelease),
+                upstream: Endpoint(host: "127.0.0.1", port: upstreamPort), link: link, preciseRelease: preciseRelease, splice: splice),
             eventLog: EventLog(retention: 0))
         do {
             return (relay, try await relay.start().port)

@@ -4,8 +4,9 @@ import NetsimLink
 import NetsimLoopback
 import NetsimRelay
 
-/// Part 1: one bulk TCP stream, direct vs through the relay (unimpaired: its fast path) vs socat
-/// and toxiproxy-server when installed; and through the relay delaying each way by 1 ms, where it
+/// Part 1: one bulk TCP stream, direct vs through the relay (unimpaired: its fast path; and with
+/// `--splice`, its zero-copy path) vs socat and toxiproxy-server when installed; and through the
+/// relay delaying each way by 1 ms, where it
 /// holds every buffer until its release and reads with the kernel's receive times — what the
 /// delayed path costs (docs/benchmarks.md, "Held buffers and the allocator").
 enum ThroughputBench {
@@ -18,9 +19,10 @@ enum ThroughputBench {
     /// The delayed path's link: short enough that the stream is not window-bound.
     static let delayedLink = LinkConfiguration(up: DirectionLink(latency: .milliseconds(1)), down: DirectionLink(latency: .milliseconds(1)))
 
-    /// The five paths' best streams for one write size.
+    /// The six paths' best streams for one write size.
     struct Paths {
-        var direct = StreamResult(), relayed = StreamResult(), delayed = StreamResult(), socat = StreamResult(), toxiproxy = StreamResult()
+        var direct = StreamResult(), relayed = StreamResult(), spliced = StreamResult(), delayed = StreamResult()
+        var socat = StreamResult(), toxiproxy = StreamResult()
     }
 
     static func run(_ settings: BenchSettings) async throws -> BenchSection {
@@ -30,11 +32,18 @@ enum ThroughputBench {
         let sink = try BenchServer(handler: ServerHandlers.sink(tally))
         defer { sink.stop() }
         let (relay, relayPort) = try await RoundTripBench.startRelay(upstreamPort: sink.port)
-        let delayed: (relay: Relay, port: Int)
+        let delayed: (relay: Relay, port: Int), spliced: (relay: Relay, port: Int)
         do {
             delayed = try await RoundTripBench.startRelay(upstreamPort: sink.port, link: delayedLink)
         } catch {
             await relay.stop()
+            throw error
+        }
+        do {
+            spliced = try await RoundTripBench.startRelay(upstreamPort: sink.port, splice: true)
+        } catch {
+            await relay.stop()
+            await delayed.relay.stop()
             throw error
         }
         let socat = ProcFS.findOnPath("socat")
@@ -48,11 +57,13 @@ enum ThroughputBench {
             }
             // Warm up: the relay's allocators and the kernel's socket buffers.
             _ = try await offload { try stream(port: relayPort, tally: tally, seconds: 0.3, writeSize: 1 << 20) }
+            _ = try await offload { try stream(port: spliced.port, tally: tally, seconds: 0.3, writeSize: 1 << 20) }
             for writeSize in writeSizes {
                 var paths = Paths()
                 for _ in 0..<rounds {
                     paths.direct.keepBest(try await offload { try stream(port: sink.port, tally: tally, seconds: seconds, writeSize: writeSize) })
                     paths.relayed.keepBest(try await offload { try stream(port: relayPort, tally: tally, seconds: seconds, writeSize: writeSize) })
+                    paths.spliced.keepBest(try await offload { try stream(port: spliced.port, tally: tally, seconds: seconds, writeSize: writeSize) })
                     paths.delayed.keepBest(try await offload { try stream(port: delayed.port, tally: tally, seconds: seconds, writeSize: writeSize) })
                     if let socat {
                         paths.socat.keepBest(try await offload {
@@ -68,10 +79,12 @@ enum ThroughputBench {
         } catch {
             await relay.stop()
             await delayed.relay.stop()
+            await spliced.relay.stop()
             throw error
         }
         await relay.stop()
         await delayed.relay.stop()
+        await spliced.relay.stop()
 
         var section = BenchSection()
         for (writeSize, paths) in zip(writeSizes, measured) {
@@ -85,6 +98,7 @@ enum ThroughputBench {
                 measurement: "throughput, 1 stream, \(writes), through the relay (unimpaired)",
                 result: ratio(paths.relayed), target: "≥ 0.85× direct",
                 verdict: Verdict.atLeast(relayed, 0.85) { Format.fixed($0, 2) + "×" }))
+            section.rows.append(.info("throughput, 1 stream, \(writes), through the relay with --splice (zero-copy)", ratio(paths.spliced)))
             section.rows.append(.info("throughput, 1 stream, \(writes), through the relay delaying 1 ms each way", ratio(paths.delayed)))
             section.rows.append(.info("throughput, 1 stream, \(writes), through socat -b 131072", socat == nil ? "not installed" : ratio(paths.socat)))
             section.rows.append(.info(
@@ -97,7 +111,8 @@ enum ThroughputBench {
                 + "the relay and the server share the cores. CPU = busy CPU time of the whole machine per GB moved, "
                 + "from /proc/stat, with how busy the machine was. Delaying 1 ms each way: a second relay whose link holds "
                 + "every read's buffer until its release and reads with the kernel's receive times (its CPU per GB is what "
-                + "the delayed path costs). What a bare C relay reaches here (copying and splicing): "
+                + "the delayed path costs). --splice: a third relay forwarding with splice(2), off by default "
+                + "(docs/benchmarks.md, \"Splice\"). What a bare C relay reaches here (copying and splicing): "
                 + "python3 Fixtures/bench/ceiling.py (docs/benchmarks.md).")
         return section
     }
