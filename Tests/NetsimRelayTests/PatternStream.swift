@@ -63,10 +63,15 @@ final class PatternServer: Sendable {
     let received = ResultBox<(digest: SHA256Digest, count: Int)>()
     private let server: LoopbackServer
 
-    init(blocks: Int, down: PatternStream) throws {
+    /// `pacedBy`: block `i` goes down once the client has had `i` - `lead` blocks, so the stream
+    /// stays open until the client is `lead` blocks from its end, with up to `lead` in flight.
+    init(blocks: Int, down: PatternStream, pacedBy progress: ByteProgress? = nil, lead: Int = 0) throws {
         let sent = self.sent, received = self.received
         server = try LoopbackServer { socket in
-            Thread { sent.value = try? down.send(blocks, on: socket); socket.shutdownWrite() }.start()
+            Thread {
+                sent.value = try? down.send(blocks, on: socket) { progress?.wait(until: ($0 - lead) * PatternStream.blockSize) }
+                socket.shutdownWrite()
+            }.start()
             if let (digest, count) = try? PatternStream.receive(on: socket) { received.value = (digest, count) }
             _ = try? sent.wait()  // the sender thread uses the socket: outlive it
         }

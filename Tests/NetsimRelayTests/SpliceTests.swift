@@ -25,16 +25,16 @@ struct SpliceTests {
 
     /// Switches (a model or a fault applied, then lifted) from seeded offsets of a two-way
     /// transfer on, each once the one before has taken effect (its `path` event), so every run
-    /// makes all of them however loaded the machine. The server sends as fast as it can, so at
-    /// each switch bytes are in flight everywhere: in the pipes, in NIO's writes, in the
-    /// sockets; the switches are in the first half, while both directions are still open (the
-    /// client's are paced to what it has read).
+    /// makes all of them however loaded the machine. The server runs up to 12 MiB ahead of the
+    /// reader, so at each switch bytes are in flight everywhere: in the pipes, in NIO's writes,
+    /// in the sockets; and both directions stay open until the last switch (a connection that
+    /// has half-closed stays on the copying path), the client's paced to what it has read.
     @Test(arguments: [UInt64(21), 22, 23])
     func switchesAtSeededOffsetsLoseDuplicateAndReorderNothing(seed: UInt64) async throws {
-        let switches = 8, spacing = 4 << 20
-        let blocks = 2 * switches * spacing / PatternStream.blockSize, total = blocks * PatternStream.blockSize
+        let switches = 8, spacing = 2 << 20, lead = 12
+        let blocks = switches * spacing / PatternStream.blockSize + 2 * lead, total = blocks * PatternStream.blockSize
         let progress = ByteProgress()
-        let upstream = try PatternServer(blocks: blocks, down: PatternStream(seed: seed + 100))
+        let upstream = try PatternServer(blocks: blocks, down: PatternStream(seed: seed + 100), pacedBy: progress, lead: lead)
         defer { upstream.stop() }
         var random = SeededRandom(seed: seed)
         let offsets = (0..<switches).map { $0 * spacing + Int(random.next() % UInt64(spacing)) }

@@ -33,7 +33,7 @@ struct ForwardProxyStandInTests {
                 defer { socket.close() }
                 // What `curl -x http://PROXY http://captive.apple.com/hotspot-detect.html` sends.
                 try socket.send("GET http://captive.apple.com/hotspot-detect.html HTTP/1.1\r\nHost: captive.apple.com\r\nUser-Agent: curl/8.5.0\r\nAccept: */*\r\nProxy-Connection: Keep-Alive\r\n\r\n")
-                return try H.readResponse(socket)
+                return try H.readResponse(socket, timeout: ForwardProxyTests.patience)
             }
             #expect(response.status == 302, "\(response.head)\n\(response.body)")
             #expect(response.header("Location") == "http://portal.netsim.test/login?continue=http%3A%2F%2Fcaptive.apple.com%2Fhotspot-detect.html")
@@ -49,7 +49,7 @@ struct ForwardProxyStandInTests {
                 let socket = try BlockingSocket.connect(to: bound)
                 defer { socket.close() }
                 try socket.send("GET http://never-resolves.invalid/ HTTP/1.1\r\nHost: never-resolves.invalid\r\n\r\n")
-                return try H.readResponse(socket)
+                return try H.readResponse(socket, timeout: ForwardProxyTests.patience)
             }
             #expect(invalid.status == 302, "\(invalid.head)\n\(invalid.body)")
         }
@@ -62,7 +62,7 @@ struct ForwardProxyStandInTests {
                 let socket = try BlockingSocket.connect(to: bound)
                 defer { socket.close() }
                 try socket.send("GET http://connectivitycheck.gstatic.com/generate_204 HTTP/1.1\r\n\r\n")
-                return try H.readResponse(socket)
+                return try H.readResponse(socket, timeout: ForwardProxyTests.patience)
             }
             #expect(response.status == 200, "\(response.head)")
             #expect(response.body.contains("<form"), "\(response.body)")
@@ -101,7 +101,7 @@ struct ForwardProxyStandInTests {
                 defer { socket.close() }
                 let start = ContinuousClock.now
                 try socket.send("GET http://\(upstream.endpoint)/api HTTP/1.1\r\nHost: \(upstream.endpoint)\r\n\r\n")
-                let response = try H.readResponse(socket)
+                let response = try H.readResponse(socket, timeout: ForwardProxyTests.patience)
                 return (response, (ContinuousClock.now - start) / .seconds(1))
             }
             #expect(response.status == 503, "\(response.head)")
@@ -136,7 +136,7 @@ struct ForwardProxyStandInTests {
                 let socket = try BlockingSocket.connect(to: bound)
                 defer { socket.close() }
                 try socket.send("GET http://\(upstream.endpoint)/api HTTP/1.1\r\nHost: \(upstream.endpoint)\r\nProxy-Connection: keep-alive\r\n\r\n")
-                return try H.readResponse(socket)
+                return try H.readResponse(socket, timeout: ForwardProxyTests.patience)
             }
             #expect(response.status == 200 && response.body == "upstream", "\(response.head)")
             #expect(upstream.requests == 1)
