@@ -64,11 +64,24 @@ struct RefuseTests {
                     async let lift: Void = relay.removeFault(first)
                     (id, _) = try await (second, lift)
                 }
-                #expect(try await FaultTests.connectFailure(endpoint) == .refused, "round \(round)")
+                let failure = try await FaultTests.connectFailure(endpoint)
+                #expect(failure == .refused, "round \(round): \(String(describing: failure)); \(Self.listenerEvents(relay))")
                 await relay.removeFault(id)
                 #expect(try await FaultTests.connectFailure(endpoint) == nil, "round \(round)")
             }
         }
+    }
+
+    /// The listener's last events (`listening`, `listener_closed` with its reason), for a
+    /// failure's message: whether the port was held while refusing, and what bound it again.
+    static func listenerEvents(_ relay: Relay) -> [String] {
+        relay.eventLog.events.suffix(200).compactMap { event in
+            switch event.kind {
+            case .listening(let address): "listening \(address)"
+            case .listenerClosed(let reason): "closed: \(reason)"
+            default: nil
+            }
+        }.suffix(6)
     }
 
     /// A lift and `stop()` at the same moment: the relay ends with no listener (a connect is

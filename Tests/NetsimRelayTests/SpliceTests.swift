@@ -69,7 +69,8 @@ struct SpliceTests {
         }
     }
 
-    /// Runs `body` from a thread that is not the concurrency pool's and waits for it.
+    /// Called on a thread outside the concurrency pool (the reader's): runs `body` as a task and
+    /// blocks until it is done.
     static func waitFor(_ body: @escaping @Sendable () async -> Void) {
         let done = DispatchSemaphore(value: 0)
         Task {
