@@ -6,9 +6,9 @@ import NetsimRelay
 
 /// Part 1: one bulk TCP stream, direct vs through the relay (unimpaired: its fast path; and with
 /// `--splice`, its zero-copy path) vs socat and toxiproxy-server when installed; and through the
-/// relay delaying each way by 1 ms, where it
-/// holds every buffer until its release and reads with the kernel's receive times — what the
-/// delayed path costs (docs/benchmarks.md, "Held buffers and the allocator").
+/// relay delaying each way by 1 ms, where it holds every buffer until its release and reads with
+/// the kernel's receive times — what the delayed path costs (docs/benchmarks.md, "Held buffers
+/// and the allocator").
 enum ThroughputBench {
     /// iperf3's default write (the size the issue's figures were taken with) and a large one: with
     /// 1 MiB writes the direct path gets much faster and no relay keeps up (docs/benchmarks.md).
