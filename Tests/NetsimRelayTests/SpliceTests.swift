@@ -25,13 +25,13 @@ struct SpliceTests {
 
     /// Switches (a model or a fault applied, then lifted) from seeded offsets of a two-way
     /// transfer on, each once the one before has taken effect (its `path` event), so every run
-    /// makes all of them however loaded the machine. The server runs up to 8 MiB ahead of the
+    /// makes all of them however loaded the machine. The server runs up to 12 MiB ahead of the
     /// reader, so at each switch bytes are in flight everywhere: in the pipes, in NIO's writes,
     /// in the sockets; and both directions stay open until the last switch (a connection that
     /// has half-closed stays on the copying path), the client's paced to what it has read.
     @Test(arguments: [UInt64(21), 22])
     func switchesAtSeededOffsetsLoseDuplicateAndReorderNothing(seed: UInt64) async throws {
-        let switches = 8, spacing = 1 << 20, lead = 8
+        let switches = 8, spacing = 2 << 20, lead = 12
         let blocks = switches * spacing / PatternStream.blockSize + 2 * lead, total = blocks * PatternStream.blockSize
         let progress = ByteProgress()
         let upstream = try PatternServer(blocks: blocks, down: PatternStream(seed: seed + 100), pacedBy: progress, lead: lead)
