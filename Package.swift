@@ -40,8 +40,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
-        // Vocabulary shared by every module: units, endpoints, seeded randomness, clocks, events.
-        .target(name: "NetsimCore"),
+        // Vocabulary shared by every module: units, endpoints, seeded randomness, clocks, events;
+        // and the one way netsim starts a child process (SpawnedProcess, over posix_spawn).
+        .target(name: "NetsimCore", dependencies: ["CNetsimSpawn"]),
+        .target(name: "CNetsimSpawn"),
         // Pure impairment models: no I/O, clock and RNG injected.
         .target(name: "NetsimLink", dependencies: ["NetsimCore"]),
         // The fault catalog (one file per fault) and the connection state machine the faults act

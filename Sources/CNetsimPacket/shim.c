@@ -3,7 +3,6 @@
 
 #ifdef __linux__
 #include <poll.h>
-#include <spawn.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -16,12 +15,8 @@ int cnetsim_ppoll(void *fds, unsigned long count, int64_t timeout_ns) {
 
 int cnetsim_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
-int cnetsim_spawn_closefrom(void *actions, int from) {
-    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
-}
 #else
 #include <errno.h>
 int cnetsim_ppoll(void *fds, unsigned long count, int64_t timeout_ns) { (void)fds; (void)count; (void)timeout_ns; errno = ENOSYS; return -1; }
 int cnetsim_eventfd(void) { errno = ENOSYS; return -1; }
-int cnetsim_spawn_closefrom(void *actions, int from) { (void)actions; (void)from; return ENOSYS; }
 #endif

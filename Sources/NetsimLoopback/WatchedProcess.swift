@@ -1,18 +1,19 @@
 import Foundation
+import NetsimCore
 
 /// A child process whose output and exit are events, for tests that run one (netsim itself, a
 /// Python client, tshark).
 ///
 /// Standard output and standard error are read as they arrive (each by a thread of its own) and
-/// the exit is reported by `terminationHandler`; async code waits for a line, for the end or for
-/// the exit with a deadline, on ``Waitable``s, so no task blocks in `read(2)` or
-/// `waitUntilExit()` and no test sleeps to poll `isRunning`. Both pipes are always drained, so a
+/// the exit by ``SpawnedProcess``'s waiting thread; async code waits for a line, for the end or
+/// for the exit with a deadline, on ``Waitable``s, so no task blocks in `read(2)` or `waitpid(2)`
+/// and no test sleeps to poll for the exit. Both pipes are always drained, so a
 /// chatty child never blocks on a full pipe. A child still running when this is released is
 /// sent SIGTERM.
-// `@unchecked Sendable`: its state is in `Waitable`s and pipe readers that lock; `Process` itself is not marked Sendable.
-public final class WatchedProcess: @unchecked Sendable {
+public final class WatchedProcess: Sendable {
     /// How a child that ran to the end finished.
     public struct Result: Sendable {
+        /// The exit status, or 128 + the signal that ended it.
         public var status: Int32
         public var standardOutput: String
         public var standardError: String
@@ -25,7 +26,7 @@ public final class WatchedProcess: @unchecked Sendable {
 
     public enum Stream: Sendable { case output, error }
 
-    private let process = Process()
+    private let process: SpawnedProcess
     private let input: Pipe?
     private let output = PipeReader()
     private let errors = PipeReader()
@@ -36,25 +37,20 @@ public final class WatchedProcess: @unchecked Sendable {
     /// `standardInput`, ``write(_:)`` feeds the child; without, it reads an empty input.
     public init(_ executable: URL, _ arguments: [String], directory: URL? = nil, standardInput: Bool = false) throws {
         command = ([executable.lastPathComponent] + arguments).joined(separator: " ")
-        process.executableURL = executable
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        input = standardInput ? Pipe() : nil
-        process.standardInput = input ?? FileHandle.nullDevice
-        process.standardOutput = output.pipe
-        process.standardError = errors.pipe
-        process.terminationHandler = { [exitStatus] process in
-            let status = process.terminationStatus
-            exitStatus.update { $0 = status }
+        let input = standardInput ? Pipe() : nil
+        self.input = input
+        process = try SpawnedProcess(executable.path, arguments, directory: directory?.path,
+                                     standardInput: input.map { .pipe($0) } ?? .null,
+                                     standardOutput: .pipe(output.pipe), standardError: .pipe(errors.pipe)) { [exitStatus] ending in
+            exitStatus.update { $0 = ending.status }
         }
-        try process.run()
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        process.send(SIGTERM)
     }
 
-    public var processIdentifier: Int32 { process.processIdentifier }
+    public var processIdentifier: Int32 { process.pid }
 
     /// Everything the child wrote to `stream` so far.
     public func text(_ stream: Stream) -> String { reader(stream).text }
@@ -108,7 +104,7 @@ public final class WatchedProcess: @unchecked Sendable {
 
     /// SIGTERM (netsim stops gracefully on it).
     public func terminate() {
-        if process.isRunning { process.terminate() }
+        process.send(SIGTERM)
     }
 
     private func reader(_ stream: Stream) -> PipeReader { stream == .output ? output : errors }

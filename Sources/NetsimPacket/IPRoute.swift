@@ -1,4 +1,5 @@
 import Foundation
+import NetsimCore
 
 /// Runs iproute2's `ip`, the reference client of the kernel's rtnetlink API.
 ///
@@ -20,23 +21,19 @@ public enum IPRoute {
     @discardableResult
     public static func run(_ arguments: [String]) throws -> String {
         guard let executable else { throw PacketPathError.missing("needs iproute2's `ip` (apt-get install -y iproute2)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         let output = Pipe()
         let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
+        let process: SpawnedProcess
+        do {
+            process = try SpawnedProcess(executable, arguments, standardOutput: .pipe(output), standardError: .pipe(errors))
+        } catch {
             throw PacketPathError.command("ip " + arguments.joined(separator: " "), "\(error)")
         }
         // `ip` prints little; reading both to the end before waiting cannot deadlock on a full pipe
         // for outputs this small, and reading standard output first keeps its order.
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard process.waitForExit() == .exited(0) else {
             throw PacketPathError.command("ip " + arguments.joined(separator: " "), String(decoding: err + out, as: UTF8.self))
         }
         return String(decoding: out, as: UTF8.self)

@@ -14,7 +14,7 @@ public final class PacketShell: @unchecked Sendable {
     public let path: PacketPath
     /// Namespaces of dead shells removed at start.
     public let swept: [String]
-    private var child: CommandProcess?
+    private var child: SpawnedProcess?
     private var closed = false
 
     /// Creates the namespace and starts the packet path, whose timeline (and `faults` on it)
@@ -46,19 +46,20 @@ public final class PacketShell: @unchecked Sendable {
 
     /// Starts `command` inside the namespace (through `ip netns exec`, which also gives it the
     /// namespace's own /sys and any /etc/netns/NAME files) with standard streams inherited and
-    /// default signal handling (see ``CommandProcess``).
+    /// default signal handling (see ``SpawnedProcess``).
     public func launch(_ command: [String]) throws {
         precondition(!command.isEmpty)
         guard let ip = IPRoute.executable else { throw PacketPathError.missing("needs iproute2's `ip`") }
-        child = try CommandProcess([ip, "netns", "exec", namespace.name.description] + command,
-                                 environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+        child = try SpawnedProcess(ip, ["netns", "exec", namespace.name.description] + command,
+                                   environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                   standardInput: .inherit, standardOutput: .inherit, standardError: .inherit)
     }
 
     public var processIdentifier: Int32? { child?.pid }
 
     /// Blocks until CMD exits; its exit status, or 128 + the signal that ended it (as a shell says).
     public func waitForExit() -> Int32 {
-        child?.waitForExit() ?? 0
+        child?.waitForExit()?.status ?? 0
     }
 
     /// Sends `signal` to CMD (no-op once it has exited).

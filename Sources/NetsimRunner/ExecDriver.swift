@@ -30,7 +30,7 @@ public final class ExecDriver: ClientDriver {
     private let state: NIOLockedValueBox<State>
     /// The client's stderr, and netsim's notes on lines that broke the protocol.
     private let clientLog = ClientLog()
-    private let process = Process()
+    private let process: SpawnedProcess
     private let input = Pipe()
     private let output = Pipe()
     private let errors = Pipe()
@@ -42,24 +42,20 @@ public final class ExecDriver: ClientDriver {
     /// Starts `command` with `client`'s settings as its first input line.
     /// - Parameter environment: added to netsim's own environment for the client (a TLS run's CA).
     public init(command: [String], client: ClientSpec, workingDirectory: String? = nil, environment: [String: String] = [:]) throws {
-        guard let program = command.first else { throw RunnerError.invalid("the exec driver needs a command") }
+        guard !command.isEmpty else { throw RunnerError.invalid("the exec driver needs a command") }
         Self.ignoreSIGPIPE
-        state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
+        let state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
+        self.state = state
         answerDeadline = (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [program] + command.dropFirst()
-        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
-        }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        process.terminationHandler = { [weak self] _ in self?.processExited() }
         do {
-            try process.run()
+            process = try SpawnedProcess("/usr/bin/env", command,
+                                         environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
+                                         directory: workingDirectory,
+                                         standardInput: .pipe(input), standardOutput: .pipe(output), standardError: .pipe(errors)) { _ in
+                Self.processExited(state)
+            }
         } catch {
-            throw RunnerError.invalid("cannot start the exec client \(command.joined(separator: " ")): \(error.localizedDescription)")
+            throw RunnerError.invalid("cannot start the exec client \(command.joined(separator: " ")): \(error)")
         }
         startReading()
         do {
@@ -123,11 +119,10 @@ public final class ExecDriver: ClientDriver {
 
     public func shutdown() async {
         try? input.fileHandleForWriting.close()
-        let deadline = ContinuousClock.now + .seconds(3)
-        while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        if process.isRunning {
+        if await process.exit(within: .seconds(3)) == nil {
             state.withLockedValue { $0.killed = true }
-            process.terminate()
+            process.send(SIGTERM)
+            await process.exit(within: .seconds(2))
         }
     }
 
@@ -137,13 +132,9 @@ public final class ExecDriver: ClientDriver {
     /// How the process ended after ``shutdown()``: nil while it runs; `exit 0` is what the
     /// protocol asks (docs/drivers.md, "End").
     var ending: String? {
-        if process.isRunning { return nil }
+        guard let termination = process.termination else { return nil }
         if state.withLockedValue({ $0.killed }) { return "did not exit within 3 s after stdin closed; netsim terminated it" }
-        switch process.terminationReason {
-        case .exit: return "exit \(process.terminationStatus)"
-        case .uncaughtSignal: return "killed by signal \(process.terminationStatus)"
-        @unknown default: return "ended (\(process.terminationStatus))"
-        }
+        return termination.description
     }
 
     public var log: String { get async { clientLog.contents } }
@@ -216,7 +207,9 @@ public final class ExecDriver: ClientDriver {
         continuation?.resume(returning: response)
     }
 
-    private func processExited() {
+    private func processExited() { Self.processExited(state) }
+
+    private static func processExited(_ state: NIOLockedValueBox<State>) {
         let pending = state.withLockedValue { state -> [CheckedContinuation<DriverResponse, Never>] in
             state.exited = true
             defer { state.waiting.removeAll() }

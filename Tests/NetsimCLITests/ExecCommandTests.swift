@@ -1,4 +1,5 @@
 import Foundation
+import NetsimLoopback
 import Testing
 
 /// `--exec`, `--exec-dir`, `--client …,exec:NAME=COMMAND` and `netsim driver-check` as processes
@@ -63,25 +64,17 @@ struct ExecCommandTests {
     /// An in-process driver behind the exec protocol (what a packet link runs in its namespace):
     /// hello names the driver, an answer carries the request's id and the error kind.
     @Test func execClientServesTheProtocolWithAnInProcessDriver() async throws {
-        let process = Process()
-        process.executableURL = NetsimProcess.executable
-        process.arguments = ["exec-client", "--client", "naive"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = Pipe()
-        try process.run()
+        let client = try WatchedProcess(NetsimProcess.executable, ["exec-client", "--client", "naive"], standardInput: true)
         let lines = [
             #"{"type":"config","timeout":2,"connect_timeout":null,"pool":null,"retries":0,"settings":{}}"#,
             // Port 1 on loopback: nothing listens there, the connect is refused at once.
             #"{"type":"request","id":7,"method":"GET","url":"http://127.0.0.1:1/","headers":{},"body":null}"#,
         ]
-        input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        let data = try await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-        process.waitUntilExit()
-        let replies = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        #expect(process.terminationStatus == 0)
+        try client.write(lines.joined(separator: "\n") + "\n")
+        client.closeInput()
+        let result = try await client.result(within: .seconds(30))
+        let replies = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(result.status == 0, "\(result.standardError)")
         #expect(replies.count == 2, "\(replies)")
         #expect(replies.first?.contains(#""type":"hello""#) == true && replies.first?.contains("naive") == true, "\(replies)")
         #expect(replies.last?.contains(#""id":7"#) == true && replies.last?.contains(#""kind":"refused""#) == true, "\(replies)")

@@ -92,4 +92,20 @@ struct ExecProtocolTests {
         #expect(log.contains("[netsim] not a JSON object on stdout: not json\n"), "\(log)")
         #expect(log.contains(#"[netsim] a malformed answer on stdout ("status" is not an integer): {"id":5,"status":"200"}"#), "\(log)")
     }
+
+    /// A client that does not exit when stdin closes is sent SIGTERM 3 s later, and it ends: it
+    /// was started with SIGTERM unblocked although the runner's threads block it.
+    @Test func aClientThatOutstaysStdinIsTerminated() async throws {
+        let script = #"""
+            printf '%s\n' '{"type":"hello","name":"stays","protocol":1}'
+            read config
+            exec sleep 60
+            """#
+        let driver = try ExecDriver(command: ["sh", "-c", script], client: Self.client())
+        try await driver.ready(timeout: .seconds(20))
+        let start = ContinuousClock.now
+        await driver.shutdown()
+        #expect(driver.ending == "did not exit within 3 s after stdin closed; netsim terminated it")
+        #expect(ContinuousClock.now - start < .seconds(20))
+    }
 }

@@ -3,8 +3,7 @@
 
 // The Linux calls the packet path needs that Swift's Glibc module does not import (GNU
 // extensions, declared only with _GNU_SOURCE): ppoll, for a nanosecond wait on the TUN devices;
-// eventfd, to wake that wait when the shell stops; posix_spawn's closefrom action, so the
-// command a shell runs holds no descriptor but its standard streams.
+// eventfd, to wake that wait when the shell stops. (Spawning is CNetsimSpawn's.)
 
 #include <stdint.h>
 
@@ -13,8 +12,5 @@ int cnetsim_ppoll(void *fds, unsigned long count, int64_t timeout_ns);
 
 /// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), or -1 with errno.
 int cnetsim_eventfd(void);
-
-/// posix_spawn_file_actions_addclosefrom_np(actions, from) (glibc 2.34+).
-int cnetsim_spawn_closefrom(void *actions, int from);
 
 #endif

@@ -6,39 +6,28 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import NetsimCore
 
 /// A child process the benchmark starts and always stops: the relay and the connection holder
 /// of the rss part, socat for the throughput comparison.
-// `@unchecked Sendable`: used by the benchmark task that started it; `Process` itself is not marked Sendable.
-final class ChildProcess: @unchecked Sendable {
+final class ChildProcess: Sendable {
     let name: String
-    private let process = Process()
+    private let process: SpawnedProcess
     private let standardError: Pipe?
 
     /// Starts `executable` with `arguments`. Standard output is discarded; standard error is
     /// kept for ``waitForLine(containing:timeout:)`` when `captureStandardError` is true.
     init(name: String, executable: String, arguments: [String], captureStandardError: Bool) throws {
         self.name = name
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        if captureStandardError {
-            let pipe = Pipe()
-            process.standardError = pipe
-            standardError = pipe
-        } else {
-            process.standardError = FileHandle.nullDevice
-            standardError = nil
-        }
+        standardError = captureStandardError ? Pipe() : nil
         do {
-            try process.run()
+            process = try SpawnedProcess(executable, arguments, standardError: standardError.map { .pipe($0) } ?? .null)
         } catch {
             throw RuntimeError("cannot start \(name) (\(executable)): \(error)")
         }
     }
 
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { process.pid }
     var isRunning: Bool { process.isRunning }
 
     /// Reads standard error until a line containing `marker` and returns that line; at most
@@ -91,17 +80,15 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits up to `timeout` seconds for the child to exit by itself; true if it did.
     func waitForExit(timeout: Double) -> Bool {
-        let deadline = monotonicSeconds() + timeout
-        while process.isRunning, monotonicSeconds() < deadline { usleep(10_000) }
-        return !process.isRunning
+        process.waitForExit(timeout: .seconds(timeout)) != nil
     }
 
     /// SIGTERM, then SIGKILL if it has not exited 3 s later. Safe to call more than once.
     func stop() {
         guard process.isRunning else { return }
-        kill(pid, SIGTERM)
+        process.send(SIGTERM)
         if waitForExit(timeout: 3) { return }
-        kill(pid, SIGKILL)
+        process.send(SIGKILL)
         _ = waitForExit(timeout: 3)
     }
 }

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Foundation
+import NetsimCore
 import Glibc
 import NetsimPacket
 
@@ -30,16 +31,8 @@ final class PacketBenchSession: @unchecked Sendable {
 /// Runs `executable` with `arguments` to its end (at most `timeout` seconds) and returns its
 /// standard output; its standard error is in the error when it fails.
 func capturedOutput(_ executable: String, _ arguments: [String], timeout: Double) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
     let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    let done = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in done.signal() }
-    try process.run()
+    let process = try SpawnedProcess(executable, arguments, standardOutput: .pipe(output), standardError: .pipe(errors))
     // Read while it runs: a full pipe would stall it.
     let collected = CapturedStreams()
     let readers = DispatchGroup()
@@ -50,16 +43,15 @@ func capturedOutput(_ executable: String, _ arguments: [String], timeout: Double
             readers.leave()
         }.start()
     }
-    if done.wait(timeout: .now() + timeout) == .timedOut {
-        process.terminate()
-        kill(process.processIdentifier, SIGKILL)
-        _ = done.wait(timeout: .now() + 3)
+    guard let termination = process.waitForExit(timeout: .seconds(timeout)) else {
+        process.send(SIGKILL)
+        process.waitForExit(timeout: .seconds(3))
         throw RuntimeError("\(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.joined(separator: " ")) took longer than \(Int(timeout)) s")
     }
     _ = readers.wait(timeout: .now() + 5)
     let (stdout, stderr) = collected.texts
-    guard process.terminationStatus == 0 else {
-        throw RuntimeError("\(arguments.prefix(6).joined(separator: " ")) exited \(process.terminationStatus): \(stderr.suffix(400))")
+    guard termination == .exited(0) else {
+        throw RuntimeError("\(arguments.prefix(6).joined(separator: " ")) ended with \(termination): \(stderr.suffix(400))")
     }
     return stdout
 }

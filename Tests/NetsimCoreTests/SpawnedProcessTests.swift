@@ -1,0 +1,91 @@
+import Foundation
+import NetsimCore
+import NetsimLoopback
+import Testing
+
+/// Every child netsim starts goes through ``SpawnedProcess``: what the child inherits, and how
+/// its end is reported.
+@Suite("SpawnedProcess: what a child inherits and how it ends")
+struct SpawnedProcessTests {
+    /// Runs `script` with /bin/sh and returns its standard output and how it ended.
+    static func shell(_ script: String, environment: [String: String]? = nil, directory: String? = nil) async throws -> (String, SpawnedProcess.Termination?) {
+        let output = Pipe()
+        let child = try SpawnedProcess("/bin/sh", ["-c", script], environment: environment, directory: directory, standardOutput: .pipe(output))
+        let text = try await offload { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        return (text, try await offload { child.waitForExit(timeout: .seconds(30)) })
+    }
+
+    /// The child holds its three standard streams and nothing else, however many descriptors
+    /// the parent has open without close-on-exec; its signal mask is empty and no signal is
+    /// ignored, although it was started from a thread blocking SIGTERM in a process ignoring
+    /// SIGPIPE (what Foundation's `Process` passed on).
+    @Test func theChildHoldsOnlyItsStandardStreamsWithDefaultSignals() async throws {
+        var open: [Int32] = []
+        defer { open.forEach { close($0) } }
+        for _ in 0..<200 {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            open += ends
+        }
+        signal(SIGPIPE, SIG_IGN)
+        // The shell's descriptors and signal state, listed by child processes of its own.
+        let script = #"ls /proc/$$/fd; grep -E '^Sig(Blk|Ign)' /proc/$$/status"#
+        let (text, ending) = try await offload { () -> (String, SpawnedProcess.Termination?) in
+            var blocked = sigset_t()
+            sigemptyset(&blocked)
+            sigaddset(&blocked, SIGTERM)
+            pthread_sigmask(SIG_BLOCK, &blocked, nil)
+            let output = Pipe()
+            let child = try SpawnedProcess("/bin/sh", ["-c", script], standardOutput: .pipe(output))
+            return (String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), child.waitForExit(timeout: .seconds(30)))
+        }
+        #expect(ending == .exited(0))
+        let lines = text.split(separator: "\n").map(String.init)
+        let signals = Dictionary(uniqueKeysWithValues: lines.compactMap { line -> (String, UInt64)? in
+            guard line.hasPrefix("Sig"), let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16) else { return nil }
+            return (String(line.prefix(6)), mask)
+        })
+        // dash keeps a copy of its script's input on descriptor 10 for itself.
+        let descriptors = Set(lines.filter { !$0.hasPrefix("Sig") }).subtracting(["10"])
+        #expect(descriptors == ["0", "1", "2"], "\(text)")
+        #expect(signals["SigBlk"] == 0, "\(text)")
+        // Signals 1-31; glibc's posix_spawn leaves its two internal ones (32, 33) ignored.
+        #expect(signals["SigIgn"].map { $0 & 0x7FFF_FFFF } == 0, "\(text)")
+    }
+
+    @Test func exitStatusSignalDirectoryAndEnvironment() async throws {
+        let (text, ending) = try await Self.shell("pwd; echo $NETSIM_X; exit 3", environment: ["NETSIM_X": "set"], directory: "/tmp")
+        #expect(text == "/tmp\nset\n")
+        #expect(ending == .exited(3))
+        #expect(ending?.status == 3)
+
+        let sleeper = try SpawnedProcess("/bin/sleep", ["30"])
+        #expect(sleeper.isRunning)
+        #expect(try await offload { sleeper.waitForExit(timeout: .milliseconds(50)) } == nil)
+        sleeper.send(SIGTERM)
+        let killed = try await offload { sleeper.waitForExit(timeout: .seconds(30)) }
+        #expect(killed == .signalled(SIGTERM))
+        #expect(killed?.status == 128 + SIGTERM)
+        #expect(killed?.description == "killed by signal \(SIGTERM)")
+        sleeper.send(SIGKILL)   // after the exit: nothing is sent, the pid may be another process's
+        #expect(sleeper.termination == killed)
+    }
+
+    @Test func onExitRunsOnceTheChildHasBeenReaped() async throws {
+        let ended = Waitable<SpawnedProcess.Termination?>(nil)
+        let child = try SpawnedProcess("/bin/sh", ["-c", "exit 7"]) { termination in ended.update { $0 = termination } }
+        #expect(await ended.wait(within: .seconds(30)) { $0 } == .exited(7))
+        #expect(child.termination == .exited(7))
+        #expect(waitpid(child.pid, nil, WNOHANG) == -1)   // reaped: no zombie left behind
+    }
+
+    @Test func aProgramThatCannotRunSaysWhy() {
+        #expect {
+            _ = try SpawnedProcess("/nonexistent/netsim-client", [])
+        } throws: { error in
+            "\(error)" == "cannot run /nonexistent/netsim-client: No such file or directory"
+        }
+        let found = try? SpawnedProcess("true", [], searchPath: true)
+        #expect(found?.waitForExit(timeout: .seconds(30)) == .exited(0))
+    }
+}
