@@ -39,20 +39,20 @@ extension Relay {
         }
     }
 
-    /// A target has ended: forget it (and finish a relay that is stopping once none is left).
+    /// A target has ended: forget it (and resume ``connectionsClosed(within:)`` once none is left).
     func finished(_ target: any FaultTarget) {
         logger.trace("connection finished", metadata: ["connection": "\(target.id)", "layer": "\(target.layer)"])
-        let drained = lock.withLock { () -> EventLoopPromise<Void>? in
+        let waiters = lock.withLock { () -> [EventLoopPromise<Void>] in
             if target.layer == .http {
                 if httpLayers[target.id] === target { httpLayers.removeValue(forKey: target.id) }
             } else {
                 pairs.removeValue(forKey: target.id)
             }
-            guard pairs.isEmpty, httpLayers.isEmpty else { return nil }
-            defer { self.drained = nil }
-            return self.drained
+            guard pairs.isEmpty, httpLayers.isEmpty else { return [] }
+            defer { closedWaiters = [:] }
+            return Array(closedWaiters.values)
         }
-        drained?.succeed(())
+        for waiter in waiters { waiter.succeed(()) }
     }
 
     func scheduleDelayedFault(_ id: FaultID, on target: any FaultTarget, at deadline: Int64) {

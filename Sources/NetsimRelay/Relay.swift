@@ -118,8 +118,10 @@ public final class Relay: @unchecked Sendable {
         lock.withLock { releaseTimings.values.reduce(0) { $0 + $1.spunNanoseconds } }
     }
 
-    /// Resumed when the last connection finishes during ``stop()``.
-    var drained: EventLoopPromise<Void>?
+    /// Waits in ``connectionsClosed(within:)``, each completed when the last connection finishes
+    /// (or removed at its deadline).
+    var closedWaiters: [UInt64: EventLoopPromise<Void>] = [:]
+    private var nextWaiter: UInt64 = 0
 
     struct RuleState {
         var rule: FaultRule
@@ -348,6 +350,28 @@ public final class Relay: @unchecked Sendable {
     /// Connections currently open through the relay.
     public var openConnectionCount: Int { lock.withLock { pairs.count } }
 
+    /// Waits until no connection is open through the relay (at once if none is), at most
+    /// `timeout`; true if none is open by then. A connection's end is asynchronous (its sockets
+    /// close on their event loop after the peer's FIN or RST), so a caller that has seen its
+    /// client's side end waits here rather than polling ``openConnectionCount``.
+    @discardableResult
+    public func connectionsClosed(within timeout: Duration) async -> Bool {
+        let loop = group.next()
+        let waiter = lock.withLock { () -> (UInt64, EventLoopPromise<Void>)? in
+            if pairs.isEmpty && httpLayers.isEmpty { return nil }
+            nextWaiter += 1
+            let promise = loop.makePromise(of: Void.self)
+            closedWaiters[nextWaiter] = promise
+            return (nextWaiter, promise)
+        }
+        guard let (id, promise) = waiter else { return true }
+        let giveUp = loop.scheduleTask(in: TimeAmount(timeout)) { [self] in
+            lock.withLock { closedWaiters.removeValue(forKey: id) }?.fail(CancellationError())
+        }
+        defer { giveUp.cancel() }
+        return (try? await promise.futureResult.get()) != nil
+    }
+
     /// A snapshot of every open connection's counters.
     public func connectionStats() async -> [ConnectionStats] {
         let open = lock.withLock { Array(pairs.values) }
@@ -366,25 +390,9 @@ public final class Relay: @unchecked Sendable {
         for task in lock.withLock({ rules.values.flatMap(\.scheduled) }) { task.cancel() }
         await closeListenerForGood()
         let open = lock.withLock { allPairs }
-        // Wait (at most 2 s) for every connection to finish: the last one completes `drained`.
-        let loop = group.next()
-        let drained = loop.makePromise(of: Void.self)
-        let empty = lock.withLock {
-            let empty = pairs.isEmpty && httpLayers.isEmpty
-            self.drained = empty ? nil : drained
-            return empty
-        }
-        if empty { drained.succeed(()) }
-        let giveUp = loop.scheduleTask(in: .seconds(2)) { [self] in
-            lock.withLock { () -> EventLoopPromise<Void>? in
-                defer { self.drained = nil }
-                return self.drained
-            }?.succeed(())
-        }
         if !open.isEmpty { logger.debug("stopping: closing open connections", metadata: ["open": "\(open.count)"]) }
         for pair in open { try? await pair.eventLoop.submit { pair.closeNow() }.get() }
-        try? await drained.futureResult.get()
-        giveUp.cancel()
+        await connectionsClosed(within: .seconds(2))
         eventLog.record(.listenerClosed(reason: "relay stopped"))
         logger.debug("stopped")
         if ownsGroup { try? await group.shutdownGracefully() }

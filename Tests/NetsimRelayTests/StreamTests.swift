@@ -223,6 +223,29 @@ struct StreamTests {
         }
     }
 
+    /// ``Relay/connectionsClosed(within:)`` answers at once with no connection open, runs out
+    /// while one stays open, and resumes a waiter when the last one finishes.
+    @Test func connectionsClosedResumesWhenTheLastConnectionFinishes() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            #expect(await relay.connectionsClosed(within: .zero))
+            let socket = try await offload { () -> BlockingSocket in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                try socket.send([7])
+                _ = try socket.receive(exactly: 1)
+                return socket
+            }
+            #expect(await relay.connectionsClosed(within: .milliseconds(100)) == false)
+            async let closed = relay.connectionsClosed(within: .seconds(30))
+            socket.shutdownWrite()
+            _ = try await offload { try socket.receiveToEnd() }
+            socket.close()
+            #expect(await closed)
+            #expect(relay.openConnectionCount == 0)
+        }
+    }
+
     @Test func everyConnectionGetsAnIDAndACompleteEventHistory() async throws {
         let server = try LoopbackServer.echo()
         defer { server.stop() }
