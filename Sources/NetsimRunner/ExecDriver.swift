@@ -21,8 +21,9 @@ public final class ExecDriver: ClientDriver {
         var refused: String?
         /// The hello as the client said it.
         var hello: ExecHello?
-        /// netsim ended the process because it did not exit after stdin closed.
-        var killed = false
+        /// netsim ended the process because it did not exit after stdin closed: with SIGTERM, or
+        /// with SIGKILL when SIGTERM did not end it either.
+        var ended: Int32?
         /// The client's stderr reached its end: its log is complete.
         var logComplete = false
     }
@@ -119,11 +120,12 @@ public final class ExecDriver: ClientDriver {
 
     public func shutdown() async {
         try? input.fileHandleForWriting.close()
-        if await process.exit(within: .seconds(3)) == nil {
-            state.withLockedValue { $0.killed = true }
-            process.send(SIGTERM)
-            await process.exit(within: .seconds(2))
+        for signal in [SIGTERM, SIGKILL] {
+            if await process.exit(within: signal == SIGTERM ? .seconds(3) : .seconds(2)) != nil { return }
+            state.withLockedValue { $0.ended = signal }
+            process.send(signal)
         }
+        await process.exit(within: .seconds(2))
     }
 
     /// The client's `hello` line, once it came (for `netsim driver-check`).
@@ -133,7 +135,11 @@ public final class ExecDriver: ClientDriver {
     /// protocol asks (docs/drivers.md, "End").
     var ending: String? {
         guard let termination = process.termination else { return nil }
-        if state.withLockedValue({ $0.killed }) { return "did not exit within 3 s after stdin closed; netsim terminated it" }
+        switch state.withLockedValue({ $0.ended }) {
+        case SIGTERM: return "did not exit within 3 s after stdin closed; netsim terminated it (SIGTERM)"
+        case SIGKILL: return "did not exit within 3 s after stdin closed, nor 2 s after SIGTERM; netsim killed it (SIGKILL)"
+        default: break
+        }
         return termination.description
     }
 

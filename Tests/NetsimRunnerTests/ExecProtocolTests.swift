@@ -94,18 +94,21 @@ struct ExecProtocolTests {
     }
 
     /// A client that does not exit when stdin closes is sent SIGTERM 3 s later, and it ends: it
-    /// was started with SIGTERM unblocked although the runner's threads block it.
-    @Test func aClientThatOutstaysStdinIsTerminated() async throws {
+    /// was started with SIGTERM unblocked although the runner's threads block it. One that
+    /// ignores SIGTERM is killed 2 s after it, so no client outlives its run.
+    @Test(arguments: [false, true])
+    func aClientThatOutstaysStdinIsEnded(ignoresSIGTERM: Bool) async throws {
         let script = #"""
             printf '%s\n' '{"type":"hello","name":"stays","protocol":1}'
             read config
-            exec sleep 60
-            """#
+            """# + (ignoresSIGTERM ? "\ntrap '' TERM" : "") + "\nexec sleep 60\n"
         let driver = try ExecDriver(command: ["sh", "-c", script], client: Self.client())
         try await driver.ready(timeout: .seconds(20))
         let start = ContinuousClock.now
         await driver.shutdown()
-        #expect(driver.ending == "did not exit within 3 s after stdin closed; netsim terminated it")
+        #expect(driver.ending == (ignoresSIGTERM
+            ? "did not exit within 3 s after stdin closed, nor 2 s after SIGTERM; netsim killed it (SIGKILL)"
+            : "did not exit within 3 s after stdin closed; netsim terminated it (SIGTERM)"))
         #expect(ContinuousClock.now - start < .seconds(20))
     }
 }
