@@ -29,6 +29,9 @@ public final class ExecDriver: ClientDriver {
     }
 
     private let state: NIOLockedValueBox<State>
+    /// A value each time the client greets, is refused, exits or ends its stderr: what
+    /// ``ready(timeout:)`` waits on.
+    private let changes = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     /// The client's stderr, and netsim's notes on lines that broke the protocol.
     private let clientLog = ClientLog()
     private let process: SpawnedProcess
@@ -47,13 +50,14 @@ public final class ExecDriver: ClientDriver {
         Self.ignoreSIGPIPE
         let state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
         self.state = state
+        let changed = changes.continuation
         answerDeadline = (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
         do {
             process = try SpawnedProcess("/usr/bin/env", command,
                                          environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
                                          directory: workingDirectory,
                                          standardInput: .pipe(input), standardOutput: .pipe(output), standardError: .pipe(errors)) { _ in
-                Self.processExited(state)
+                Self.processExited(state, changed)
             }
         } catch {
             throw RunnerError.invalid("cannot start the exec client \(command.joined(separator: " ")): \(error)")
@@ -103,17 +107,35 @@ public final class ExecDriver: ClientDriver {
     /// not eat into the timeline.
     public func ready(timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let (hello, gone, refused) = state.withLockedValue { ($0.greeted, $0.exited, $0.refused) }
+        // The deadline, and a second for the last of stderr once the client has gone, are changes too.
+        let timer = Task { [changed = changes.continuation] in
+            try await Task.sleep(until: deadline)
+            changed.yield()
+        }
+        var drainTimer: Task<Void, any Error>?
+        defer { timer.cancel(); drainTimer?.cancel() }
+        var drained: ContinuousClock.Instant?
+        var iterator = changes.stream.makeAsyncIterator()
+        while true {
+            let (hello, gone, refused, logComplete) = state.withLockedValue { ($0.greeted, $0.exited, $0.refused, $0.logComplete) }
             if let refused { throw RunnerError.invalid(refused) }
             if hello { return }
             if gone {
                 // Its last words are its stderr: wait (briefly) for the reader to see its end.
-                let drained = ContinuousClock.now + .seconds(1)
-                while !state.withLockedValue({ $0.logComplete }), ContinuousClock.now < drained { try await Task.sleep(for: .milliseconds(5)) }
-                throw RunnerError.failed("the exec client exited before saying hello\n" + clientLog.contents)
+                let end = drained ?? ContinuousClock.now + .seconds(1)
+                if drained == nil {
+                    drained = end
+                    drainTimer = Task { [changed = changes.continuation] in
+                        try await Task.sleep(until: end)
+                        changed.yield()
+                    }
+                }
+                if logComplete || ContinuousClock.now >= end {
+                    throw RunnerError.failed("the exec client exited before saying hello\n" + clientLog.contents)
+                }
             }
-            try await Task.sleep(for: .milliseconds(5))
+            if ContinuousClock.now >= deadline { break }
+            guard await iterator.next() != nil else { break }
         }
         throw RunnerError.failed("the exec client did not say hello within \(timeout.compactDescription) (docs/drivers.md: the first line a client writes is {\"type\":\"hello\",…})")
     }
@@ -175,6 +197,7 @@ public final class ExecDriver: ClientDriver {
                 clientLog.append(String(decoding: chunk, as: UTF8.self))
             }
             state.withLockedValue { $0.logComplete = true }
+            changes.continuation.yield()
         }.start()
     }
 
@@ -194,6 +217,7 @@ public final class ExecDriver: ClientDriver {
                 state.greeted = true
                 state.hello = hello
             }
+            changes.continuation.yield()
         case .answer(let answer):
             self.answer(answer.id, answer.response)
         case .unreadable(let problem, let id):
@@ -213,9 +237,9 @@ public final class ExecDriver: ClientDriver {
         continuation?.resume(returning: response)
     }
 
-    private func processExited() { Self.processExited(state) }
+    private func processExited() { Self.processExited(state, changes.continuation) }
 
-    private static func processExited(_ state: NIOLockedValueBox<State>) {
+    private static func processExited(_ state: NIOLockedValueBox<State>, _ changed: AsyncStream<Void>.Continuation) {
         let pending = state.withLockedValue { state -> [CheckedContinuation<DriverResponse, Never>] in
             state.exited = true
             defer { state.waiting.removeAll() }
@@ -224,5 +248,6 @@ public final class ExecDriver: ClientDriver {
         for continuation in pending {
             continuation.resume(returning: DriverResponse(error: .other, errorMessage: "the exec client exited before answering"))
         }
+        changed.yield()
     }
 }

@@ -111,4 +111,23 @@ struct ExecProtocolTests {
             : "did not exit within 3 s after stdin closed; netsim terminated it (SIGTERM)"))
         #expect(ContinuousClock.now - start < .seconds(20))
     }
+
+    /// `ready` ends on the client's first news: an exit before hello says so with its stderr
+    /// (all of it: the reader's end is awaited), and silence ends at the timeout.
+    @Test func readyEndsOnAnExitBeforeHelloOrAtItsTimeout() async throws {
+        let gone = try ExecDriver(command: ["sh", "-c", "read config; echo 'no module named urllib3' >&2; exit 3"], client: Self.client())
+        await #expect { try await gone.ready(timeout: .seconds(20)) } throws: { error in
+            "\(error)" == "the exec client exited before saying hello\nno module named urllib3\n"
+        }
+        await gone.shutdown()
+        #expect(gone.ending == "exit 3")
+
+        let silent = try ExecDriver(command: ["sh", "-c", "exec sleep 60"], client: Self.client())
+        let start = ContinuousClock.now
+        await #expect { try await silent.ready(timeout: .milliseconds(300)) } throws: { error in
+            "\(error)".hasPrefix("the exec client did not say hello within 300ms")
+        }
+        #expect(ContinuousClock.now - start >= .milliseconds(300))
+        await silent.shutdown()
+    }
 }
