@@ -15,8 +15,8 @@ import Foundation
 /// - `run()` can crash the parent. It lists /proc/self/fd to find the descriptors to close and
 ///   copies each entry's whole 256-byte name, past the end of readdir's buffer; with many
 ///   descriptors open the copy runs into an unmapped page (SIGSEGV; swift-corelibs-foundation
-///   PR #5472, fixed after this toolchain). netsim has thousands of sockets open while it starts
-///   exec clients, and a test run crashed this way here.
+///   PR #5472, fixed after this toolchain). netsim and its tests hold many descriptors (a relay's
+///   sockets, a suite's servers) while they start children, and a test run crashed this way here.
 /// - The child inherits the signal mask of the thread that starts it. Dispatch's threads block
 ///   most signals, so a client started from one never saw SIGTERM (measured: SigBlk
 ///   fffffffe3bfbea27 in the child); and netsim ignores SIGPIPE, which a child would inherit too.
@@ -27,7 +27,7 @@ import Foundation
 /// group is inherited, so a terminal's Ctrl-C reaches the child too.
 public final class SpawnedProcess: Sendable {
     /// What the child's standard input, output or error is.
-    public enum Stream: @unchecked Sendable {
+    public enum Stream: Sendable {
         /// netsim's own.
         case inherit
         /// /dev/null.
@@ -81,7 +81,8 @@ public final class SpawnedProcess: Sendable {
                 standardInput: Stream = .null, standardOutput: Stream = .null, standardError: Stream = .null,
                 onExit: (@Sendable (Termination) -> Void)? = nil) throws {
         let null = open("/dev/null", O_RDWR | O_CLOEXEC)
-        defer { if null >= 0 { close(null) } }
+        guard null >= 0 else { throw SpawnError(program: "/dev/null for \(executable)", code: errno) }
+        defer { close(null) }
         func descriptor(_ stream: Stream, reads: Bool) -> Int32 {
             switch stream {
             case .inherit: -1

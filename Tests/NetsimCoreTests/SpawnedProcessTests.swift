@@ -22,7 +22,7 @@ struct SpawnedProcessTests {
     @Test func theChildHoldsOnlyItsStandardStreamsWithDefaultSignals() async throws {
         var open: [Int32] = []
         defer { open.forEach { close($0) } }
-        for _ in 0..<200 {
+        for _ in 0..<50 {
             var ends: [Int32] = [0, 0]
             #expect(pipe(&ends) == 0)
             open += ends
