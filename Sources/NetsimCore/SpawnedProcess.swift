@@ -121,7 +121,7 @@ public final class SpawnedProcess: Sendable {
     /// Blocks until the child has exited, at most `timeout` (forever when nil); nil if it still runs.
     @discardableResult
     public func waitForExit(timeout: Duration? = nil) -> Termination? {
-        let deadline = timeout.map { Date() + Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        let deadline = timeout.map { Date(timeIntervalSinceNow: $0.seconds) }
         ending.lock()
         defer { ending.unlock() }
         while result == nil {

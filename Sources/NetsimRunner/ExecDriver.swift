@@ -107,13 +107,13 @@ public final class ExecDriver: ClientDriver {
     /// not eat into the timeline.
     public func ready(timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
-        // The deadline, and a second for the last of stderr once the client has gone, are changes too.
-        let timer = Task { [changed = changes.continuation] in
-            try await Task.sleep(until: deadline)
-            changed.yield()
+        // The deadline, and a second for the last of stderr once the client has gone, are news too.
+        let changed = changes.continuation
+        func wake(at instant: ContinuousClock.Instant) -> Task<Void, any Error> {
+            Task { try await Task.sleep(until: instant); changed.yield() }
         }
-        var drainTimer: Task<Void, any Error>?
-        defer { timer.cancel(); drainTimer?.cancel() }
+        var timers = [wake(at: deadline)]
+        defer { timers.forEach { $0.cancel() } }
         var drained: ContinuousClock.Instant?
         var iterator = changes.stream.makeAsyncIterator()
         while true {
@@ -125,10 +125,7 @@ public final class ExecDriver: ClientDriver {
                 let end = drained ?? ContinuousClock.now + .seconds(1)
                 if drained == nil {
                     drained = end
-                    drainTimer = Task { [changed = changes.continuation] in
-                        try await Task.sleep(until: end)
-                        changed.yield()
-                    }
+                    timers.append(wake(at: end))
                 }
                 if logComplete || ContinuousClock.now >= end {
                     throw RunnerError.failed("the exec client exited before saying hello\n" + clientLog.contents)
