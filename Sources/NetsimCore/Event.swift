@@ -50,6 +50,11 @@ public enum EventKind: Sendable, Equatable {
     case listening(address: String)
     /// The relay stopped accepting connections (shut down, or a `refuse` fault closed the listener).
     case listenerClosed(reason: String)
+    /// The relay stopped accepting for a while (its connection limit, or an accept that failed);
+    /// the listener stays open and new connections wait in the kernel's listen queue.
+    case listenerPaused(reason: String)
+    /// The relay accepts again after a pause.
+    case listenerResumed(reason: String)
     /// A client connected to the relay from this address (nil if its socket no longer knew it).
     case opened(client: Endpoint?)
     /// The relay's connection to the upstream is established.
@@ -106,6 +111,8 @@ public enum EventKind: Sendable, Equatable {
         switch self {
         case .listening: "listening"
         case .listenerClosed: "listener_closed"
+        case .listenerPaused: "listener_paused"
+        case .listenerResumed: "listener_resumed"
         case .opened: "opened"
         case .upstreamConnected: "upstream_connected"
         case .upstreamFailed: "upstream_failed"

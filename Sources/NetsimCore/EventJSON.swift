@@ -52,7 +52,7 @@ extension EventKind {
     var jsonFields: [(String, JSONValue)] {
         switch self {
         case .listening(let address): [("address", .string(address))]
-        case .listenerClosed(let reason): [("reason", .string(reason))]
+        case .listenerClosed(let reason), .listenerPaused(let reason), .listenerResumed(let reason): [("reason", .string(reason))]
         case .opened(let client): [("client", .string(client?.eventText ?? "unknown"))]
         case .upstreamConnected(let upstream, let after): [("upstream", .string(upstream)), ("after", .seconds(after))]
         case .upstreamFailed(let reason, let detail): [("reason", .string(reason.rawValue)), ("detail", .string(detail))]

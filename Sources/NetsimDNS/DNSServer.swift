@@ -61,6 +61,9 @@ public final class DNSServer: @unchecked Sendable {
         let bound = udp.localAddress?.port ?? port
         let tcp = try ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in  // an accept failing for want of descriptors waits 1 s, not spins
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler()) }
+            }
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([

@@ -91,7 +91,8 @@ public final class BuiltinServer: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptOrder(server: self))
+                    // An accept failing for want of descriptors waits 1 s, not spins.
+                    try channel.pipeline.syncOperations.addHandlers(AcceptBackoffHandler(), AcceptOrder(server: self))
                 }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)

@@ -23,8 +23,15 @@ extension Relay {
     /// Registers a target that has started and returns the faults to apply to it now and the
     /// per-connection (`after`) ones to schedule, by the same rules for every layer.
     func register(_ target: any FaultTarget) -> (immediate: [(FaultID, FaultKind)], delayed: [(FaultID, Int64)]) {
-        lock.withLock {
-            if target.layer == .http { httpLayers[target.id] = target } else if let pair = target as? ConnectionPair { pairs[target.id] = pair }
+        var full = false
+        defer { if full { updateAccepting() } }
+        return lock.withLock {
+            if target.layer == .http {
+                httpLayers[target.id] = target
+            } else if let pair = target as? ConnectionPair {
+                pairs[target.id] = pair
+                full = crossedConnectionLimit(registered: true)
+            }
             var immediate: [(FaultID, FaultKind)] = []
             var delayed: [(FaultID, Int64)] = []
             for (id, state) in rules.sorted(by: { $0.key.raw < $1.key.raw }) where state.rule.target != .existing {
@@ -39,19 +46,22 @@ extension Relay {
         }
     }
 
-    /// A target has ended: forget it (and resume ``connectionsClosed(within:)`` once none is left).
+    /// A target has ended: forget it (resume the listener if it was at the connection limit, and
+    /// ``connectionsClosed(within:)`` once none is left).
     func finished(_ target: any FaultTarget) {
         logger.trace("connection finished", metadata: ["connection": "\(target.id)", "layer": "\(target.layer)"])
+        var roomAgain = false
         let waiters = lock.withLock { () -> [EventLoopPromise<Void>] in
             if target.layer == .http {
                 if httpLayers[target.id] === target { httpLayers.removeValue(forKey: target.id) }
-            } else {
-                pairs.removeValue(forKey: target.id)
+            } else if pairs.removeValue(forKey: target.id) != nil {
+                roomAgain = crossedConnectionLimit(registered: false)
             }
             guard pairs.isEmpty, httpLayers.isEmpty else { return [] }
             defer { closedWaiters = [:] }
             return Array(closedWaiters.values)
         }
+        if roomAgain { updateAccepting() }
         for waiter in waiters { waiter.succeed(()) }
     }
 

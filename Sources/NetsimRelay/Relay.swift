@@ -39,7 +39,7 @@ public final class Relay: @unchecked Sendable {
 
     let lock = NIOLock()
     var listener: (any Channel)?
-    private var boundEndpoint: Endpoint?
+    var boundEndpoint: Endpoint?
     var pairs: [ConnectionID: ConnectionPair] = [:]
     /// The HTTP layers of intercepted connections, by the id they share with their wire layer.
     var httpLayers: [ConnectionID: any FaultTarget] = [:]
@@ -61,6 +61,8 @@ public final class Relay: @unchecked Sendable {
     var listenerStopped = false
     /// Faults that act once through the relay and have acted (``claimOnce(_:)``).
     var claimedOnce: Set<FaultID> = []
+    /// The connection limit and the listener's pause at it (``updateAccepting()``).
+    var acceptLimit = AcceptLimit()
     /// How each connection reaches upstream; set by `init` or, from the configuration, by `start`.
     private var upstreamConnector: (any UpstreamConnector)?
     var connector: any UpstreamConnector {
@@ -193,6 +195,7 @@ public final class Relay: @unchecked Sendable {
         lock.withLock {
             upstreamConnector = connector
             interceptContexts = contexts
+            acceptLimit.limit = configuration.maximumConnections ?? Self.defaultConnectionLimit(splice: configuration.splice)
         }
         startedAt = clock.now()
     }
@@ -226,7 +229,7 @@ public final class Relay: @unchecked Sendable {
 
     /// `ownSocket`: the client's channel is a socket the relay's listener accepted (see
     /// ``ConnectionPair/timesReads``).
-    private func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil, ownSocket: Bool = false) -> ConnectionPair {
+    func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil, ownSocket: Bool = false) -> ConnectionPair {
         let id = allocateConnectionID()
         var connector = connector ?? self.connector
         // A connector handed over with an adopted connection is intercepted as the relay's own is.
@@ -240,32 +243,6 @@ public final class Relay: @unchecked Sendable {
 
     /// The address clients connect to, once started.
     public var endpoint: Endpoint? { lock.withLock { boundEndpoint } }
-
-    func bind(_ endpoint: Endpoint) async throws -> Endpoint {
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 4096)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
-            .childChannelOption(ChannelOptions.recvAllocator, value: Relay.receiveAllocator)
-            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
-            .childChannelInitializer { [self] channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop, ownSocket: true).client)
-                }
-            }
-            .bind(host: endpoint.host, port: endpoint.port)
-            .get()
-        let port = channel.localAddress?.port ?? endpoint.port
-        let bound = Endpoint(host: endpoint.host, port: port)
-        lock.withLock {
-            listener = channel
-            boundEndpoint = bound
-        }
-        eventLog.record(.listening(address: bound.description))
-        logger.debug("listening", metadata: ["address": "\(bound)", "link": "\(configuration.link)"])
-        return bound
-    }
 
     private func allocateConnectionID() -> ConnectionID {
         lock.withLock {

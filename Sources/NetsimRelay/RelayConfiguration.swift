@@ -45,6 +45,11 @@ public struct RelayConfiguration: Sendable {
     /// path the moment a model, fault, tap or HTTP observation applies, and back when lifted
     /// (each switch is a `path` event). Linux only; off by default (opt-in while it proves itself).
     public var splice: Bool
+    /// Connections the relay holds open at most; at the limit its listener stops accepting, and
+    /// new clients wait in the kernel's listen queue (their connect completes, nothing answers)
+    /// until one ends. Nil: as many as the open-file limit leaves room for when the relay starts
+    /// (``Relay/defaultConnectionLimit(splice:)``), so the relay never runs out of descriptors.
+    public var maximumConnections: Int?
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -59,9 +64,11 @@ public struct RelayConfiguration: Sendable {
         authority: CertificateAuthority? = nil,
         delays: (any DelayObserver)? = nil,
         preciseRelease: Bool = true,
-        splice: Bool = false
+        splice: Bool = false,
+        maximumConnections: Int? = nil
     ) {
         self.splice = splice
+        self.maximumConnections = maximumConnections
         self.tls = tls
         self.authority = authority
         self.listen = listen

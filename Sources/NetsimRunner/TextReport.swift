@@ -91,6 +91,8 @@ enum TimelineText {
         switch kind {
         case .listening(let address): "relay listening on \(address)"
         case .listenerClosed(let reason): "listener closed: \(reason)"
+        case .listenerPaused(let reason): "listener paused: \(reason)"
+        case .listenerResumed(let reason): "listener resumed: \(reason)"
         case .opened(let client): "opened from \(client?.description ?? "an unknown address")"
         case .upstreamConnected(_, let after): "upstream connected (\(formatNanoseconds(after)))"
         case .upstreamFailed(let reason, let detail): "upstream failed: \(reason.rawValue) (\(detail))"

@@ -87,6 +87,9 @@ public final class ForwardProxy: @unchecked Sendable {
         for rule in configuration.faults { try rule.validate() }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in  // an accept failing for want of descriptors waits 1 s, not spins
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler()) }
+            }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {

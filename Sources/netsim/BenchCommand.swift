@@ -55,7 +55,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
-        let limits = ProcFS.raiseFileLimit()
+        let limits = OpenFileLimit.current  // raised at start (NetsimMain)
         let settings = BenchSettings(
             quick: quick, connections: connections, fileLimit: limits.hard,
             toxiproxy: ToxiproxyReference.executable(explicit: toxiproxy))

@@ -1,11 +1,15 @@
 import ArgumentParser
 import Foundation
+import NetsimCore
 
-/// The process's entry: the allocator's settings (``MallocTuning``), then the command line.
+/// The process's entry: the allocator's settings (``MallocTuning``), the open-file limit raised
+/// to the hard limit (``OpenFileLimit``: a relay's connections each take two), then the command
+/// line.
 @main
 enum NetsimMain {
     static func main() async {
         MallocTuning.apply(environment: ProcessInfo.processInfo.environment)
+        OpenFileLimit.raise()
         await Netsim.main()
     }
 }

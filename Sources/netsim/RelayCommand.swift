@@ -59,6 +59,9 @@ struct RelayCommand: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("Forward connections that no model, fault, --pcap or interception touches with splice(2), without copying their bytes (Linux; opt-in). A connection switches to the copying path while anything applies, and back; each switch is a `path` event."))
     var splice = false
 
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Hold at most this many connections open; further clients wait in the listen queue until one ends. Default: as many as the open-file limit leaves room for (2 descriptors each). Example: --max-connections 500", valueName: "n"))
+    var maxConnections: Int?
+
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
     var duration: Duration?
 
@@ -66,6 +69,9 @@ struct RelayCommand: AsyncParsableCommand {
 
     func validate() throws {
         try packetOnly.refuse(in: "netsim relay")
+        if let maxConnections, maxConnections < 1 {
+            throw ValidationError("--max-connections \(maxConnections): give 1 or more")
+        }
     }
 
     func run() async throws {
@@ -88,7 +94,7 @@ struct RelayCommand: AsyncParsableCommand {
             listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
             seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes,
             observeHTTP: interception != nil, tls: interception?.0,   // intercepting is for seeing the HTTP inside
-            delays: exporter?.metrics, splice: splice)
+            delays: exporter?.metrics, splice: splice, maximumConnections: maxConnections)
         let recorder: PcapRecorder?
         do { recorder = try pcap.map(PcapRecorder.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
@@ -106,6 +112,7 @@ struct RelayCommand: AsyncParsableCommand {
             printStatus("  note: --profile \(profile.name) delays DNS answers; the relay resolves nothing for its clients (use netsim proxy or netsim shell)")
         }
         for rule in configuration.faults { printStatus("  fault: \(rule)") }
+        printStatus("  connections: at most \(relay.connectionLimit)\(maxConnections == nil ? " (open-file limit \(OpenFileLimit.current.soft))" : "")")
         if let recorder { printStatus("  recording: \(recorder.path)\(keyLog.map { " (TLS secrets: \($0.url.path))" } ?? "")") }
         if let exporter { printStatus("  metrics: http://\(exporter.address)/metrics") }
         if let (_, authority) = interception {

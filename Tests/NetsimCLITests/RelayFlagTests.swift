@@ -70,6 +70,12 @@ struct RelayFlagTests {
         ])
     }
 
+    @Test func maxConnectionsIsOneOrMore() throws {
+        #expect(try parse(["--max-connections", "500"]).maxConnections == 500)
+        #expect(try parse([]).maxConnections == nil)
+        #expect(message(["--max-connections", "0"]).contains("--max-connections 0: give 1 or more"), "\(message(["--max-connections", "0"]))")
+    }
+
     @Test func listenDefaultsToLoopback() throws {
         #expect(try parse([]).listen == Endpoint(host: "127.0.0.1", port: 0))
     }

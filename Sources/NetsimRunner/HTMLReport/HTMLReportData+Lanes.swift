@@ -110,7 +110,7 @@ struct LaneBuilder {
         switch event.kind {
         case .bytes, .dropped, .step, .requestStarted, .requestFinished: return nil
         case .opened: kind = "open"
-        case .listening, .listenerClosed: kind = "listener"
+        case .listening, .listenerClosed, .listenerPaused, .listenerResumed: kind = "listener"
         case .upstreamConnected: kind = "upstream"
         case .upstreamFailed: kind = "upfail"
         case .halfClosed(let by): (kind, side) = ("fin", by.rawValue)

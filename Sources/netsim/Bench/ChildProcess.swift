@@ -172,29 +172,6 @@ enum ProcFS {
         return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Raises the soft limit on open files to the hard limit; returns (soft, hard) afterwards.
-    @discardableResult
-    static func raiseFileLimit() -> (soft: UInt64, hard: UInt64) {
-        #if canImport(Glibc)
-        let resource = Int32(RLIMIT_NOFILE.rawValue)
-        #else
-        let resource = RLIMIT_NOFILE
-        #endif
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return (1024, 1024) }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            // macOS refuses more than OPEN_MAX (10240) even when the hard limit says "unlimited".
-            #if canImport(Darwin)
-            raised.rlim_cur = min(limit.rlim_max, rlim_t(OPEN_MAX))
-            #else
-            raised.rlim_cur = limit.rlim_max
-            #endif
-            if setrlimit(resource, &raised) == 0 { limit = raised }
-        }
-        return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
-    }
-
     /// The first executable called `name` on PATH.
     static func findOnPath(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

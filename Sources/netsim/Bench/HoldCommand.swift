@@ -21,7 +21,6 @@ struct HoldCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        ProcFS.raiseFileLimit()
         let stop = StopSignal()
         // Hold mode: accepted sockets are kept (never read) until the server stops.
         let server: LoopbackServer

@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimRelay
 import NetsimLoopback
 
 /// Part 5: the memory of a `netsim relay` process holding many idle connections.
@@ -8,8 +9,9 @@ import NetsimLoopback
 /// child (`netsim _hold`), and the clients are sockets of this process, so the relay's resident
 /// set contains nothing but the relay.
 enum RSSBench {
-    /// Open files the relay needs besides its connections (listener, epoll, eventfds, timers, stdio).
-    static let reservedFiles: UInt64 = 64
+    /// Open files the relay needs besides its connections (listener, epoll, eventfds, timers,
+    /// stdio): what its default connection limit leaves, so the relay child takes all N.
+    static let reservedFiles = UInt64(Relay.reservedDescriptors)
 
     static func run(_ settings: BenchSettings) async throws -> BenchSection {
         guard ProcFS.available else {

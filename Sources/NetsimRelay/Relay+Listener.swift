@@ -1,0 +1,140 @@
+import NIOCore
+import NIOPosix
+import NetsimCore
+
+/// The relay's own listener: binding it, pausing it while the relay holds as many connections as
+/// it may (``RelayConfiguration/maximumConnections``), and riding out accepts that fail.
+///
+/// Why a limit: every connection costs the relay two descriptors (six while it splices). A relay
+/// that accepts until accept(2) fails with `EMFILE` has none left for the connections' upstream
+/// sockets (those clients see a close), for its event log and pcap, or for the runtime (Dispatch
+/// crashes the process when it cannot open /proc to watch its threads). At the limit the listener
+/// stops reading, as HAProxy does at `maxconn`: the listening socket stays open, the kernel
+/// completes new clients' handshakes into its listen queue, and they are accepted when a
+/// connection ends. A pause and its end are `listener_paused` and `listener_resumed` events.
+extension Relay {
+    /// Descriptors the default limit leaves for the rest of the process: event loops, the event
+    /// log, a pcap, TLS files, an exec client's pipes, the runtime's own.
+    public static let reservedDescriptors = 64
+
+    /// The default ``RelayConfiguration/maximumConnections``: as many connections as the
+    /// open-file soft limit leaves room for now, at two descriptors each (six with `splice`: two
+    /// pipes), after ``reservedDescriptors``. 9,968 under a limit of 20,000.
+    public static func defaultConnectionLimit(splice: Bool) -> Int {
+        let soft = min(OpenFileLimit.current.soft, UInt64(Int32.max))
+        return max(1, (Int(soft) - reservedDescriptors) / (splice ? 6 : 2))
+    }
+
+    /// Binds a listener on `endpoint` (the relay's start, or its return after a refusal) and
+    /// returns the address bound.
+    func bind(_ endpoint: Endpoint) async throws -> Endpoint {
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 4096)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        AcceptBackoffHandler(backoffProvider: AcceptFailureLog.backoff), AcceptFailureLog(relay: self))
+                }
+            }
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
+            .childChannelOption(ChannelOptions.recvAllocator, value: Relay.receiveAllocator)
+            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: Relay.readsPerCycle)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop, ownSocket: true).client)
+                }
+            }
+            .bind(host: endpoint.host, port: endpoint.port)
+            .get()
+        let port = channel.localAddress?.port ?? endpoint.port
+        let bound = Endpoint(host: endpoint.host, port: port)
+        lock.withLock {
+            listener = channel
+            boundEndpoint = bound
+        }
+        eventLog.record(.listening(address: bound.description))
+        logger.debug("listening", metadata: ["address": "\(bound)", "link": "\(configuration.link)", "limit": "\(connectionLimit)"])
+        updateAccepting()  // a listener bound again after a refusal starts paused if the relay is full
+        return bound
+    }
+
+    /// The most connections the relay holds open: set when it starts.
+    public var connectionLimit: Int { lock.withLock { acceptLimit.limit } }
+
+    /// Called with `lock` held when a connection has registered or finished: true when the count
+    /// just reached the limit or fell below it, so the caller (after releasing the lock) calls
+    /// ``updateAccepting()``.
+    func crossedConnectionLimit(registered: Bool) -> Bool {
+        registered ? pairs.count == acceptLimit.limit : pairs.count == acceptLimit.limit - 1
+    }
+
+    /// Brings the listener in line with the number of open connections: it reads (accepts) below
+    /// the limit and pauses at it. Runs on the listener's event loop and counts there, so
+    /// connections starting and ending at once on other loops leave it as the last count says,
+    /// whatever order their calls arrive in; a change of state is logged once.
+    func updateAccepting() {
+        guard let listener = lock.withLock({ self.listener }) else { return }
+        listener.eventLoop.execute { [self] in
+            let (pause, changed, open, limit, first) = lock.withLock {
+                let pause = pairs.count >= acceptLimit.limit
+                let first = pause && !acceptLimit.everPaused
+                defer {
+                    acceptLimit.paused = pause
+                    acceptLimit.everPaused = acceptLimit.everPaused || pause
+                }
+                return (pause, pause != acceptLimit.paused, pairs.count, acceptLimit.limit, first)
+            }
+            try? listener.syncOptions?.setOption(ChannelOptions.autoRead, value: !pause)
+            guard changed else { return }
+            if pause {
+                let reason = "\(open) connections open, the relay's limit of \(limit); new connections wait in the listen queue until one ends"
+                eventLog.record(.listenerPaused(reason: reason))
+                // Warned once: under a steady overload the listener pauses again at every end.
+                logger.log(level: first ? .warning : .info, "listener paused: \(reason)\(first ? " (--max-connections, or a higher open-file limit, allows more)" : "")")
+            } else {
+                eventLog.record(.listenerResumed(reason: "\(open) connections open, under the limit of \(limit)"))
+                logger.info("listener resumed", metadata: ["open": "\(open)", "limit": "\(limit)"])
+            }
+        }
+    }
+}
+
+/// The relay's connection limit and whether the listener is paused at it (under `Relay.lock`).
+struct AcceptLimit {
+    var limit = Int.max
+    var paused = false
+    /// Whether it has paused before (the first pause is a warning in the log, later ones are not).
+    var everPaused = false
+}
+
+/// Records an accept that failed for want of descriptors or memory. The listening socket stays
+/// readable while its queue holds connections, so retrying at once spins a core: with 84 clients
+/// queued under `ulimit -n 100`, a relay without the backoff burned 5 s of CPU in 6.5 s. NIO's
+/// `AcceptBackoffHandler` before this handler waits a second instead (``backoff``); this one
+/// tells the event log and the log.
+final class AcceptFailureLog: ChannelInboundHandler, Sendable {
+    typealias InboundIn = any Channel
+    let relay: Relay
+
+    init(relay: Relay) { self.relay = relay }
+
+    /// A second's pause after running out of descriptors, buffers or memory; none after other
+    /// errors (a client that gave up before its accept, `ECONNABORTED`).
+    static func backoff(_ error: IOError) -> TimeAmount? {
+        switch error.errnoCode {
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM: .seconds(1)
+        default: nil
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? IOError, Self.backoff(error) != nil {
+            let reason = "accept failed: \(error); accepting again in 1 s"
+            relay.eventLog.record(.listenerPaused(reason: reason))
+            relay.logger.warning("listener paused: \(reason)")
+        }
+        context.fireErrorCaught(error)
+    }
+}
