@@ -17,7 +17,19 @@ public struct DataRate: Hashable, Comparable, Sendable, CustomStringConvertible 
     public static let allowedForms =
         "a number with a rate unit: 8kbit, 256kbit, 2mbit, 1gbit, 64kbps, 100KB/s, 1.5MB/s (bit units: bit, kbit, mbit, gbit, bps, kbps, mbps, gbps; byte units: B/s, KB/s, MB/s, GB/s)"
 
+    /// The range ``init(parsing:)`` takes: from 1 bit/s (below it nothing would ever move) to
+    /// 10 Tbit/s (above any link a relay carries; the models' arithmetic stays exact).
+    public static let parsedRange = 1.0...10e12
+
+    /// Parses a rate such as `256kbit` or `100KB/s`, within ``parsedRange``.
     public init(parsing text: String) throws {
+        try self.init(parsingUnbounded: text)
+        guard DataRate.parsedRange.contains(bitsPerSecond) else {
+            throw UnitParseError(input: text, expected: "a data rate from 1bit to 10000gbit", allowedForms: DataRate.allowedForms)
+        }
+    }
+
+    private init(parsingUnbounded text: String) throws {
         let error = UnitParseError(input: text, expected: "a data rate", allowedForms: DataRate.allowedForms)
         guard let (number, rawUnit) = splitNumberAndUnit(text), number > 0 else { throw error }
         let unit = rawUnit.replacingSlashSeconds()

@@ -6,7 +6,12 @@ extension Duration {
     /// The forms accepted by ``init(parsing:)``, for error messages and `--help`.
     public static let allowedForms = "a number with a unit: 30ms, 1.5s, 250us, 2m, 1h (units ns, us, ms, s, m, h; 0 needs no unit)"
 
-    /// Parses a non-negative duration such as `30ms` or `1.5s`.
+    /// The longest duration ``init(parsing:)`` takes: a year (8760h). Longer ones would overflow
+    /// the models' nanosecond arithmetic once added to a clock reading; no link or fault in a
+    /// test lasts that long.
+    public static let maximumParsed = Duration.seconds(365 * 24 * 3600)
+
+    /// Parses a non-negative duration such as `30ms` or `1.5s`, at most ``maximumParsed``.
     public init(parsing text: String) throws {
         let error = UnitParseError(input: text, expected: "a duration", allowedForms: Duration.allowedForms)
         guard let (number, unit) = splitNumberAndUnit(text) else { throw error }
@@ -22,7 +27,9 @@ extension Duration {
         default: throw error
         }
         let nanos = number * scale
-        guard nanos < Double(Int64.max) else { throw error }
+        guard nanos <= Double(Duration.maximumParsed.nanoseconds) else {
+            throw UnitParseError(input: text, expected: "a duration netsim can run (at most 8760h, a year)", allowedForms: Duration.allowedForms)
+        }
         self = .nanoseconds(Int64(nanos.rounded()))
     }
 
@@ -68,6 +75,11 @@ func formatTrimmed(_ value: Double) -> String {
 extension String {
     init(format3 value: Double) {
         let scaled = (value * 1000).rounded()
+        // Beyond Int64 (no rate or duration netsim parses gets there), the plain rounded number.
+        guard abs(scaled) < 9e18 else {
+            self = String(describing: value.rounded())
+            return
+        }
         let negative = scaled < 0
         let whole = Int64(abs(scaled)) / 1000
         let frac = Int64(abs(scaled)) % 1000

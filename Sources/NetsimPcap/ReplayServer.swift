@@ -13,9 +13,14 @@ public struct ReplayTiming: Sendable, Equatable {
     public static let immediate = ReplayTiming(speed: nil)
     public static let original = ReplayTiming(speed: 1)
 
+    /// The range of speeds a replay takes (`--speed`): a thousand times slower to a thousand
+    /// times faster.
+    public static let speeds = 0.001...1000.0
+
     func scaled(_ nanoseconds: Int64) -> Int64 {
         guard let speed, speed > 0 else { return 0 }
-        return Int64(Double(max(0, nanoseconds)) / speed)
+        // Saturating: a library caller's speed below `speeds` still yields a finite wait.
+        return Int64(min(Double(max(0, nanoseconds)) / speed, Double(Int64.max / 2)))
     }
 }
 

@@ -59,7 +59,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         self.client = LegHandler(leg: .client)
         self.machine = ConnectionMachine(
             id: id, openedAt: Int64(eventLoop.now.uptimeNanoseconds), link: link, seed: relay.configuration.seed,
-            bufferLimit: relay.configuration.bufferLimit, observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP,
+            bufferLimit: max(1, relay.configuration.bufferLimit), observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP,
             linkEpoch: relay.startedAt)
         machine.reportsDelays = relay.configuration.delays != nil && layer != .http
         readsMayBeTimed = ownSocket && layer == .whole && relay.configuration.preciseRelease

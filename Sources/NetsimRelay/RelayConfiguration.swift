@@ -18,7 +18,7 @@ public struct RelayConfiguration: Sendable {
     /// Defaults to 127 s, when Linux gives up after 6 SYN retries.
     public var connectTimeout: Duration
     /// Bytes a direction may hold (delayed, not yet written) before the relay stops reading
-    /// from its source. Reading resumes below half of it.
+    /// from its source. Reading resumes below half of it. At least 1 (0 is taken as 1).
     public var bufferLimit: Int
     /// Parse HTTP/1.1 framing on every connection and log each request and response
     /// (`httpRequest`, `httpResponse` events). Observation only: the bytes forwarded are never

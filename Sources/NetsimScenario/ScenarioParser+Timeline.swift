@@ -151,9 +151,11 @@ extension Validator {
         if let e = map["body"], let v = text(e) { step.body = v }
         var countOK = true
         if let e = map["count"] {
-            if let v = integer(e, range: 1...Int.max, expected: "a number of requests, at least 1") { step.count = v } else { countOK = false }
+            // Bounded: a scenario is a test, not a load generator (a count near Int.max opened
+            // connections until the process ran out of descriptors).
+            if let v = integer(e, range: 1...100_000, expected: "a number of requests from 1 to 100000") { step.count = v } else { countOK = false }
         }
-        if let e = map["parallel"], let v = integer(e, range: 1...Int.max, expected: "a number of requests in flight, at least 1") {
+        if let e = map["parallel"], let v = integer(e, range: 1...1_000, expected: "a number of requests in flight from 1 to 1000") {
             if countOK, v > step.count {
                 error(e.valueLocation, "'parallel' (\(v)) cannot exceed 'count' (\(step.count))",
                       hint: "parallel is how many of the count requests are in flight at once")

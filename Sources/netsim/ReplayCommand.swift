@@ -51,7 +51,9 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func validate() throws {
         if speed != nil, originalTiming { throw ValidationError("give --speed or --original-timing, not both") }
-        if let speed, !(speed > 0 && speed.isFinite) { throw ValidationError("--speed must be a positive number, e.g. 2 or 0.5") }
+        if let speed, !ReplayTiming.speeds.contains(speed) {
+            throw ValidationError("--speed must be a factor from 0.001 to 1000, e.g. 2 or 0.5")
+        }
     }
 
     func run() async throws {

@@ -70,10 +70,14 @@ struct RelayFlagTests {
         ])
     }
 
-    @Test func maxConnectionsIsOneOrMore() throws {
+    /// `--buffer 0` was taken, and then no bulk transfer ever moved (a direction that may hold
+    /// nothing never reads).
+    @Test func connectionAndBufferLimitsAreOneOrMore() throws {
         #expect(try parse(["--max-connections", "500"]).maxConnections == 500)
         #expect(try parse([]).maxConnections == nil)
         #expect(message(["--max-connections", "0"]).contains("--max-connections 0: give 1 or more"), "\(message(["--max-connections", "0"]))")
+        #expect(message(["--buffer", "0"]).contains("--buffer 0: give 1 byte or more"), "\(message(["--buffer", "0"]))")
+        #expect(try parse(["--buffer", "1"]).buffer.bytes == 1)
     }
 
     @Test func listenDefaultsToLoopback() throws {

@@ -29,9 +29,23 @@ struct UnitParsingTests {
         #expect(try DataRate(parsing: text).bitsPerSecond == bitsPerSecond)
     }
 
-    @Test(arguments: ["100", "100kb", "fast", "0kbit", "-1mbit", "1 furlong/s"])
+    @Test(arguments: ["100", "100kb", "fast", "0kbit", "-1mbit", "1 furlong/s", "0.0001bit", "99999999999999999gbit"])
     func badRates(text: String) {
         #expect(throws: UnitParseError.self) { try DataRate(parsing: text) }
+    }
+
+    /// The bounds: a year of duration and 1 bit/s … 10 Tbit/s, each said in the message. Past
+    /// them a clock reading plus the duration, or printing the rate, overflowed Int64 and trapped.
+    @Test func outOfRangeValuesSayTheRange() throws {
+        #expect(try Duration(parsing: "8760h") == .seconds(365 * 24 * 3600))
+        #expect(throws: UnitParseError(input: "8761h", expected: "a duration netsim can run (at most 8760h, a year)", allowedForms: Duration.allowedForms)) {
+            try Duration(parsing: "8761h")
+        }
+        #expect(try DataRate(parsing: "1bit").bitsPerSecond == 1 && DataRate(parsing: "10000gbit").bitsPerSecond == 1e13)
+        #expect(throws: UnitParseError(input: "10001gbit", expected: "a data rate from 1bit to 10000gbit", allowedForms: DataRate.allowedForms)) {
+            try DataRate(parsing: "10001gbit")
+        }
+        #expect(DataRate(bitsPerSecond: 1e30).description == "1e+21gbit", "a library caller's rate prints without trapping")
     }
 
     @Test func ratesPrintBackInAParseableForm() throws {

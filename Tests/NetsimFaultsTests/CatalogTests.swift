@@ -26,6 +26,9 @@ struct CatalogTests {
         ("stale=maybe", "a stale close"), ("limit", "needs a value"), ("fin=now", "takes no value"),
         ("cut=lots", "a byte count"), ("garbage=0", "a positive byte count"), ("stall=sideways", "a stalled direction"),
         ("nosuchfault", "a fault"),
+        // Past what the arithmetic holds: these trapped (a clock plus 2562047h; NIO's 32-bit setting).
+        ("idle-close=2562047h", "at most 8760h"), ("slow-connect=9000h", "at most 8760h"),
+        ("max-streams=4294967296", "0 ≤ N ≤ 4294967295"),
     ])
     func badFaults(text: String, expected: String) {
         do {

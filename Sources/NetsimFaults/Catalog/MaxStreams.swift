@@ -19,7 +19,10 @@ public struct MaxStreams: Fault {
     public init(_ limit: Int) { self.limit = limit }
     public init(argument: String?) throws(FaultArgumentError) {
         let text = try FaultArgumentError.required(argument, for: Self.name)
-        guard let limit = Int(text), limit >= 0 else { throw FaultArgumentError("a stream count (max-streams=N, N ≥ 0)") }
+        // The SETTINGS frame carries it in 32 bits (RFC 9113 §6.5.1).
+        guard let limit = Int(text), (0...Int(UInt32.max)).contains(limit) else {
+            throw FaultArgumentError("a stream count (max-streams=N, 0 ≤ N ≤ 4294967295)")
+        }
         self.limit = limit
     }
     public var argument: String? { String(limit) }
