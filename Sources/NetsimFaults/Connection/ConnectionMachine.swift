@@ -376,8 +376,9 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         down.update(link: link.down, roundTripNanoseconds: link.roundTripNanoseconds)
     }
 
-    /// Closes both legs at once (relay shutdown).
+    /// Closes both legs at once (relay shutdown): the relay's close, in the log.
     public mutating func closeNow() {
+        if ending == nil { ending = (.relay, .fin) }
         closeLeg(.client)
         if hasLeg(.upstream) { closeLeg(.upstream) }
         checkFinished()

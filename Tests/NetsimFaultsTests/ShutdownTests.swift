@@ -1,0 +1,38 @@
+import NetsimCore
+import NetsimFaults
+import Testing
+
+/// `closeNow()`, the relay's shutdown: its close is the relay's in the log, not the client's
+/// (the `closed` event said `by: client` for every connection a stopping relay closed).
+@Suite("shutdown closes as the relay")
+struct ShutdownTests {
+    static func closed(_ h: MachineHarness) -> [(Side, CloseKind)] {
+        h.events.compactMap { if case .closed(let by, let how, _, _) = $0 { (by, how) } else { nil } }
+    }
+
+    /// `closeNow()` and the executor's part: each closed leg goes inactive.
+    static func shutDown(_ h: inout MachineHarness) {
+        h.machine.closeNow()
+        h.process()
+        for leg in h.closed.sorted(by: { $0 == .client && $1 == .upstream }) {
+            h.machine.legInactive(leg, now: h.now)
+            h.process()
+        }
+    }
+
+    @Test func anIdleConnectionClosedByShutdownIsTheRelays() {
+        var h = MachineHarness()
+        h.receive("ping", from: .client)
+        Self.shutDown(&h)
+        #expect(h.finished && h.closed == [.client, .upstream])
+        #expect(Self.closed(h).map(\.0) == [.relay] && Self.closed(h).map(\.1) == [.fin])
+    }
+
+    /// A connection already ending keeps the ending it had: the client's FIN came first.
+    @Test func aClientFINBeforeShutdownStaysTheClients() {
+        var h = MachineHarness()
+        h.fin(from: .client)
+        Self.shutDown(&h)
+        #expect(h.finished && Self.closed(h).map(\.0) == [.client])
+    }
+}
