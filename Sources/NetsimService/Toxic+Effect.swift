@@ -65,9 +65,15 @@ extension Toxic {
         return false
     }
 
-    /// The link model made by a proxy's toxics, in the order they were added (profiles first, so
-    /// other toxics refine them). Link toxics with toxicity 0 do nothing; any other toxicity
-    /// applies them to every connection.
+    /// The link model made by a proxy's toxics (profiles first, so other toxics refine them).
+    /// Link toxics with toxicity 0 do nothing; any other toxicity applies them to every
+    /// connection.
+    ///
+    /// Several toxics of one type on one stream act together, as in Toxiproxy's chain, where
+    /// each toxic passes its output to the next: latencies add up (and so do jitters, the widest
+    /// the sum of two uniform ones reaches), the lowest rate limits, losses compound
+    /// (1 − Π(1 − p)), and the smallest slices are what comes out. Before, the last one added
+    /// replaced the others while the API still listed them all.
     static func link(of toxics: [Toxic]) -> LinkConfiguration {
         var link = LinkConfiguration.unimpaired
         let effects = toxics.filter { $0.toxicity > 0 }.compactMap { toxic -> (Direction, LinkChange)? in
@@ -75,19 +81,40 @@ extension Toxic {
             return (toxic.stream.direction, change)
         }
         for case (_, .profile(let profile)) in effects { link = profile }
-        for (direction, change) in effects {
+        for direction in Direction.allCases {
+            link[direction].combine(effects.filter { $0.0 == direction }.map(\.1))
+        }
+        return link
+    }
+}
+
+extension DirectionLink {
+    /// Applies a stream's link toxics, each type's toxics combined (see ``Toxic/link(of:)``).
+    fileprivate mutating func combine(_ changes: [Toxic.LinkChange]) {
+        var latencies: [(Duration, Duration)] = [], rates: [DataRate?] = [], slices: [(Int?, Duration)] = []
+        var losses: [Probability] = []
+        for change in changes {
             switch change {
-            case .latency(let latency, let jitter):
-                link[direction].latency = latency
-                link[direction].jitter = jitter
-            case .bandwidth(let rate): link[direction].bandwidth = rate
-            case .slice(let size, let delay):
-                link[direction].sliceSize = size
-                link[direction].sliceDelay = size == nil ? .zero : delay
-            case .loss(let p): link[direction].loss = p.fraction > 0 ? .bernoulli(p) : nil
+            case .latency(let latency, let jitter): latencies.append((latency, jitter))
+            case .bandwidth(let rate): rates.append(rate)
+            case .slice(let size, let delay): slices.append((size, delay))
+            case .loss(let p): losses.append(p)
             case .profile: break
             }
         }
-        return link
+        if !latencies.isEmpty {
+            latency = latencies.reduce(.zero) { $0 + $1.0 }
+            jitter = latencies.reduce(.zero) { $0 + $1.1 }
+        }
+        if !rates.isEmpty { bandwidth = rates.compactMap { $0 }.min() }  // rate 0 (nil) caps nothing
+        if !slices.isEmpty {
+            let smallest = slices.compactMap { slice in slice.0.map { ($0, slice.1) } }.min { $0.0 < $1.0 }
+            sliceSize = smallest?.0
+            sliceDelay = smallest?.1 ?? .zero
+        }
+        if !losses.isEmpty {
+            let kept = losses.reduce(1.0) { $0 * (1 - $1.fraction) }
+            loss = kept < 1 ? .bernoulli(Probability(fraction: 1 - kept)) : nil
+        }
     }
 }

@@ -241,7 +241,15 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
         entry.listen = listen
         entry.upstream = upstream
         entry.enabled = enabled
-        if enabled, entry.relay == nil { try await startRelay(entry) }
+        guard enabled, entry.relay == nil else { return }
+        do {
+            try await startRelay(entry)
+        } catch {
+            // As Toxiproxy: a proxy that could not start is disabled, not shown enabled with no
+            // listener (and later updates do not fail on it again until it is enabled).
+            entry.enabled = false
+            throw error
+        }
     }
 
     private func delete(_ entry: ProxyEntry) async throws {

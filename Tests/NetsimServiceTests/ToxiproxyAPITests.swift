@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimLink
 import NetsimLoopback
 import Testing
 @testable import NetsimService
@@ -146,6 +147,58 @@ struct ToxiproxyAPITests {
         let first = try await pattern()
         #expect(first.contains(true) && first.contains(false), "\(first)")
         #expect(try await pattern() == first, "the same connections are chosen each time")
+    }
+
+    /// Two toxics of one type on one stream act together, as in Toxiproxy's chain: the second
+    /// latency (0 ms) or rate (0 = unlimited) used to replace the first while GET still listed
+    /// both, so the proxy ran unimpaired. Removing one leaves the other in force.
+    @Test func toxicsOfOneTypeOnOneStreamCombine() async throws {
+        try await Self.withAPI { api, echo in
+            _ = await Self.createProxy(api, echo)
+            for toxic in [
+                #"{"type":"latency","name":"l1","attributes":{"latency":300,"jitter":10}}"#,
+                #"{"type":"latency","name":"l2","attributes":{"latency":50,"jitter":5}}"#,
+                #"{"type":"latency","name":"l3"}"#,
+                #"{"type":"bandwidth","name":"b1","attributes":{"rate":1000}}"#,
+                #"{"type":"bandwidth","name":"b2","attributes":{"rate":0}}"#,
+                #"{"type":"bandwidth","name":"b3","attributes":{"rate":250}}"#,
+                #"{"type":"loss","name":"p1","attributes":{"percent":10}}"#,
+                #"{"type":"loss","name":"p2","attributes":{"percent":20}}"#,
+                #"{"type":"slicer","name":"s1","attributes":{"average_size":100,"delay":10}}"#,
+                #"{"type":"slicer","name":"s2","attributes":{"average_size":40,"delay":20}}"#,
+            ] {
+                #expect(await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: toxic)).status == 200, "\(toxic)")
+            }
+            let relay = try #require(await api.relay(ofProxy: "db"))
+            let down = relay.link.down
+            #expect(down.latency == .milliseconds(350) && down.jitter == .milliseconds(15), "\(down)")
+            #expect(down.bandwidth == DataRate(bitsPerSecond: 2_000_000), "the lowest rate, 250 KB/s: \(down)")
+            #expect(down.loss == .bernoulli(Probability(fraction: 1 - 0.9 * 0.8)), "\(down)")
+            #expect(down.sliceSize == 40 && down.sliceDelay == .microseconds(20), "\(down)")
+            #expect(relay.link.up == LinkConfiguration.unimpaired.up, "upstream has none of them")
+            for name in ["l1", "b3"] {
+                #expect(await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db/toxics/\(name)")).status == 204)
+            }
+            #expect(relay.link.down.latency == .milliseconds(50) && relay.link.down.bandwidth == DataRate(bitsPerSecond: 8_000_000))
+        }
+    }
+
+    /// A listen address that cannot be bound: 500, and the proxy is disabled (as Toxiproxy
+    /// reports it), not listed enabled with no listener; enabling it elsewhere brings it back.
+    @Test func aProxyThatCannotListenIsDisabled() async throws {
+        try await Self.withAPI { api, echo in
+            _ = await Self.createProxy(api, echo)
+            let taken = try #require(Self.proxy(await Self.createProxy(api, echo, name: "other"))?.listen)
+            let moved = await api.handle(APIRequest(method: "POST", uri: "/proxies/db", json: #"{"listen":"\#(taken)"}"#))
+            #expect(moved.status == 500 && (Self.error(moved)?.error ?? "").contains("cannot listen on \(taken)"), "\(moved)")
+            let shown = Self.proxy(await api.handle(APIRequest(method: "GET", uri: "/proxies/db")))
+            #expect(shown?.enabled == false, "\(String(describing: shown))")
+            #expect(await api.handle(APIRequest(method: "POST", uri: "/proxies/db", json: #"{"upstream":"\#(echo.endpoint)"}"#)).status == 200,
+                    "an unrelated change to a disabled proxy succeeds")
+            let back = Self.proxy(await api.handle(APIRequest(method: "POST", uri: "/proxies/db", json: #"{"listen":"127.0.0.1:0","enabled":true}"#)))
+            #expect(back?.enabled == true)
+            #expect(try await Self.echo("x", through: Endpoint(parsing: back?.listen ?? "")) == Array("x".utf8))
+        }
     }
 
     @Test func slowCloseIsAccepted() async throws {
