@@ -27,11 +27,12 @@ public final class JSONLinesEventSink: EventSink {
     }
 
     /// Creates (or truncates) a file and writes to it (each line at once with a threshold of 0).
+    /// Throws the system's reason (an `NSPOSIXErrorDomain` error: no such folder, a directory,
+    /// no permission) when it cannot.
     public convenience init(path: String, flushThreshold: Int = 64 * 1024) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
-        }
-        self.init(handle: try FileHandle(forWritingTo: URL(fileURLWithPath: path)), flushThreshold: flushThreshold, closeOnDeinit: true)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno), userInfo: [NSFilePathErrorKey: path]) }
+        self.init(handle: FileHandle(fileDescriptor: fd, closeOnDealloc: false), flushThreshold: flushThreshold, closeOnDeinit: true)
     }
 
     public func receive(_ event: Event) {

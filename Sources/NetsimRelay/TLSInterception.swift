@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOSSL
 import NetsimTLS
@@ -56,6 +57,10 @@ public struct TLSInterception: Sendable {
         case .system:
             break
         case .caFile(let path):
+            guard let file = fopen(path, "r") else {
+                throw TLSSetupError.cannotRead(path, reason: String(cString: strerror(errno)))
+            }
+            fclose(file)
             do {
                 upstream.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path))
             } catch {

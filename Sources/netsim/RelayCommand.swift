@@ -69,6 +69,12 @@ struct RelayCommand: AsyncParsableCommand {
 
     func validate() throws {
         try packetOnly.refuse(in: "netsim relay")
+        if upstream.port == 0 { throw ValidationError("--upstream \(upstream): give the server's port (1-65535); port 0 is no server's") }
+        try OutputFile.check(events, option: "--events")
+        try OutputFile.check(pcap, option: "--pcap")
+        if buffer.bytes < 1 {
+            throw ValidationError("--buffer \(buffer.bytes): give 1 byte or more (a direction that may hold nothing never reads); the default is 4MiB")
+        }
         if let maxConnections, maxConnections < 1 {
             throw ValidationError("--max-connections \(maxConnections): give 1 or more")
         }

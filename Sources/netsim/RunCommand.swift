@@ -38,6 +38,12 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
 
+    func validate() throws {
+        for (path, option) in [(events, "--events"), (json, "--json"), (html, "--html"), (pcap, "--pcap")] {
+            try OutputFile.check(path, option: option)
+        }
+    }
+
     func run() async throws {
         logging.bootstrap()
         let scenario = try ScenarioLoading.load(ScenarioFiles.resolve(file))
@@ -173,6 +179,6 @@ func writeOrFail(_ text: String, to path: String) throws {
     do {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     } catch {
-        throw RuntimeError("cannot write \(path): \(error.localizedDescription)")
+        throw RuntimeError("cannot write \(path): \(error.posixReason)")
     }
 }

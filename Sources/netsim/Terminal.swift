@@ -36,7 +36,7 @@ func streamingEventLog(to events: String?, lineByLine: Bool = false) throws -> E
         do {
             log.addSink(try JSONLinesEventSink(path: path, flushThreshold: lineByLine ? 0 : 64 * 1024))
         } catch {
-            throw ValidationError("cannot write events to \(path): \(error.localizedDescription)")
+            throw ValidationError("cannot write events to \(path): \(error.posixReason)")
         }
     }
     return log

@@ -14,7 +14,7 @@ struct TestCommand: AsyncParsableCommand {
             runs (exit status 2). Otherwise the exit status is 0 when all pass, 1 when any fails. \
             Each run gets its own relay and server on free loopback ports, so --jobs never clash.
 
-            With more than one driver (--client all) the output ends, just before the summary line,             with a client × scenario matrix: each cell `pass` or the first failed check. With             --matrix-baseline the exit status says whether the matrix matches the baseline instead.
+            With more than one driver (--client all) the output ends, just before the summary line, with a client × scenario matrix: each cell `pass` or the first failed check. With --matrix-baseline the exit status says whether the matrix matches the baseline instead.
 
             With --shard I/N only the I-th of N disjoint parts of the scenarios runs (by name, the \
             same on every machine): give every CI runner the same paths and its own I.
@@ -56,6 +56,10 @@ struct TestCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        _ = try ScenarioFiles.collect(paths)  // a missing path is a usage error of `netsim test`, with its usage
+        for (path, option) in [(junit, "--junit"), (json, "--json"), (html, "--html")] {
+            try OutputFile.check(path, option: option)
+        }
     }
 
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
