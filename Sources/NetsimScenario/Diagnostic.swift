@@ -36,9 +36,9 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
             out += diagnostic.description + "\n"
             let line = diagnostic.location.line
             if line >= 1, line <= sourceLines.count {
-                let text = sourceLines[line - 1]
+                let (text, column) = Self.shown(sourceLines[line - 1], column: diagnostic.location.column)
                 out += text + "\n"
-                out += Self.caret(under: diagnostic.location.column, in: text) + "\n"
+                out += Self.caret(under: column, in: text) + "\n"
             }
             if let hint = diagnostic.hint {
                 out += "  hint: \(hint)\n"
@@ -48,6 +48,23 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { rendered() }
+
+    /// The longest source line an error shows whole.
+    static let widestShown = 160
+
+    /// The source line as an error shows it, and the column within that: whole when it is short;
+    /// otherwise ``widestShown`` characters around the column, `…` where it was cut (a 10,000-
+    /// character line of nested brackets was echoed whole).
+    static func shown(_ line: String, column: Int) -> (text: String, column: Int) {
+        let scalars = Array(line.unicodeScalars)
+        guard scalars.count > widestShown else { return (line, column) }
+        let start = max(0, min(column - 1 - widestShown / 2, scalars.count - widestShown))
+        let end = min(scalars.count, start + widestShown)
+        var text = String(String.UnicodeScalarView(scalars[start..<end]))
+        if end < scalars.count { text += "…" }
+        guard start > 0 else { return (text, column) }
+        return ("…" + text, column - start + 1)
+    }
 
     /// Spaces up to the column (tabs kept, so the caret lines up however tabs are shown), then `^`.
     static func caret(under column: Int, in line: String) -> String {

@@ -29,6 +29,9 @@ struct FaultOptions: ParsableArguments {
         if at != nil, after != nil {
             throw ValidationError("--fault-at and --fault-after exclude each other: one is relay time, the other per connection")
         }
+        if let lasts, lasts <= .zero {  // as a scenario's `for:` (a fault lifted as it fires does nothing)
+            throw ValidationError("--fault-for \(lasts.compactDescription): give a duration longer than 0, e.g. 10s")
+        }
         if faults.isEmpty, at != nil || after != nil || lasts != nil || probability.fraction < 1 || target != .all {
             throw ValidationError("--fault-at, --fault-after, --fault-target, --fault-probability and --fault-for need a --fault")
         }

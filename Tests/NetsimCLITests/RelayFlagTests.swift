@@ -78,6 +78,7 @@ struct RelayFlagTests {
         #expect(message(["--max-connections", "0"]).contains("--max-connections 0: give 1 or more"), "\(message(["--max-connections", "0"]))")
         #expect(message(["--buffer", "0"]).contains("--buffer 0: give 1 byte or more"), "\(message(["--buffer", "0"]))")
         #expect(try parse(["--buffer", "1"]).buffer.bytes == 1)
+        #expect(message(["--fault", "blackhole", "--fault-for", "0"]).contains("--fault-for 0: give a duration longer than 0"), "as a scenario's for: 0s")
     }
 
     @Test func listenDefaultsToLoopback() throws {

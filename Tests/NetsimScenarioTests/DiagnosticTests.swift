@@ -80,6 +80,16 @@ struct DiagnosticTests {
         #expect(ScenarioErrors.caret(under: 3, in: "") == "  ^")
     }
 
+    @Test func aLongLineIsShownAroundTheColumn() {
+        let line = String(repeating: "[", count: 5_000) + "x" + String(repeating: "]", count: 5_000)
+        let (text, column) = ScenarioErrors.shown(line, column: 5_001)
+        #expect(text.unicodeScalars.count == ScenarioErrors.widestShown + 2 && text.hasPrefix("…[") && text.hasSuffix("]…"))
+        #expect(Array(text.unicodeScalars)[column - 1] == "x", "the caret still points at the column")
+        #expect(ScenarioErrors.shown("key: value", column: 6) == ("key: value", 6))
+        let start = ScenarioErrors.shown(String(repeating: "a", count: 500), column: 3)
+        #expect(start.column == 3 && !start.text.hasPrefix("…") && start.text.hasSuffix("…"))
+    }
+
     @Test func aMissingFileIsOneDiagnostic() {
         do {
             _ = try ScenarioParser.parse(file: "Scenarios/does-not-exist.scn")
