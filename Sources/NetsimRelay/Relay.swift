@@ -195,7 +195,7 @@ public final class Relay: @unchecked Sendable {
         lock.withLock {
             upstreamConnector = connector
             interceptContexts = contexts
-            acceptLimit.limit = configuration.maximumConnections ?? Self.defaultConnectionLimit(splice: configuration.splice)
+            acceptLimit.limit = max(1, configuration.maximumConnections ?? Self.defaultConnectionLimit(splice: configuration.splice))
         }
         startedAt = clock.now()
     }

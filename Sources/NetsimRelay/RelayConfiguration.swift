@@ -49,6 +49,7 @@ public struct RelayConfiguration: Sendable {
     /// new clients wait in the kernel's listen queue (their connect completes, nothing answers)
     /// until one ends. Nil: as many as the open-file limit leaves room for when the relay starts
     /// (``Relay/defaultConnectionLimit(splice:)``), so the relay never runs out of descriptors.
+    /// At least 1 (less is taken as 1).
     public var maximumConnections: Int?
 
     public init(
