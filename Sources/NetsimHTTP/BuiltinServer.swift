@@ -91,8 +91,9 @@ public final class BuiltinServer: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // An accept failing for want of descriptors waits 1 s, not spins.
-                    try channel.pipeline.syncOperations.addHandlers(AcceptBackoffHandler(), AcceptOrder(server: self))
+                    // Out of descriptors, an accept waits 1 s, not spins (AcceptExhaustion).
+                    let backoff = AcceptBackoffHandler { AcceptExhaustion.isExhaustion(errno: $0.errnoCode) ? TimeAmount(AcceptExhaustion.wait) : nil }
+                    try channel.pipeline.syncOperations.addHandlers(backoff, AcceptOrder(server: self))
                 }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)

@@ -123,10 +123,7 @@ final class AcceptFailureLog: ChannelInboundHandler, Sendable {
     /// A second's pause after running out of descriptors, buffers or memory; none after other
     /// errors (a client that gave up before its accept, `ECONNABORTED`).
     static func backoff(_ error: IOError) -> TimeAmount? {
-        switch error.errnoCode {
-        case EMFILE, ENFILE, ENOBUFS, ENOMEM: .seconds(1)
-        default: nil
-        }
+        AcceptExhaustion.isExhaustion(errno: error.errnoCode) ? TimeAmount(AcceptExhaustion.wait) : nil
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

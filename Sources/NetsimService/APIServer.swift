@@ -41,8 +41,8 @@ public final class APIServer: @unchecked Sendable {
         let api = self.api
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in  // an accept failing for want of descriptors waits 1 s, not spins
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler()) }
+            .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins (AcceptExhaustion)
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(backoffProvider: { AcceptExhaustion.isExhaustion(errno: $0.errnoCode) ? TimeAmount(AcceptExhaustion.wait) : nil })) }
             }
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

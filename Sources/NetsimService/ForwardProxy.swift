@@ -87,8 +87,8 @@ public final class ForwardProxy: @unchecked Sendable {
         for rule in configuration.faults { try rule.validate() }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in  // an accept failing for want of descriptors waits 1 s, not spins
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler()) }
+            .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins (AcceptExhaustion)
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(backoffProvider: { AcceptExhaustion.isExhaustion(errno: $0.errnoCode) ? TimeAmount(AcceptExhaustion.wait) : nil })) }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in

@@ -14,7 +14,9 @@ struct TestCommand: AsyncParsableCommand {
             runs (exit status 2). Otherwise the exit status is 0 when all pass, 1 when any fails. \
             Each run gets its own relay and server on free loopback ports, so --jobs never clash.
 
-            With more than one driver (--client all) the output ends, just before the summary line, with a client × scenario matrix: each cell `pass` or the first failed check. With --matrix-baseline the exit status says whether the matrix matches the baseline instead.
+            With more than one driver (--client all) the output ends, just before the summary line, \
+            with a client × scenario matrix: each cell `pass` or the first failed check. With \
+            --matrix-baseline the exit status says whether the matrix matches the baseline instead.
 
             With --shard I/N only the I-th of N disjoint parts of the scenarios runs (by name, the \
             same on every machine): give every CI runner the same paths and its own I.
