@@ -40,7 +40,9 @@ public enum DriverCheck {
         options.exec = client
         options.driver = "exec"
         add(await greeting(client, options: options))
-        if findings.contains(where: { $0.check == "hello" && $0.verdict == .fail }) { return findings }
+        // Without a hello, or an answer to the first request, every further check would only
+        // wait out its deadlines (minutes for a client that reads and never answers).
+        if findings.contains(where: { ["hello", "answers"].contains($0.check) && $0.verdict == .fail }) { return findings }
         add(await run(DriverCheckScenarios.answers, options: options, judge: DriverCheckScenarios.judgeAnswers))
         for kind in DriverCheckScenarios.errorKinds {
             add(await run(kind.source, options: options) { [kind.judge($0)] })
@@ -58,7 +60,8 @@ public enum DriverCheck {
         let driver: ExecDriver
         do {
             driver = try ExecDriver(command: client.command, client: scenario.client,
-                                    workingDirectory: client.directory ?? options.workingDirectory)
+                                    workingDirectory: client.directory ?? options.workingDirectory,
+                                    answerDeadline: Self.firstAnswerDeadline)
         } catch {
             return [Finding("hello", .fail, "\(error)")]
         }
@@ -87,7 +90,11 @@ public enum DriverCheck {
         let request = DriverRequest(id: 1, method: "GET", url: "http://netsim-driver-check.invalid/", headers: [], body: nil)
         do {
             let response = try await driver.perform(request)
-            findings.append(judge(response, expected: .dns, what: "a URL whose host does not resolve (.invalid, RFC 6761)"))
+            if ExecDriver.isUnanswered(response) {
+                findings.append(Finding("answers", .fail, "no answer to a request within \(Self.firstAnswerDeadline.compactDescription) (a URL whose host does not resolve, which fails at once); every request needs one answer line with its id"))
+            } else {
+                findings.append(judge(response, expected: .dns, what: "a URL whose host does not resolve (.invalid, RFC 6761)"))
+            }
         } catch {
             findings.append(Finding("error dns", .fail, "netsim could not ask: \(error)"))
         }
@@ -97,6 +104,10 @@ public enum DriverCheck {
                                 ending == "exit 0" ? "exited with status 0 when stdin closed" : "\(ending); the protocol asks for exit status 0 once stdin closes and every answer is out"))
         return findings
     }
+
+    /// How long the first request (a host that cannot resolve, which fails at once) may go
+    /// unanswered before the check stops.
+    static let firstAnswerDeadline = Duration.seconds(10)
 
     /// Runs one check scenario with the client and judges what came of it.
     static func run(_ source: String, options: RunOptions, judge: (RunResult) -> [Finding]) async -> [Finding] {

@@ -45,13 +45,16 @@ public final class ExecDriver: ClientDriver {
 
     /// Starts `command` with `client`'s settings as its first input line.
     /// - Parameter environment: added to netsim's own environment for the client (a TLS run's CA).
-    public init(command: [String], client: ClientSpec, workingDirectory: String? = nil, environment: [String: String] = [:]) throws {
+    /// - Parameter answerDeadline: how long a request may stay unanswered (default: three times
+    ///   the client's timeout, plus 10 s).
+    public init(command: [String], client: ClientSpec, workingDirectory: String? = nil, environment: [String: String] = [:],
+                answerDeadline: Duration? = nil) throws {
         guard !command.isEmpty else { throw RunnerError.invalid("the exec driver needs a command") }
         Self.ignoreSIGPIPE
         let state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
         self.state = state
         let changed = changes.continuation
-        answerDeadline = (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
+        self.answerDeadline = answerDeadline ?? (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
         do {
             process = try SpawnedProcess("/usr/bin/env", command,
                                          environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
@@ -75,12 +78,21 @@ public final class ExecDriver: ClientDriver {
     /// with SIGPIPE (a pipe has no MSG_NOSIGNAL); ignored once, for the whole process.
     private static let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
 
+    /// The start of the message of a request the client never answered (``perform(_:)``'s own
+    /// timeout, not one the client reported).
+    static let unanswered = "the exec client did not answer within "
+
+    /// True when `response` is netsim's: the client never answered.
+    public static func isUnanswered(_ response: DriverResponse) -> Bool {
+        response.error == .timeout && response.errorMessage?.hasPrefix(unanswered) == true
+    }
+
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         let deadline = answerDeadline
         let id = request.id
         let timer = Task { [weak self] in
             try await Task.sleep(for: deadline)
-            self?.answer(id, DriverResponse(error: .timeout, errorMessage: "the exec client did not answer within \(deadline.compactDescription)"))
+            self?.answer(id, DriverResponse(error: .timeout, errorMessage: Self.unanswered + deadline.compactDescription))
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in

@@ -35,9 +35,13 @@ struct DriverCheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = ExecClient(command: command, directory: execDir)
+        // Each line flushed as it is found (fflush(nil): every stream), so a check stopped by a
+        // signal, or read through a pipe, shows how far it got.
         print("netsim driver-check: \(command.joined(separator: " "))")
+        fflush(nil)
         let findings = await DriverCheck.run(client) { finding in
             print(finding.line)
+            fflush(nil)
         }
         let failed = findings.filter { $0.verdict == .fail }.count
         let warned = findings.filter { $0.verdict == .warn }.count

@@ -83,6 +83,16 @@ struct DriverCheckTests {
             #expect(verdict(check) == .pass, "\(check):\n\(text)")
         }
     }
+
+    /// A client that says hello and never answers: one "answers" failure after 10 s, then the
+    /// end, and none of the scenario checks (each would wait out its own deadlines).
+    @Test func aClientThatNeverAnswersStopsTheCheckAtItsFirstRequest() async {
+        let findings = await Self.check("mute_client.py")
+        let text = Self.render(findings)
+        #expect(findings["answers"]?.first?.verdict == .fail, "\(text)")
+        #expect(findings["answers"]?.first?.detail.contains("no answer to a request within 10s") == true, "\(text)")
+        #expect(Set(findings.keys) == ["hello", "hello protocol", "answers", "end"], "\(text)")
+    }
 }
 
 enum ErrorKindNames {
