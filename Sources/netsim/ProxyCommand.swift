@@ -57,6 +57,7 @@ struct ProxyCommand: AsyncParsableCommand {
         logging.bootstrap()
         let stop = StopSignal()
         let log = try streamingEventLog(to: events)
+        let flusher = flushPeriodically(log)
         if !listen.isLoopback {
             let who = allow.isEmpty ? "from loopback only (add --allow CIDR for others)"
                 : "from loopback and " + allow.map(\.description).joined(separator: ", ")
@@ -93,6 +94,7 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")
         await stop.wait(duration: duration)
+        flusher.cancel()
         await proxy.stop()
         log.flush()
         printStatus("netsim proxy: stopped")

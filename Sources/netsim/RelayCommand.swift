@@ -84,6 +84,7 @@ struct RelayCommand: AsyncParsableCommand {
         logging.bootstrap()
         let stop = StopSignal()
         let log = try streamingEventLog(to: events)
+        let flusher = flushPeriodically(log)
 
         if let warning = Self.exposureWarning(listen: listen, upstream: upstream) { warnLoudly(warning) }
         var exporter: MetricsListener?
@@ -127,6 +128,7 @@ struct RelayCommand: AsyncParsableCommand {
         printStatus("  seed: \(seed)\(duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")")
 
         await stop.wait(duration: duration)
+        flusher.cancel()
         await relay.stop()
         await exporter?.stop()
         recorder?.close()

@@ -42,6 +42,19 @@ func streamingEventLog(to events: String?, lineByLine: Bool = false) throws -> E
     return log
 }
 
+/// Flushes `log` every `interval` until cancelled, for commands that run until stopped: their
+/// `--events FILE` is readable while they run (`tail -f`), and a `kill -9` loses at most the last
+/// second. Before, a file sink was written every 64 KiB or at the end, so a relay's file stayed
+/// empty for its whole run and a hard kill lost all of it.
+func flushPeriodically(_ log: EventLog, every interval: Duration = .seconds(1)) -> Task<Void, Never> {
+    Task.detached {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            log.flush()
+        }
+    }
+}
+
 /// An error at run time (not a usage error): printed as `Error: …`, exit code 1.
 struct RuntimeError: Error, CustomStringConvertible {
     var description: String

@@ -83,6 +83,32 @@ struct RelayProcessTests {
         #expect(await relay.exit(within: .seconds(10)) == 0, "\(relay.text(.error))")
     }
 
+    /// `--events FILE` is written as the relay runs (flushed every second), not only at its end:
+    /// `tail -F` sees a connection's `closed` while the relay still runs, and after a `kill -9`
+    /// the file still holds it. Before, the file stayed empty until a clean stop.
+    @Test func theEventFileIsWrittenWhileTheRelayRuns() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        let events = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-live-\(UUID()).jsonl")
+        defer { try? FileManager.default.removeItem(at: events) }
+        let relay = try Self.start(["relay", "--upstream", server.endpoint.description, "--events", events.path, "--duration", "60s"])
+        let port = try await Self.boundPort(relay)
+        try await offload {
+            let socket = try BlockingSocket.connect(to: Endpoint(host: "127.0.0.1", port: port))
+            try socket.send("hello")
+            _ = try socket.receive(exactly: 5)
+            socket.close()
+        }
+        let tail = try WatchedProcess(URL(fileURLWithPath: "/usr/bin/tail"), ["-n", "+1", "-F", events.path])
+        let closed = try? await tail.line(.output, within: .seconds(10)) { $0.contains("\"event\":\"closed\"") }
+        #expect(closed != nil, "no closed event in the file while the relay runs: \(tail.text(.output))")
+        tail.terminate()
+        kill(relay.processIdentifier, SIGKILL)
+        _ = await relay.exit(within: .seconds(10))
+        let written = (try? String(contentsOf: events, encoding: .utf8)) ?? ""
+        #expect(written.contains("\"event\":\"opened\"") && written.contains("\"event\":\"closed\""), "after kill -9: \(written)")
+    }
+
     @Test func stopsCleanlyOnSIGTERM() async throws {
         let relay = try Self.start(["relay", "--upstream", "127.0.0.1:9"])
         _ = try await Self.boundPort(relay)
