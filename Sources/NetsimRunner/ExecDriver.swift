@@ -40,6 +40,8 @@ public final class ExecDriver: ClientDriver {
     private let errors = Pipe()
     /// Longest a request may stay unanswered before the driver reports a timeout itself.
     private let answerDeadline: Duration
+    /// SIGTERM for the client if netsim is interrupted before ``shutdown()`` (``InterruptCleanup``).
+    private let stopOnInterrupt: UInt64
 
     public var name: String { state.withLockedValue { $0.name } }
 
@@ -65,6 +67,7 @@ public final class ExecDriver: ClientDriver {
         } catch {
             throw RunnerError.invalid("cannot start the exec client \(command.joined(separator: " ")): \(error)")
         }
+        stopOnInterrupt = InterruptCleanup.register { [process] in process.send(SIGTERM) }
         startReading()
         do {
             try send(.config(ExecConfig(client)))
@@ -150,6 +153,7 @@ public final class ExecDriver: ClientDriver {
     }
 
     public func shutdown() async {
+        defer { InterruptCleanup.unregister(stopOnInterrupt) }
         try? input.fileHandleForWriting.close()
         for signal in [SIGTERM, SIGKILL] {
             if await process.exit(within: signal == SIGTERM ? .seconds(3) : .seconds(2)) != nil { return }

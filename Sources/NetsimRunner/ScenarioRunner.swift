@@ -115,7 +115,11 @@ public enum ScenarioRunner {
             do { recorder = packet != nil ? nil : try options.pcapPath.map(PcapRecorder.init(path:)) } catch {
                 throw RunnerError.invalid("cannot record the run: \(error)")
             }
-            started.push { recorder?.close() }
+            let closeOnInterrupt = recorder.map { recorder in InterruptCleanup.register { recorder.close() } }
+            started.push {
+                recorder?.close()
+                closeOnInterrupt.map(InterruptCleanup.unregister)
+            }
             let link: any RunLink
             let target: Endpoint
             if let packet {

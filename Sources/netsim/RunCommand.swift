@@ -46,6 +46,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
+        Interruption.install(for: "run")
         let scenario = try ScenarioLoading.load(ScenarioFiles.resolve(file))
         let drivers = options.drivers
         if drivers.count > 1, events != nil || json != nil || pcap != nil {

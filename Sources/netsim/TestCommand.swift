@@ -68,6 +68,7 @@ struct TestCommand: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
+        Interruption.install(for: "test")
         let shard = try ShardOption.parse(self.shard)
         let files = try ScenarioFiles.collect(paths)
         var scenarios: [Scenario] = []
