@@ -23,6 +23,14 @@ enum CAFiles {
         guard Certificate.PublicKey(key.publicKey) == certificate.publicKey else {
             throw TLSSetupError.keyMismatch(certificate: certificatePath.path, key: keyPath.path)
         }
+        // Last, once both files are what they should be. As ssh with a private key others can
+        // read: refused, not used (whoever reads it can impersonate every site to every client
+        // that trusts netsim's CA).
+        var info = stat()
+        if stat(keyPath.path, &info) == 0, info.st_mode & 0o077 != 0 {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw TLSSetupError.unusable(keyPath.path, reason: "others can read or write it (mode 0\(mode)); the CA key must be mode 0600: chmod 600 \(keyPath.path)")
+        }
         return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: certificatePath)
     }
 

@@ -37,6 +37,19 @@ final class CACommandTests {
         #expect(fingerprint(regenerated.standardOutput) != expected)
     }
 
+    /// A CA key others can read is refused, as ssh refuses such a private key; `netsim ca` used
+    /// to print "(mode 0600)" whatever the mode was.
+    @Test func aCAKeyOthersCanReadIsRefusedWithTheFix() async throws {
+        #expect(try await ca().status == 0)
+        let key = home.appendingPathComponent("ca-key.pem").path
+        #expect(chmod(key, 0o644) == 0)
+        let loose = try await ca()
+        #expect(loose.status == 2)
+        #expect(loose.standardError.contains("others can read or write it (mode 0644); the CA key must be mode 0600: chmod 600 \(key)"), "\(loose.standardError)")
+        #expect(chmod(key, 0o600) == 0)
+        #expect(try await ca().status == 0)
+    }
+
     @Test func aCAFileThatIsNotPEMIsOneLineAndExitTwo() async throws {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         try "garbage\n".write(to: home.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
