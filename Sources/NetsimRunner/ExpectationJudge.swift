@@ -240,7 +240,22 @@ struct ExpectationJudge {
     }
 }
 
-func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\n", with: "\\n") + "\"" }
+/// `text` in quotes, as a verdict shows a body or a value: line breaks and tabs escaped, and any
+/// other control character as `\u{1b}`, so a server's bytes never reach a terminal or a CI log
+/// as escape sequences (a body with ESC [31m coloured the failure report red).
+func quoted(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.properties.generalCategory == .control: out += "\\u{\(String(scalar.value, radix: 16))}"
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
 
 func formatRatio(_ value: Double) -> String {
     value == value.rounded() ? String(Int(value)) : String(format3Decimals: value)
