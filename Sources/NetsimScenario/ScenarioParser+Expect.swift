@@ -115,7 +115,9 @@ extension Validator {
         }
         if validChecks.isEmpty == false, !map.entries.contains(where: { validChecks.contains($0.key) }), misplaced.isEmpty, unknown.isEmpty {
             error(subjectEntry.keyLocation, "\(place) has no checks; add one of \(validChecks.joined(separator: ", "))",
-                  hint: subjectKey == "server" ? "for example: count: 1" : "for example: status: 200")
+                  hint: subjectKey == "server"
+                      ? "count goes beside 'server:', not inside its braces: '- server: { path: /order }' and, on the next line, '    count: 1'"
+                      : "for example: status: 200")
         }
         guard let subject, subjects.count == 1, errorCount == errorsBefore else { return nil }
         return Expectation(subject: subject, checks: checks, location: subjectEntry.keyLocation, judges: judges)
