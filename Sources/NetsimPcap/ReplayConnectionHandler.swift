@@ -243,15 +243,31 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
         }
     }
 
-    /// FIN: a plain close. RST: SO_LINGER with a zero timeout, as a server that aborts does.
+    /// FIN: a plain close. RST: SO_LINGER with a zero timeout, as a server that aborts does, once
+    /// the client has everything written before it (``SendQueue``), as in the capture.
     private func close(_ kind: CloseKind) {
         guard !closing, let context else { return }
         closing = true
         let channel = context.channel
         if kind == .rst, let options = channel as? any SocketOptionProvider {
-            options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
+            reset(channel, options, giveUpAt: .now() + Self.drainLimit)
         } else {
             channel.close(promise: nil)
+        }
+    }
+
+    /// Longest a reset waits for the client to take what was written (a client that stopped
+    /// reading gets the reset then, with the rest of the answer discarded).
+    static let drainLimit = TimeAmount.seconds(10)
+
+    /// Resets `channel` once its send queue is empty, checking every millisecond.
+    private func reset(_ channel: any Channel, _ options: any SocketOptionProvider, giveUpAt limit: NIODeadline) {
+        SendQueue.isDrained(options).whenComplete { [self] result in
+            if case .success(false) = result, NIODeadline.now() < limit {
+                channel.eventLoop.scheduleTask(in: .milliseconds(1)) { self.reset(channel, options, giveUpAt: limit) }
+                return
+            }
+            options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
         }
     }
 

@@ -99,6 +99,47 @@ struct ReplayTests {
         #expect(outcome.1 >= .milliseconds(400) && outcome.1 < .seconds(3), "reset after \(outcome.1)")
     }
 
+    /// A server that answered 256 KiB and reset the connection 1 ms later (its client had the
+    /// whole answer by then): a client that reads slowly, through a small receive buffer, still
+    /// gets every byte before the reset. The replay reset as soon as its writes were handed to
+    /// the kernel, and SO_LINGER 0 discarded what the kernel still held: the client got 32 KiB.
+    @Test func aResetAfterALargeAnswerWaitsUntilTheClientHasItAll() async throws {
+        let builder = try CaptureBuilder(path: temporaryPath("answer-then-rst.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let body = (0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let request = Array("GET /big HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        builder.write([segment(clientEnd, serverEnd, seq: 100, flags: .syn)])
+        builder.write([segment(serverEnd, clientEnd, seq: 5000, ack: 101, flags: [.syn, .ack])])
+        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, flags: .ack)])
+        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, request)])
+        var offset = 0
+        while offset < answer.count {
+            let piece = Array(answer[offset..<min(answer.count, offset + 1400)])
+            builder.write([segment(serverEnd, clientEnd, seq: 5001 + UInt32(offset), ack: 101 + UInt32(request.count), piece)])
+            offset += piece.count
+        }
+        builder.advance(1_000_000)
+        builder.write([segment(serverEnd, clientEnd, seq: 5001 + UInt32(answer.count), ack: 101 + UInt32(request.count), flags: .rst)])
+        builder.close()
+        let plan = try ReplayPlan(capture: Capture.load(path: builder.path))
+        #expect(plan.exchanges.first?.response == answer, "the capture's answer")
+        let (got, _) = try await Self.withReplay(plan) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            defer { socket.close() }
+            socket.setBuffer(receive: 16 * 1024)
+            try socket.send(request)
+            var got: [UInt8] = []
+            while got.count < answer.count {
+                let chunk = try socket.receive(maximum: 64 * 1024)  // a reset before the end throws
+                if chunk.isEmpty { break }
+                got += chunk
+            }
+            return got
+        }
+        #expect(got.count == answer.count && got == answer, "\(got.count) of \(answer.count) bytes before the reset")
+    }
+
     @Test func originalTimingWaitsTheThinkTimeAndSpeedScalesIt() async throws {
         let exchange = CapturedExchange(
             flow: 1, index: 1, method: "GET", target: "/slow", status: 200, request: [],
