@@ -43,6 +43,8 @@ let package = Package(
         // Vocabulary shared by every module: units, endpoints, seeded randomness, clocks, events;
         // and the one way netsim starts a child process (SpawnedProcess, over posix_spawn).
         .target(name: "NetsimCore", dependencies: ["CNetsimSpawn"]),
+        // The accept backoff every listener netsim makes puts in its pipeline.
+        .target(name: "NetsimAccept", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         .target(name: "CNetsimSpawn"),
         // Pure impairment models: no I/O, clock and RNG injected.
         .target(name: "NetsimLink", dependencies: ["NetsimCore"]),
@@ -56,7 +58,7 @@ let package = Package(
         .target(
             name: "NetsimRelay",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimTLS", "CNetsimReceive", "CNetsimSplice",
+                "NetsimCore", "NetsimAccept", "NetsimLink", "NetsimFaults", "NetsimRoutes", "NetsimTLS", "CNetsimReceive", "CNetsimSplice",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -96,7 +98,7 @@ let package = Package(
         .target(
             name: "NetsimHTTP",
             dependencies: [
-                "NetsimCore", "NetsimRoutes", "NetsimTLS",
+                "NetsimCore", "NetsimAccept", "NetsimRoutes", "NetsimTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -140,7 +142,7 @@ let package = Package(
         .target(
             name: "NetsimPcap",
             dependencies: [
-                "NetsimCore", "NetsimRelay", "CPcap",
+                "NetsimCore", "NetsimAccept", "NetsimRelay", "CPcap",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -151,7 +153,7 @@ let package = Package(
         .target(
             name: "NetsimService",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay",
+                "NetsimCore", "NetsimAccept", "NetsimLink", "NetsimRelay",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -179,7 +181,7 @@ let package = Package(
         .target(
             name: "NetsimDNS",
             dependencies: [
-                "NetsimCore",
+                "NetsimCore", "NetsimAccept",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NetsimAccept
 import NetsimCore
 
 /// netsim's DNS server: answers from a ``DNSZone`` on UDP and TCP port 53 (RFC 1035 §4.2) of one
@@ -61,8 +62,8 @@ public final class DNSServer: @unchecked Sendable {
         let bound = udp.localAddress?.port ?? port
         let tcp = try ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins (AcceptExhaustion)
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(backoffProvider: { AcceptExhaustion.isExhaustion(errno: $0.errnoCode) ? TimeAmount(AcceptExhaustion.wait) : nil })) }
+            .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoff()) }
             }
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {

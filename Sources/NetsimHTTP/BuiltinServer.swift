@@ -5,6 +5,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import NetsimTLS
+import NetsimAccept
 import NetsimCore
 
 /// The built-in upstream: an HTTP server that answers from a scenario's routes and records
@@ -91,9 +92,8 @@ public final class BuiltinServer: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // Out of descriptors, an accept waits 1 s, not spins (AcceptExhaustion).
-                    let backoff = AcceptBackoffHandler { AcceptExhaustion.isExhaustion(errno: $0.errnoCode) ? TimeAmount(AcceptExhaustion.wait) : nil }
-                    try channel.pipeline.syncOperations.addHandlers(backoff, AcceptOrder(server: self))
+                    // Out of descriptors, an accept waits 1 s, not spins.
+                    try channel.pipeline.syncOperations.addHandlers(AcceptBackoff(), AcceptOrder(server: self))
                 }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)

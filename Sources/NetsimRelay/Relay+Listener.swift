@@ -1,4 +1,5 @@
 import NIOCore
+import NetsimAccept
 import NIOPosix
 import NetsimCore
 
@@ -33,7 +34,11 @@ extension Relay {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(relay: self))
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(onPause: { [self] error in
+                        let reason = "accept failed: \(error); accepting again in 1 s"
+                        eventLog.record(.listenerPaused(reason: reason))
+                        logger.warning("listener paused: \(reason)")
+                    }, resume: { [self] _ in updateAccepting() }))  // the limit decides whether it reads again
                 }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
@@ -106,33 +111,4 @@ struct AcceptLimit {
     var paused = false
     /// Whether it has paused before (the first pause is a warning in the log, later ones are not).
     var everPaused = false
-}
-
-/// Waits a second after an accept that failed for want of descriptors, buffers or memory, and
-/// records it. The listening socket stays readable while its queue holds connections, so
-/// retrying at once spins a core: with 84 clients queued under `ulimit -n 100`, the relay burned
-/// 5 s of CPU in 6.5 s.
-///
-/// Why not NIO's `AcceptBackoffHandler` alone: it holds back the channel's next `read()`, but
-/// when a read cycle's first accept fails, NIO's read stays pending (only an accepted socket
-/// clears it) and the channel stays registered for readability, so the next failure came 25 ms
-/// later under load, not a second. Turning `autoRead` off withdraws that read (NIO unregisters
-/// the socket); ``Relay/updateAccepting()`` turns it back on after the wait, or sooner when a
-/// connection ends and frees descriptors, as it does at the connection limit.
-final class AcceptBackoff: ChannelInboundHandler, Sendable {
-    typealias InboundIn = any Channel
-    let relay: Relay
-
-    init(relay: Relay) { self.relay = relay }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let error = error as? IOError, AcceptExhaustion.isExhaustion(errno: error.errnoCode) {
-            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
-            let reason = "accept failed: \(error); accepting again in 1 s"
-            relay.eventLog.record(.listenerPaused(reason: reason))
-            relay.logger.warning("listener paused: \(reason)")
-            context.eventLoop.scheduleTask(in: TimeAmount(AcceptExhaustion.wait)) { [relay] in relay.updateAccepting() }
-        }
-        context.fireErrorCaught(error)
-    }
 }

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NetsimAccept
 import NetsimCore
 
 /// What ``APIServer`` serves: the Toxiproxy API (`netsim serve`) or only `/metrics` (`netsim relay --metrics`).
@@ -41,8 +42,8 @@ public final class APIServer: @unchecked Sendable {
         let api = self.api
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins (AcceptExhaustion)
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(backoffProvider: { AcceptExhaustion.isExhaustion(errno: $0.errnoCode) ? TimeAmount(AcceptExhaustion.wait) : nil })) }
+            .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoff()) }
             }
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

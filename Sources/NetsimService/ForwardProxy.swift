@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NetsimAccept
 import NetsimCore
 import NetsimLink
 import NetsimRelay
@@ -87,8 +88,8 @@ public final class ForwardProxy: @unchecked Sendable {
         for rule in configuration.faults { try rule.validate() }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins (AcceptExhaustion)
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(backoffProvider: { AcceptExhaustion.isExhaustion(errno: $0.errnoCode) ? TimeAmount(AcceptExhaustion.wait) : nil })) }
+            .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoff()) }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
