@@ -55,7 +55,7 @@ struct ProxyCommand: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
-        let stop = StopSignal()
+        let stop = StopSignal(command: "netsim proxy")
         let log = try streamingEventLog(to: events)
         let flusher = flushPeriodically(log)
         if !listen.isLoopback {

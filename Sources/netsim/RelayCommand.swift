@@ -82,7 +82,7 @@ struct RelayCommand: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
-        let stop = StopSignal()
+        let stop = StopSignal(command: "netsim relay")
         let log = try streamingEventLog(to: events)
         let flusher = flushPeriodically(log)
 

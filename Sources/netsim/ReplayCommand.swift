@@ -69,7 +69,7 @@ struct ReplayCommand: AsyncParsableCommand {
             for line in plan.listing { print(line) }
             return
         }
-        let stop = StopSignal()
+        let stop = StopSignal(command: "netsim replay")
         if !listen.isLoopback {
             warnLoudly("netsim replay listens on \(listen), which is NOT a loopback address: anyone who can reach this machine on that port can read the captured answers.")
         }

@@ -45,7 +45,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
-        let stop = StopSignal()
+        let stop = StopSignal(command: "netsim serve")
         if !Self.isLoopback(host) {
             warnLoudly("""
                 netsim serve listens on \(host), which is NOT a loopback address: anyone who can reach it and knows \

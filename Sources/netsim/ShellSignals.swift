@@ -12,22 +12,16 @@ import Glibc
 /// leaves it to the command, so an interactive shell inside survives Ctrl-C as any shell does.
 /// A SIGINT not from the terminal, SIGTERM and SIGHUP are passed on, and a command still running
 /// 2 s later is killed. Caught from the moment this is made; one that arrives before the command
-/// starts is passed on as soon as it does.
+/// starts is passed on as soon as it does. They come through ``SignalPipe``, which loses none.
 final class ShellSignals: @unchecked Sendable {
     private let lock = NSLock()
-    private var sources: [DispatchSourceSignal] = []
+    private var pipe: SignalPipe?
     private var shell: PacketShell?
     private var pending: Int32?
     private let interactive = isatty(STDIN_FILENO) == 1
 
     init() {
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [weak self] in self?.received(sig) }
-            source.resume()
-            sources.append(source)
-        }
+        pipe = SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP]) { [weak self] sig in self?.received(sig) }
     }
 
     /// From now on, signals go to `shell`'s command (and any that came before, now).

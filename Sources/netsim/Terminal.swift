@@ -62,21 +62,42 @@ struct RuntimeError: Error, CustomStringConvertible {
 }
 
 /// SIGINT and SIGTERM, caught from the moment this is made: a command makes one before it
-/// announces itself, so a signal sent right after the announcement is never lost.
+/// announces itself, so a signal sent right after the announcement is never lost. The first
+/// signal ends ``wait(duration:)`` and the command stops cleanly (closes connections, writes the
+/// rest of its event log and capture). A signal while that is under way (the second Ctrl-C, or
+/// the first after `--duration` ran out) says so and exits at once with 128 + the signal, as a second Ctrl-C does in most servers: a stop that hangs
+/// (an event file on a stuck disk) never traps the user.
+///
+/// The signals come through ``SignalPipe``; a Dispatch signal source (with the signal ignored)
+/// could lose one.
 final class StopSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var fired = false
     private var continuation: CheckedContinuation<Void, Never>?
-    private var sources: [DispatchSourceSignal] = []
+    private var pipe: SignalPipe?
 
-    init() {
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [weak self] in self?.fire() }
-            source.resume()
-            sources.append(source)
+    /// - Parameters:
+    ///   - signals: what stops the command (SIGINT and SIGTERM; tests use others).
+    ///   - command: the name the forced exit's line gives, `netsim relay`.
+    ///   - forceExit: what a signal while stopping does; by default, exit at once.
+    init(signals: [Int32] = [SIGINT, SIGTERM], command: String = "netsim",
+         forceExit: @escaping @Sendable (Int32) -> Void = StopSignal.exitAtOnce) {
+        pipe = SignalPipe(signals: signals) { [weak self] sig in
+            guard let self else { return }
+            let stopping = self.lock.withLock { self.fired }
+            if stopping {
+                printStatus("\n\(command): \(signalName(sig)) while stopping; stopping at once, without closing cleanly")
+                forceExit(sig)
+            } else {
+                self.fire()
+            }
         }
+    }
+
+    /// The default for a signal while stopping: `_exit(128 + sig)`, as a shell reports a death by it.
+    static let exitAtOnce: @Sendable (Int32) -> Void = { sig in
+        fflush(nil)
+        _exit(128 + sig)
     }
 
     /// Returns when a signal arrives (or arrived already), or after `duration`.

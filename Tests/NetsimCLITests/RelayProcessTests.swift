@@ -109,10 +109,11 @@ struct RelayProcessTests {
         #expect(written.contains("\"event\":\"opened\"") && written.contains("\"event\":\"closed\""), "after kill -9: \(written)")
     }
 
-    @Test func stopsCleanlyOnSIGTERM() async throws {
+    @Test(arguments: [SIGINT, SIGTERM])
+    func stopsCleanlyOnASignal(_ sig: Int32) async throws {
         let relay = try Self.start(["relay", "--upstream", "127.0.0.1:9"])
         _ = try await Self.boundPort(relay)
-        relay.terminate()  // SIGTERM
+        kill(relay.processIdentifier, sig)
         #expect(await relay.exit(within: .seconds(5)) == 0)
     }
 

@@ -21,7 +21,7 @@ struct HoldCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let stop = StopSignal()
+        let stop = StopSignal(command: "netsim _hold")
         // Hold mode: accepted sockets are kept (never read) until the server stops.
         let server: LoopbackServer
         do {

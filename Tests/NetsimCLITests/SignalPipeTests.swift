@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import netsim
+
+/// Signals reach netsim's handlers through a pipe (``SignalPipe``), whichever thread the kernel
+/// hands them to. SIGUSR1 and SIGUSR2 stand in for SIGINT and SIGTERM: nothing else in the test
+/// process uses them, and a handler that was not installed would kill the process (their
+/// default action), which fails the run loudly.
+@Suite("signals through a pipe", .serialized)
+struct SignalPipeTests {
+    /// Every process-directed signal sent from a busy thread arrives: each is awaited before the
+    /// next (signals of one kind pending together merge into one, by POSIX).
+    @Test func everySignalSentToTheProcessReachesTheHandler() async throws {
+        let received = Mutex<[Int32]>([])
+        let pipe = try #require(SignalPipe(signals: [SIGUSR1]) { sig in received.withLock { $0.append(sig) } })
+        for round in 1...20 {
+            let sender = Thread { kill(getpid(), SIGUSR1) }
+            sender.start()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while received.withLock({ $0.count }) < round, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))  // polling a count, with a deadline
+            }
+            #expect(received.withLock { $0.count } == round, "signal \(round) was not delivered")
+        }
+        #expect(received.withLock { $0 }.allSatisfy { $0 == SIGUSR1 })
+        withExtendedLifetime(pipe) {}
+    }
+
+    /// The first signal ends the wait (the command then stops cleanly); one while stopping exits
+    /// at once, so a stop that hangs never traps the user.
+    @Test func theFirstSignalStopsTheSecondForcesTheExit() async throws {
+        let forced = Mutex<[Int32]>([])
+        let stop = StopSignal(signals: [SIGUSR2], command: "netsim test-double") { sig in forced.withLock { $0.append(sig) } }
+        kill(getpid(), SIGUSR2)
+        await stop.wait(duration: nil)  // returns only because the signal arrived
+        #expect(forced.withLock { $0 }.isEmpty, "the first signal must not force anything")
+        kill(getpid(), SIGUSR2)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while forced.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))  // polling, with a deadline
+        }
+        #expect(forced.withLock { $0 } == [SIGUSR2])
+        withExtendedLifetime(stop) {}
+    }
+
+    /// `--duration` running out counts as the first stop: a Ctrl-C during the clean stop after it
+    /// exits at once.
+    @Test func aSignalAfterTheDurationRanOutForcesTheExit() async throws {
+        let forced = Mutex<[Int32]>([])
+        let stop = StopSignal(signals: [SIGUSR2], command: "netsim test-double") { sig in forced.withLock { $0.append(sig) } }
+        await stop.wait(duration: .milliseconds(10))
+        kill(getpid(), SIGUSR2)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while forced.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))  // polling, with a deadline
+        }
+        #expect(forced.withLock { $0 } == [SIGUSR2])
+        withExtendedLifetime(stop) {}
+    }
+}
