@@ -149,7 +149,9 @@ public final class ExecDriver: ClientDriver {
             if ContinuousClock.now >= deadline { break }
             guard await iterator.next() != nil else { break }
         }
-        throw RunnerError.failed("the exec client did not say hello within \(timeout.compactDescription) (docs/drivers.md: the first line a client writes is {\"type\":\"hello\",…})")
+        // What it said instead (a line that is not the protocol's is noted in its log) is the clue.
+        let said = clientLog.contents
+        throw RunnerError.failed("the exec client did not say hello within \(timeout.compactDescription) (docs/drivers.md: the first line a client writes is {\"type\":\"hello\",…})" + (said.isEmpty ? "" : "; its output:\n" + said))
     }
 
     public func shutdown() async {

@@ -130,4 +130,14 @@ struct ExecProtocolTests {
         #expect(ContinuousClock.now - start >= .milliseconds(300))
         await silent.shutdown()
     }
+
+    /// A first line that is not the protocol's (a banner, a Python warning on stdout) is shown when
+    /// hello does not come, so the user sees what the client said instead.
+    @Test func aClientThatSaysSomethingElseIsQuotedWhenHelloDoesNotCome() async throws {
+        let chatty = try ExecDriver(command: ["sh", "-c", "echo 'Starting client v2...'; exec sleep 60"], client: Self.client())
+        await #expect { try await chatty.ready(timeout: .milliseconds(500)) } throws: { error in
+            "\(error)".contains("did not say hello within 500ms") && "\(error)".contains("Starting client v2...")
+        }
+        await chatty.shutdown()
+    }
 }
