@@ -29,7 +29,11 @@ extension Relay {
         case .at(let offset):
             let delay = startedAt + offset.nanoseconds - now
             if delay <= 0 {
-                await activate(id)
+                // Due already (a relay joining a shared timeline late): in force for what is left
+                // of its window, or not at all once the window has passed.
+                let late = Duration.nanoseconds(-delay)
+                if let lasts = rule.lasts, lasts <= late { break }
+                await activate(id, late: late)
             } else {
                 let task = group.next().scheduleTask(in: .nanoseconds(delay)) { [self] in
                     _ = Task { await activate(id) }
@@ -50,7 +54,9 @@ extension Relay {
         return id
     }
 
-    private func activate(_ id: FaultID) async {
+    /// Puts a fault in force on the connections it targets, and schedules its lift after the
+    /// rule's `lasts`, less `late` for a fault activated after its time.
+    private func activate(_ id: FaultID, late: Duration = .zero) async {
         let now = clock.now()
         guard let (rule, existing) = lock.withLock({ () -> (FaultRule, [any FaultTarget])? in
             guard rules[id] != nil else { return nil }
@@ -64,7 +70,7 @@ extension Relay {
         for pair in existing where affects(id, pair.id, rule.probability) {
             try? await pair.eventLoop.submit { pair.apply(rule.kind, id: id, atAccept: false) }.get()
         }
-        scheduleLift(id, after: rule.lasts)
+        scheduleLift(id, after: rule.lasts.map { $0 - late })
     }
 
     private func scheduleLift(_ id: FaultID, after lasts: Duration?) {

@@ -51,7 +51,9 @@ public final class Relay: @unchecked Sendable {
     private var currentLink: LinkConfiguration
     /// Picks each connection's link when set (see ``setLinkChooser(_:)``).
     private var linkChooser: (@Sendable (ConnectionID) -> LinkConfiguration)?
+    /// When `--fault-at` counts from: the relay's start, or its shared timeline's.
     var startedAt: Int64 = 0
+    private let timeline: RelayTimeline?
     var refusingRules: Set<FaultID> = []
     /// The listener's port while `refuse` keeps it closed.
     var portHold: PortHold?
@@ -149,9 +151,13 @@ public final class Relay: @unchecked Sendable {
     ///   - tap: sees every byte, FIN and RST crossing the relay's sockets (pcap recording).
     ///   - connector: how connections reach upstream; by default `configuration.upstream`,
     ///     resolved when the relay starts.
+    ///   - timeline: shared with other relays acting as one (the proxy's): `--fault-at` counts
+    ///     from its start and connection ids are unique across them. By default the relay's own,
+    ///     from ``start()``.
     public init(configuration: RelayConfiguration, eventLog: EventLog = EventLog(), group: (any EventLoopGroup)? = nil,
-                tap: (any RelayTap)? = nil, connector: (any UpstreamConnector)? = nil) {
+                tap: (any RelayTap)? = nil, connector: (any UpstreamConnector)? = nil, timeline: RelayTimeline? = nil) {
         self.configuration = configuration
+        self.timeline = timeline
         self.upstreamConnector = connector
         self.eventLog = eventLog
         self.tap = tap
@@ -197,7 +203,7 @@ public final class Relay: @unchecked Sendable {
             interceptContexts = contexts
             acceptLimit.limit = max(1, configuration.maximumConnections ?? Self.defaultConnectionLimit(splice: configuration.splice))
         }
-        startedAt = clock.now()
+        startedAt = timeline?.start ?? clock.now()
     }
 
     /// Adopts the HTTP layer of intercepted connection `id` (its TLS already terminated in the
@@ -245,7 +251,8 @@ public final class Relay: @unchecked Sendable {
     public var endpoint: Endpoint? { lock.withLock { boundEndpoint } }
 
     private func allocateConnectionID() -> ConnectionID {
-        lock.withLock {
+        if let timeline { return timeline.allocateConnectionID() }
+        return lock.withLock {
             defer { nextConnection += 1 }
             return ConnectionID(nextConnection)
         }

@@ -60,6 +60,9 @@ public final class ForwardProxy: @unchecked Sendable {
     public let eventLog: EventLog
     let lookup: ProxyLookup
     let group: MultiThreadedEventLoopGroup
+    /// The destinations' relays share it: faults count from the proxy's start, and connection
+    /// ids are the proxy's, not a destination's.
+    private let timeline = RelayTimeline()
     private let lock = NIOLock()
     private var listener: (any Channel)?
     /// One relay per destination, and per kind: tunnels (intercepted when asked) and plain HTTP.
@@ -136,7 +139,7 @@ public final class ForwardProxy: @unchecked Sendable {
                     configuration: RelayConfiguration(
                         upstream: destination, link: configuration.link, faults: configuration.faults, seed: configuration.seed,
                         observeHTTP: interception != nil, tls: interception),
-                    eventLog: eventLog, group: group, connector: HostConnector(destination))
+                    eventLog: eventLog, group: group, connector: HostConnector(destination), timeline: timeline)
                 do {
                     try await relay.startWithoutListener()
                 } catch {
