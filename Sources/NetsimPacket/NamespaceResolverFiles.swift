@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Foundation
 import Glibc
+import NetsimCore
 
 /// The files that point a namespace's resolver at netsim: /etc/netns/NAME/resolv.conf and
 /// nsswitch.conf.
@@ -15,23 +16,29 @@ import Glibc
 public struct NamespaceResolverFiles: Sendable {
     public static let root = "/etc/netns"
     public let directory: String
+    private let onInterrupt: UInt64
 
     /// Writes the files for `namespace`: one `nameserver`, netsim's DNS server.
     public init(namespace: NamespaceName, nameserver: String) throws {
-        directory = "\(Self.root)/\(namespace)"
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let resolv = """
-                # netsim shell: every lookup goes to netsim's DNS server on NETSIM_HOST (through the link)
-                nameserver \(nameserver)
+        let directory = "\(Self.root)/\(namespace)"
+        self.directory = directory
+        // `netsim run` interrupted removes them too, even while they are written (they waited
+        // for the next run's sweep).
+        onInterrupt = try InterruptCleanup.create(undo: { try? FileManager.default.removeItem(atPath: directory) }) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                let resolv = """
+                    # netsim shell: every lookup goes to netsim's DNS server on NETSIM_HOST (through the link)
+                    nameserver \(nameserver)
 
-                """
-            try resolv.write(toFile: directory + "/resolv.conf", atomically: true, encoding: .utf8)
-            try Self.nsswitch().write(toFile: directory + "/nsswitch.conf", atomically: true, encoding: .utf8)
-        } catch {
-            try? FileManager.default.removeItem(atPath: directory)
-            throw PacketPathError.missing("cannot write \(directory)/resolv.conf: \(error.localizedDescription)")
-        }
+                    """
+                try resolv.write(toFile: directory + "/resolv.conf", atomically: true, encoding: .utf8)
+                try Self.nsswitch().write(toFile: directory + "/nsswitch.conf", atomically: true, encoding: .utf8)
+            } catch {
+                try? FileManager.default.removeItem(atPath: directory)
+                throw PacketPathError.missing("cannot write \(directory)/resolv.conf: \(error.localizedDescription)")
+            }
+        }.key
     }
 
     /// The host's nsswitch.conf with `hosts: files dns` (a minimal one when there is none).
@@ -45,6 +52,7 @@ public struct NamespaceResolverFiles: Sendable {
     }
 
     public func remove() {
+        InterruptCleanup.unregister(onInterrupt)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

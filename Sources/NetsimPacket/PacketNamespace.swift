@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Foundation
 import Glibc
+import NetsimCore
 
 /// A network namespace whose only route leads into a TUN device this process reads, with the
 /// host side's TUN device beside it: the two ends of one shell's packet path.
@@ -22,6 +23,9 @@ public final class PacketNamespace: @unchecked Sendable {
     /// False when the host has IPv6 turned off: the shell is then IPv4 only.
     public private(set) var hasIPv6 = false
     private var closed = false
+    private let closing = NSLock()
+    /// The ``InterruptCleanup`` that deletes the namespace if the command is interrupted.
+    private var onInterrupt: UInt64?
 
     private static let counter = NSLock()
     nonisolated(unsafe) private static var nextIndex = 0
@@ -49,7 +53,11 @@ public final class PacketNamespace: @unchecked Sendable {
         hostDevice = try TunDevice(name: name.hostDevice)
         clientDevice = try TunDevice(name: name.clientDevice)
         do {
-            try configure()
+            // `netsim run` interrupted even during the setup deletes it (the devices die with
+            // the process), rather than leaving it to the next run's sweep.
+            onInterrupt = try InterruptCleanup.create(undo: { _ = try? IPRoute.run(["netns", "delete", name.description]) }) {
+                try configure()
+            }.key
         } catch {
             close()
             throw error
@@ -93,8 +101,11 @@ public final class PacketNamespace: @unchecked Sendable {
     /// Deletes the namespace and both devices (closing a device's descriptor deletes it, its
     /// addresses and its routes). Safe to call more than once. The packet path must be stopped.
     public func close() {
-        guard !closed else { return }
-        closed = true
+        guard closing.withLock({ () -> Bool in
+            defer { closed = true }
+            return !closed
+        }) else { return }
+        onInterrupt.map(InterruptCleanup.unregister)
         hostDevice.close()
         clientDevice.close()
         _ = try? IPRoute.run(["netns", "delete", name.description])

@@ -16,6 +16,7 @@ public final class PacketShell: @unchecked Sendable {
     public let swept: [String]
     private var child: SpawnedProcess?
     private var closed = false
+    private let closing = NSLock()
 
     /// Creates the namespace and starts the packet path, whose timeline (and `faults` on it)
     /// starts now. Call ``PacketShellRequirements/missing()`` first.
@@ -70,11 +71,15 @@ public final class PacketShell: @unchecked Sendable {
     /// Stops the path and deletes the namespace; the final counters.
     @discardableResult
     public func close() -> PacketCounters {
-        if closed { return path.counters }
-        closed = true
-        let counters = path.stop()
-        namespace.close()
-        return counters
+        // Whole under the lock: a second caller (an interrupt during a normal stop) returns only
+        // once the namespace is gone.
+        closing.withLock {
+            if closed { return path.counters }
+            closed = true
+            let counters = path.stop()
+            namespace.close()
+            return counters
+        }
     }
 
     deinit { close() }

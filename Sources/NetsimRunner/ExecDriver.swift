@@ -57,17 +57,24 @@ public final class ExecDriver: ClientDriver {
         self.state = state
         let changed = changes.continuation
         self.answerDeadline = answerDeadline ?? (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
+        // Started under InterruptCleanup: an interrupted run never leaves a client started
+        // after its cleanup ran.
+        let started = NIOLockedValueBox<SpawnedProcess?>(nil)
+        let (input, output, errors) = (self.input, self.output, self.errors)
         do {
-            process = try SpawnedProcess("/usr/bin/env", command,
-                                         environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
-                                         directory: workingDirectory,
-                                         standardInput: .pipe(input), standardOutput: .pipe(output), standardError: .pipe(errors)) { _ in
-                Self.processExited(state, changed)
+            (process, stopOnInterrupt) = try InterruptCleanup.create(undo: { started.withLockedValue { $0 }?.send(SIGTERM) }) {
+                let process = try SpawnedProcess("/usr/bin/env", command,
+                                                 environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
+                                                 directory: workingDirectory,
+                                                 standardInput: .pipe(input), standardOutput: .pipe(output), standardError: .pipe(errors)) { _ in
+                    Self.processExited(state, changed)
+                }
+                started.withLockedValue { $0 = process }
+                return process
             }
         } catch {
             throw RunnerError.invalid("cannot start the exec client \(command.joined(separator: " ")): \(error)")
         }
-        stopOnInterrupt = InterruptCleanup.register { [process] in process.send(SIGTERM) }
         startReading()
         do {
             try send(.config(ExecConfig(client)))

@@ -1,8 +1,9 @@
 import Foundation
-import NetsimRunner
+import NetsimCore
 
-/// Ctrl-C or SIGTERM during `netsim run` or `netsim test`: what the runs in flight registered
-/// (``InterruptCleanup``: their captures closed, their exec clients sent SIGTERM) is done, one
+/// Ctrl-C, SIGTERM or SIGHUP (the terminal closed) during `netsim run` or `netsim test`: what
+/// the runs in flight registered (``InterruptCleanup``: their captures closed, their exec
+/// clients sent SIGTERM, their packet links' namespaces deleted) is done, one
 /// line says so on stderr, and netsim exits with 128 + the signal, as a shell reports it.
 /// Before, the default action killed netsim at once: a run's pcap was cut at its writer's
 /// buffer and unreadable, and an exec client that reads no stdin outlived it.
@@ -16,9 +17,9 @@ enum Interruption {
     /// Installs the handler for `command` (`run`, `test`). Call once, before the runs start.
     static func install(for command: String) {
         // Without a pipe (out of descriptors) the default action stays.
-        pipe = SignalPipe(signals: [SIGINT, SIGTERM]) { sig in
+        pipe = SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP]) { sig in
             let stopped = InterruptCleanup.runAll()
-            let line = "\nnetsim \(command): interrupted by \(signalName(sig)); \(stopped == 0 ? "nothing was running" : "the runs in flight were stopped (their clients sent SIGTERM, their captures closed)"); no report was written\n"
+            let line = "\nnetsim \(command): interrupted by \(signalName(sig)); \(stopped == 0 ? "nothing was running" : "the runs in flight were stopped (their clients sent SIGTERM, their captures closed, their packet links removed)"); no report was written\n"
             FileHandle.standardError.write(Data(line.utf8))
             fflush(nil)
             _exit(128 + sig)  // not exit(): no atexit handlers racing the event loops' threads
@@ -31,6 +32,7 @@ func signalName(_ sig: Int32) -> String {
     switch sig {
     case SIGINT: "SIGINT"
     case SIGTERM: "SIGTERM"
+    case SIGHUP: "SIGHUP"
     default: "signal \(sig)"
     }
 }

@@ -182,6 +182,42 @@ struct ShellTests {
         #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
     }
 
+    /// Ctrl-C during `netsim run` of a packet-link scenario deletes its namespace and resolver
+    /// files at once (packet.md), as a normal end does, and leaves a whole capture. Before, they
+    /// waited for the next run's sweep and the capture lost libpcap's buffer. Interrupted as
+    /// soon as the namespace exists (while it is set up), or once the first request is under
+    /// way (the resolver's files written, the client running inside, packets captured).
+    @Test(arguments: [(SIGINT, false), (SIGHUP, false), (SIGTERM, true)])
+    func anInterruptedPacketRunRemovesItsNamespace(_ sig: Int32, midRun: Bool) async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let capture = ShellHarness.temporaryPath("interrupted.pcap")
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let run = try WatchedProcess(ShellHarness.executable, ["run", "Scenarios/real-loss.scn", "--pcap", capture], directory: root)
+        let pid = run.processIdentifier
+        if midRun {
+            _ = try await run.line(.output, within: .seconds(60)) { $0.contains("✓ first") }
+        } else {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !ShellHarness.namespaces().contains(where: { NamespaceName(parsing: $0)?.pid == pid }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))  // polling, with a deadline
+            }
+        }
+        #expect(ShellHarness.namespaces().contains { NamespaceName(parsing: $0)?.pid == pid }, "\(run.text(.error))")
+        kill(pid, sig)
+        let status = await run.exit(within: .seconds(30))
+        #expect(status == 128 + sig, "\(run.text(.error))")
+        #expect(run.text(.error).contains("interrupted by"), "\(run.text(.error))")
+        let left = try await Self.leftovers(of: [pid])
+        #expect(left == [], "\(run.text(.error))")
+        if midRun {
+            // tshark exits 2 on a capture cut in the middle of a packet.
+            let read = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/tshark"), ["-r", capture, "-Y", "tcp", "-T", "fields", "-e", "frame.number"])
+                .result(within: .seconds(60))
+            #expect(read.status == 0, "\(read.standardError)")
+            #expect(read.standardOutput.split(separator: "\n").count > 50, "the capture so far: \(read.standardOutput.prefix(200))")
+        }
+    }
+
     @Test func aKilledShellsNamespaceIsSweptByTheNextShell() async throws {
         let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--", "sleep", "30"])
         _ = try await shell.line(.error, within: .seconds(30)) { $0.contains("NETSIM_HOST=") }

@@ -20,6 +20,8 @@ final class PacketRunLink: RunLink, @unchecked Sendable {
     private let packetLink: PacketLinkSettings
     /// The first name of `dns: { names: … }`, which request URLs use when given.
     private let name: String?
+    /// The ``InterruptCleanup`` that finishes the capture when the run is interrupted.
+    private let finishOnInterrupt: UInt64?
 
     /// Sets the link up; `RunnerError.invalid` (a configuration or machine problem, exit 2)
     /// when it cannot.
@@ -35,9 +37,12 @@ final class PacketRunLink: RunLink, @unchecked Sendable {
         do { tap = try pcapPath.map(PacketCaptureTap.init(path:)) } catch {
             throw RunnerError.invalid("cannot record the run: \(error)")
         }
+        // An interrupted run still leaves a whole capture (libpcap's buffer was lost with the process).
+        finishOnInterrupt = tap.map { tap in InterruptCleanup.register { tap.finish() } }
         do {
             shell = try PacketShell(link: configuration, seed: seed, tap: tap, events: log, observeConnections: true)
         } catch {
+            finishOnInterrupt.map(InterruptCleanup.unregister)
             tap?.finish()
             throw RunnerError.failed("cannot set up the packet link's namespace: \(error)")
         }
@@ -45,6 +50,7 @@ final class PacketRunLink: RunLink, @unchecked Sendable {
             resolver = try NamespaceResolver(shell: shell, names: scenario.dns?.names ?? [], faults: scenario.dns?.faults ?? DNSFaults(), eventLog: log,
                                              ipv6: false)  // the built-in upstream listens on NETSIM_HOST (IPv4) only
         } catch {
+            finishOnInterrupt.map(InterruptCleanup.unregister)
             shell.close()
             switch error {
             case NamespaceResolver.Problem.usage(let message): throw RunnerError.invalid("\(scenario.file): dns: \(message)")
@@ -87,6 +93,7 @@ final class PacketRunLink: RunLink, @unchecked Sendable {
     /// Removes the resolver, the path and the namespace; the path's final counters.
     @discardableResult
     func stop() -> PacketCounters {
+        finishOnInterrupt.map(InterruptCleanup.unregister)
         resolver.close()
         return shell.close()
     }
