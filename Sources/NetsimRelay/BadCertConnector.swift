@@ -76,8 +76,8 @@ private final class BadCertWitness: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is NIOSSLError || error is BoringSSLError {
-            verdict("the client refused the \(kind.reason) certificate, as it must (\(error))")
+        if case .failed(let reason) = TLSFailure(error) {
+            verdict("the client refused the \(kind.reason) certificate, as it must (\(reason))")
         }
         context.close(promise: nil)
     }

@@ -200,11 +200,18 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     }
 
     func failed(_ leg: Leg, error: any Error) {
-        if leg == .upstream, error is NIOSSLError || error is BoringSSLError {
-            // The relay's own TLS to upstream (interception) failed: a certificate that does not
-            // verify, a protocol error. NIOSSL closes the leg next; the log says why.
-            relay.eventLog.record(.upstreamFailed(reason: .other, detail: "TLS with upstream failed: \(error)"), connection: id, at: now)
-            return
+        if leg == .upstream {
+            switch TLSFailure(error) {
+            case .failed(let reason):
+                // The relay's own TLS to upstream (interception) failed: a certificate that does
+                // not verify, a protocol error. NIOSSL closes the leg next; the log says why.
+                relay.eventLog.record(.upstreamFailed(reason: .other, detail: "TLS with upstream failed: \(reason)"), connection: id, at: now)
+                return
+            case .closedWithoutCloseNotify:
+                return  // the leg's end follows, and is logged as the close it is
+            case .notTLS:
+                break
+            }
         }
         // Any socket error (ECONNRESET, EPIPE, ETIMEDOUT, ...) ends this leg abruptly: forward it
         // as a reset. Channel-state errors (writing after close) say nothing about the peer.

@@ -315,8 +315,8 @@ private final class HTTP2UpstreamConnection: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is NIOSSLError || error is BoringSSLError {
-            layer.upstreamFailed(error, detail: "TLS with upstream failed: \(error)")
+        if case .failed(let reason) = TLSFailure(error) {
+            layer.upstreamFailed(error, detail: "TLS with upstream failed: \(reason)")
         }
         context.close(promise: nil)
     }

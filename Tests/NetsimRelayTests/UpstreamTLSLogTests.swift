@@ -1,0 +1,87 @@
+import Foundation
+import NetsimCore
+import NetsimLoopback
+@testable import NetsimRelay
+import NetsimTLS
+import Testing
+
+/// What the event log says of the relay's own TLS to upstream (interception): a certificate for
+/// another name is a failure, named; a server that closes without close_notify after a whole
+/// answer (as most do) is a close, not a failure.
+@Suite("interception: the upstream's TLS in the log")
+struct UpstreamTLSLogTests {
+    /// A Python TLS server (a real one, not NIO's: it closes without close_notify) that presents
+    /// `names`' certificate from `authority`, answers one request with `hello`, and closes.
+    static func server(names: [ServerName], authority: CertificateAuthority, in folder: URL) throws -> (WatchedProcess, [String]) {
+        let issued = try authority.leaf(names: names)
+        let chain = folder.appendingPathComponent("chain.pem").path, key = folder.appendingPathComponent("key.pem").path
+        try issued.chain.map { try $0.serializeAsPEM().pemString }.joined(separator: "\n").write(toFile: chain, atomically: true, encoding: .utf8)
+        FileManager.default.createFile(atPath: key, contents: Data(issued.privateKey.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+        let script = """
+            import socket, ssl, sys
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); s.settimeout(30)
+            print(s.getsockname()[1], flush=True)
+            c, _ = s.accept()
+            try:
+                t = ctx.wrap_socket(c, server_side=True)
+            except (ssl.SSLError, OSError):
+                sys.exit(0)
+            data = b""
+            while b"\\r\\n\\r\\n" not in data:
+                d = t.recv(4096)
+                if not d: break
+                data += d
+            t.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 5\\r\\nConnection: close\\r\\n\\r\\nhello")
+            t.shutdown(socket.SHUT_RDWR); t.close()  # TCP's FIN, no close_notify
+            """
+        let process = try WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, chain, key])
+        return (process, [chain, key])
+    }
+
+    static func run(serverNames: [ServerName]) async throws -> (curl: String, events: [Event]) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-upstream-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let authority = try CertificateAuthority.ephemeral()
+        let caFile = folder.appendingPathComponent("ca.pem").path
+        try (try authority.pem).write(toFile: caFile, atomically: true, encoding: .utf8)
+        let (server, _) = try server(names: serverNames, authority: authority, in: folder)
+        defer { server.terminate() }
+        let portLine = try await server.line(.output, within: .seconds(30)) { Int($0) != nil }
+        let upstream = Endpoint(host: "localhost", port: Int(portLine)!)
+        let relay = Relay(configuration: RelayConfiguration(
+            upstream: upstream, observeHTTP: true,
+            tls: try TLSInterception(authority: authority, upstreamTrust: .authority(authority))))
+        let endpoint = try await relay.start()
+        let curl = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "curl", "-s", "--http1.1", "--max-time", "20", "--cacert", caFile, "-w", " %{http_code}", "https://localhost:\(endpoint.port)/",
+        ]).result(within: .seconds(30))
+        _ = await relay.connectionsClosed(within: .seconds(10))
+        await relay.stop()
+        return (curl.standardOutput, relay.eventLog.events)
+    }
+
+    static func failures(_ events: [Event]) -> [String] {
+        events.compactMap { if case .upstreamFailed(_, let detail) = $0.kind { detail } else { nil } }
+    }
+
+    @Test func aCertificateForAnotherNameIsAFailureNamedInTheLog() async throws {
+        let (curl, events) = try await Self.run(serverNames: [.dns("wrong.example")])
+        #expect(!curl.hasSuffix(" 200"), "\(curl)")
+        let failures = Self.failures(events)
+        #expect(failures.contains { $0.hasPrefix("TLS with upstream failed") && $0.lowercased().contains("hostname") }, "\(events.map(\.kind))")
+    }
+
+    @Test func aCloseWithoutCloseNotifyAfterAWholeAnswerIsNoFailure() async throws {
+        let (curl, events) = try await Self.run(serverNames: ServerName.loopback)
+        #expect(curl == "hello 200", "\(curl)")
+        #expect(Self.failures(events) == [], "\(events.map(\.kind))")
+        #expect(events.contains { if case .closed = $0.kind { true } else { false } })
+    }
+
+    @Test func buildPathsAreLeftOutOfBoringSSLsText() {
+        let text = "handshakeFailed(sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at /work/main/.build/checkouts/swift-nio-ssl/Sources/CNIOBoringSSL/ssl/handshake.cc:320]))"
+        #expect(TLSFailure.readable(text) == "handshakeFailed(sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED]))")
+    }
+}
