@@ -84,7 +84,10 @@ public enum JUnitReport {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&apos;"
+            // Not characters XML 1.0 allows (C0 controls but tab and newline, U+FFFE, U+FFFF):
+            // one would make the whole report unreadable to a CI's parser.
             case _ where scalar.value < 0x20 && scalar != "\n" && scalar != "\t": out += "?"
+            case "\u{FFFE}", "\u{FFFF}": out += "?"
             default: out.unicodeScalars.append(scalar)
             }
         }
