@@ -29,15 +29,20 @@ public enum FaultCatalog {
         return "one of \(forms) (e.g. \(examples))"
     }()
 
-    /// Parses `NAME[=ARGUMENT]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`.
+    /// Parses `NAME[=ARGUMENT]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`. The name also
+    /// ends at a comma followed by an option (`KEY=VALUE`), for the forms whose first part is
+    /// optional: `portal,tls=hang` is `portal=redirect,tls=hang`, as its syntax
+    /// `portal[=redirect|page][,tls=…]` reads.
     public static func parse(_ text: String) throws(UnitParseError) -> FaultKind {
-        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-        let name = parts.first ?? ""
+        var end = text.firstIndex(of: "=") ?? text.endIndex
+        if let comma = text.firstIndex(of: ","), comma < end, text[comma...].contains("=") { end = comma }
+        let name = String(text[..<end])
+        let argument = end == text.endIndex ? nil : String(text[text.index(after: end)...])
         guard let type = named(name) else {
             throw UnitParseError(input: text, expected: "a fault", allowedForms: allowedForms)
         }
         do {
-            return try make(type, argument: parts.count > 1 ? parts[1] : nil)
+            return try make(type, argument: argument)
         } catch {
             throw UnitParseError(input: text, expected: error.expected, allowedForms: allowedForms)
         }

@@ -215,8 +215,11 @@ struct PortalTests {
         #expect(try FaultKind(parsing: "portal=page") == .portal(PortalSettings(answer: .page)))
         #expect(try FaultKind(parsing: "portal=redirect,tls=close") == .portal(PortalSettings(answer: .redirect, tls: .close)))
         #expect(try FaultKind(parsing: "portal=tls=hang") == .portal(PortalSettings(tls: .hang)))
+        // The documented form, `portal[=redirect|page][,tls=…]`, without the first part.
+        #expect(try FaultKind(parsing: "portal,tls=hang") == .portal(PortalSettings(tls: .hang)))
+        #expect(try FaultKind(parsing: "cut=1KB,rst") == FaultKind(parsing: "cut=1KB,rst"))
         #expect(FaultKind.portal(PortalSettings(answer: .page, tls: .hang)).description == "portal=page,tls=hang")
-        for bad in ["portal=login", "portal=page,page", "portal=tls=drop", "portal=page,"] {
+        for bad in ["portal=login", "portal=page,page", "portal=tls=drop", "portal=page,", "portal,", "portal,page", "stale,rst"] {
             #expect(throws: UnitParseError.self, "\(bad)") { try FaultKind(parsing: bad) }
         }
     }
