@@ -307,6 +307,18 @@ final class Validator {
             error(entry.valueLocation, "path '\(value)' contains white space", hint: "percent-encode spaces as %20")
             return nil
         }
+        // A request line is ASCII: clients percent-encode the rest (curl's client crashed on
+        // `/fééd`, others sent raw UTF-8, which servers may refuse).
+        if !value.allSatisfy({ $0.isASCII && !($0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? true) }) {
+            error(entry.valueLocation, "path '\(value)' has characters a request line cannot carry (not ASCII, or control characters)",
+                  hint: "write it percent-encoded, as a client sends it: '\(Self.percentEncoded(value))'")
+            return nil
+        }
         return value
+    }
+
+    /// `value` with every byte of its UTF-8 outside printable ASCII as `%XX`.
+    static func percentEncoded(_ value: String) -> String {
+        value.utf8.map { $0 > 0x20 && $0 < 0x7F ? String(UnicodeScalar($0)) : String(format: "%%%02X", $0) }.joined()
     }
 }
