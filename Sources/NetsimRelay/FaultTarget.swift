@@ -65,10 +65,17 @@ extension Relay {
         for waiter in waiters { waiter.succeed(()) }
     }
 
+    /// A per-connection (`after`) fault: applied to `target` at `deadline`, and lifted from it
+    /// alone the rule's `lasts` later (`--fault-for`: "lifts the fault D after it fires").
+    /// Before, the lift removed the whole rule D after it was added, so it was cut short on the
+    /// first connections and never reached later ones.
     func scheduleDelayedFault(_ id: FaultID, on target: any FaultTarget, at deadline: Int64) {
         target.schedule(at: deadline) { [self] target in
-            guard let kind = lock.withLock({ rules[id]?.rule.kind }) else { return }
-            target.apply(kind, id: id, atAccept: false)
+            guard let rule = lock.withLock({ rules[id]?.rule }) else { return }
+            target.apply(rule.kind, id: id, atAccept: false)
+            if let lasts = rule.lasts {
+                target.schedule(at: deadline + lasts.nanoseconds) { target in target.lift(id) }
+            }
         }
     }
 }

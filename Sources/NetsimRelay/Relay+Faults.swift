@@ -49,7 +49,8 @@ extension Relay {
                     scheduleDelayedFault(id, on: pair, at: pair.now + delay.nanoseconds)
                 }.get()
             }
-            scheduleLift(id, after: rule.lasts)
+            // `lasts` counts from when it fires on each connection (``scheduleDelayedFault``):
+            // the rule itself stays for the connections still to come.
         }
         return id
     }
