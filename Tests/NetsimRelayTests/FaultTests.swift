@@ -76,6 +76,22 @@ struct FaultTests {
             let seen = try await offload { try socket.receive(timeout: .seconds(2)) }
             #expect(seen.isEmpty, "the client reads EOF")
             #expect(await server.wait { $0.first?.ending == .eof }, "the upstream reads EOF too")
+            // A write after it: the closed leg answers with RST, as a server's closed socket
+            // does, so the client's next call fails (faults.md: EPIPE/ECONNRESET). Before, the
+            // relay read and dropped such bytes for its 10 s grace; 5 s tells the two apart.
+            let failure = try await offload { () -> SocketFailure? in
+                let deadline = ContinuousClock.now + .seconds(5)
+                while ContinuousClock.now < deadline {
+                    do {
+                        try socket.send("late")
+                        _ = try socket.receive(timeout: .milliseconds(100))
+                    } catch let failure as SocketFailure where failure != .timedOut {
+                        return failure
+                    } catch {}
+                }
+                return nil
+            }
+            #expect(failure == .reset || failure == .brokenPipe, "\(String(describing: failure))")
         }
     }
 

@@ -202,6 +202,12 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         let direction = leg.outgoing
         if discarding || phase == .finished {
             log(.dropped(direction, count: chunk.count, fault: .closing))
+            // A leg a fault closed (`fin`, `idle-close`, `limit`, `stale=fin`) answers later bytes
+            // as a closed socket does: with RST, so the writer's next call fails at once
+            // (EPIPE/ECONNRESET), as faults.md says. Before, they were read and dropped for the
+            // 10 s grace, and a client's writes kept succeeding. Bytes a fault swallows on
+            // purpose (a portal's `tls=hang`, a connect that timed out) leave the output open.
+            if discarding, phase != .finished, hasLeg(leg), self.leg(leg).outputClosed { resetLeg(leg) }
             return
         }
         if let mode = stale {
