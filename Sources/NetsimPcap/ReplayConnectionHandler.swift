@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import NIOCore
+import NetsimRelay
 import NetsimCore
 
 /// One replay connection: reads requests (or a raw conversation's client turns) and writes the
@@ -249,25 +250,10 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
         guard !closing, let context else { return }
         closing = true
         let channel = context.channel
-        if kind == .rst, let options = channel as? any SocketOptionProvider {
-            reset(channel, options, giveUpAt: .now() + Self.drainLimit)
+        if kind == .rst {
+            SendQueue.reset(channel)
         } else {
             channel.close(promise: nil)
-        }
-    }
-
-    /// Longest a reset waits for the client to take what was written (a client that stopped
-    /// reading gets the reset then, with the rest of the answer discarded).
-    static let drainLimit = TimeAmount.seconds(10)
-
-    /// Resets `channel` once its send queue is empty, checking every millisecond.
-    private func reset(_ channel: any Channel, _ options: any SocketOptionProvider, giveUpAt limit: NIODeadline) {
-        SendQueue.isDrained(options).whenComplete { [self] result in
-            if case .success(false) = result, NIODeadline.now() < limit {
-                channel.eventLoop.scheduleTask(in: .milliseconds(1)) { self.reset(channel, options, giveUpAt: limit) }
-                return
-            }
-            options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
         }
     }
 

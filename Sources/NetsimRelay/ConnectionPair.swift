@@ -245,6 +245,9 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         case .reset(let leg):
             endSplicing()
             handler(leg)?.reset()
+        case .resetAfterSent(let leg):
+            endSplicing()
+            handler(leg)?.reset(afterSent: true)
         case .close(let leg):
             endSplicing()
             handler(leg)?.close()

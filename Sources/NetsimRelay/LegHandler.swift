@@ -234,12 +234,18 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     /// Closes with RST: SO_LINGER with a zero timeout makes close(2) send a reset and drop
     /// anything unsent.
-    func reset() {
+    /// Closes with RST (SO_LINGER 0), discarding what the kernel still holds; with `afterSent`,
+    /// once what was written has reached the peer (``SendQueue/reset(_:within:)``).
+    func reset(afterSent: Bool = false) {
         guard let context else { return }
         if !outputClosed { pair?.tapEnded(leg, .rst) }
         outputClosed = true
         closedByRelay = true
         let channel = context.channel
+        if afterSent {
+            SendQueue.reset(channel)
+            return
+        }
         guard let options = channel as? any SocketOptionProvider else {
             channel.close(promise: nil)
             return

@@ -16,6 +16,9 @@ public final class RelayTimeline: Sendable {
 
     public init() { start = SystemClock().now() }
 
+    /// A timeline that started at `start` (tests: one that began a while ago, without waiting).
+    init(start: Int64) { self.start = start }
+
     /// The next connection's id, unique across the relays sharing this timeline.
     func allocateConnectionID() -> ConnectionID {
         nextConnection.withLockedValue { next in

@@ -41,7 +41,7 @@ struct MachineHarness {
             switch action {
             case .write(let leg, let bytes): sent[leg, default: []] += bytes
             case .shutdownOutput(let leg): ended.append((leg, .fin))
-            case .reset(let leg): ended.append((leg, .rst))
+            case .reset(let leg), .resetAfterSent(let leg): ended.append((leg, .rst))
             case .close(let leg): closed.insert(leg)
             case .setReads(let leg, let allowed): readsAllowed[leg] = allowed
             case .connectUpstream: connectRequested = true

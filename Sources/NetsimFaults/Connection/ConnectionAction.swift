@@ -37,6 +37,9 @@ public enum ConnectionAction<Chunk: ByteChunk>: Sendable {
     case shutdownOutput(Leg)
     /// Close with RST, dropping anything unsent.
     case reset(Leg)
+    /// Close with RST once every byte already written to the leg has reached the peer: a fault
+    /// that ends an answer after the bytes it keeps (`cut=BYTES,rst`), which must arrive.
+    case resetAfterSent(Leg)
     /// Close both directions now.
     case close(Leg)
     /// Let the leg's socket be read, or hold its reads back (backpressure, faults).

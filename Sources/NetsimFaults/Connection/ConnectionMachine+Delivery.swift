@@ -46,7 +46,7 @@ extension ConnectionMachine {
             if how == .fin {
                 closeGracefully(detail: detail)
             } else {
-                resetBoth(detail: detail)
+                resetBoth(detail: detail, afterSentTo: destination)
             }
         }
     }
@@ -109,13 +109,15 @@ extension ConnectionMachine {
         actions.append(.shutdownOutput(leg))
     }
 
-    mutating func resetLeg(_ leg: Leg) {
+    /// - Parameter afterSent: once what was written to the leg has reached its peer (a cut's
+    ///   kept bytes), not at once.
+    mutating func resetLeg(_ leg: Leg, afterSent: Bool = false) {
         guard hasLeg(leg), !self.leg(leg).closedByRelay else { return }
         withLeg(leg) {
             $0.outputClosed = true
             $0.closedByRelay = true
         }
-        actions.append(.reset(leg))
+        actions.append(afterSent ? .resetAfterSent(leg) : .reset(leg))
     }
 
     mutating func closeLeg(_ leg: Leg) {

@@ -101,14 +101,15 @@ extension ConnectionMachine {
         checkFinished()
     }
 
-    /// Resets both legs now.
-    public mutating func resetBoth(detail: String) {
+    /// Resets both legs now; `afterSentTo`'s once the bytes already written to it have arrived
+    /// (the end of a cut answer: the bytes it keeps are delivered, then the RST).
+    public mutating func resetBoth(detail: String, afterSentTo drained: Leg? = nil) {
         guard phase != .finished else { return }
         fire(detail)
         if ending == nil { ending = (.relay, .rst) }
         dropQueued()
-        resetLeg(.client)
-        resetLeg(.upstream)
+        resetLeg(.client, afterSent: drained == .client)
+        resetLeg(.upstream, afterSent: drained == .upstream)
     }
 
     /// The connection goes stale: it looks alive, and the client's next bytes are swallowed and
