@@ -102,6 +102,10 @@ struct ExpectationJudge {
             }
             return "went over connection \(connection), opened at \(formatNanoseconds(opened))"
                 + (opened < began ? ", before \(formatNanoseconds(began))" : "") + " (\(outcome.summary))"
+        case .body(.sha256):
+            // The digest it got, comparable with the one expected (the body itself may be binary).
+            let digest = outcome.response.bodySHA256.map { "SHA-256 \($0.lowercased())" } ?? "no body"
+            return "\(outcome.summary); body \(digest)"
         case .body:
             let body = outcome.response.body.map { quoted(String($0.prefix(120))) } ?? "no body"
             return "\(outcome.summary); body \(body)"
