@@ -66,7 +66,8 @@ struct PortalTests {
         let redirect = result.answers[0]
         #expect(redirect.head.hasPrefix("HTTP/1.1 302 Found"))
         #expect(HTTPTests.header("Location", in: redirect.head + "\r\n\r\n")
-            == "http://portal.netsim.test/login?continue=http%3A%2F%2Fapi.example.test%2Fapi%2Fprofile")
+            == "http://portal.netsim.test/login?continue=http%3A%2F%2Fapi.example.test%3A8080%2Fapi%2Fprofile%3Fid%3D7",
+            "the URL asked for, port and query included")
         #expect(result.answers[1].head.hasPrefix("HTTP/1.1 200 OK"))
         #expect(result.answers[1].body == Self.loginPage, "the login URL serves Fixtures/portal/login.html")
         #expect(result.answers[2].body == Self.fixture("login-accepted.html"), "a form POST gets Fixtures/portal/login-accepted.html")

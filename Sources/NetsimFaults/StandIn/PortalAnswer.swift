@@ -25,8 +25,7 @@ struct PortalAnswer {
             body = PortalPages.login
             summary = "200 and the login page"
         } else {
-            let original = "http://\(target.host.isEmpty ? "unknown" : target.host)\(target.path)"
-            let location = "http://\(PortalSettings.loginHost)/login?continue=\(PortalAnswer.percentEncoded(original))"
+            let location = "http://\(PortalSettings.loginHost)/login?continue=\(PortalAnswer.percentEncoded(target.url))"
             status = (302, "Found")
             extra = [("Location", location)]
             body = "<html><body><a href=\"\(location)\">Sign in to Guest Wi-Fi</a></body></html>\n"
@@ -38,18 +37,21 @@ struct PortalAnswer {
 
     /// The host (lower case, no port) and path the request is for: from an absolute-form target
     /// (a forward proxy's request) or the Host header.
-    static func target(of request: HTTPRequestSummary) -> (host: String, path: String) {
+    /// `url` is the URL asked for, port and query included, for the redirect's `continue=`.
+    static func target(of request: HTTPRequestSummary) -> (host: String, path: String, url: String) {
         var uri = Substring(request.uri)
-        var host = request.header("Host") ?? ""
+        var authority = request.header("Host") ?? ""
         if let scheme = uri.range(of: "://") {
             let rest = uri[scheme.upperBound...]
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-            host = String(rest[..<slash])
+            authority = String(rest[..<slash])
             uri = slash == rest.endIndex ? "/" : rest[slash...]
         }
+        var host = authority
         if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") { host = String(host[..<colon]) }
         let path = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
-        return (host.lowercased(), path.isEmpty ? "/" : path)
+        let url = "http://\(authority.isEmpty ? "unknown" : authority.lowercased())\(uri.isEmpty ? "/" : String(uri))"
+        return (host.lowercased(), path.isEmpty ? "/" : path, url)
     }
 
     /// The connectivity probes operating systems and browsers send to detect a portal, and what
