@@ -10,6 +10,16 @@ public enum BadCertificateKind: String, Sendable, CaseIterable {
     /// Issued for the right name by a CA the client has never heard of.
     case untrusted
 
+    /// The certificate, with its article, for a sentence: "an expired certificate".
+    public var certificate: String {
+        switch self {
+        case .selfSigned: "a self-signed certificate"
+        case .expired: "an expired certificate"
+        case .wrongHost: "a certificate issued for another name"
+        case .untrusted: "a certificate issued by an unknown CA"
+        }
+    }
+
     /// What a correct client refuses it for, for the log.
     public var reason: String {
         switch self {

@@ -45,6 +45,8 @@ private final class BadCertWitness: ChannelInboundHandler {
     private let fault: FaultName
     private var handshook = false
     private var verdictLogged = false
+    /// BoringSSL's reasons when the first bytes are plain HTTP or anything but a TLS record.
+    private static let notTLS = ["HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL"]
 
     init(relay: Relay, connection: ConnectionID, kind: BadCertificateKind, fault: FaultName) {
         self.relay = relay
@@ -67,8 +69,8 @@ private final class BadCertWitness: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        verdict("SECURITY: the client accepted a \(kind.reason) certificate and sent a request over it; a correct client refuses it")
-        let body = "netsim \(fault): this client accepted a \(kind.reason) certificate. A correct client refuses it.\n"
+        verdict("SECURITY: the client accepted \(kind.certificate) and sent a request over it; a correct client refuses it")
+        let body = "netsim \(fault): this client accepted \(kind.certificate). A correct client refuses it.\n"
         let response = "HTTP/1.1 421 Misdirected Request\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: response))).whenComplete { _ in
             context.close(promise: nil)
@@ -77,15 +79,21 @@ private final class BadCertWitness: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if case .failed(let reason) = TLSFailure(error) {
-            verdict("the client refused the \(kind.reason) certificate, as it must (\(reason))")
+            if !handshook, Self.notTLS.contains(where: reason.contains) {
+                // BoringSSL's reason for a first record that is not a handshake: nothing was
+                // refused, and the client is not graded by this fault.
+                verdict("the client did not speak TLS (\(reason)); \(fault) tests a TLS client: nothing was judged")
+            } else {
+                verdict("the client refused \(kind.certificate), as it must (\(reason))")
+            }
         }
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         verdict(handshook
-            ? "the client refused the \(kind.reason) certificate, as it must (it closed after the handshake without a request)"
-            : "the client refused the \(kind.reason) certificate, as it must (it closed during the handshake)")
+            ? "the client refused \(kind.certificate), as it must (it closed after the handshake without a request)"
+            : "the client refused \(kind.certificate), as it must (it closed during the handshake)")
         context.fireChannelInactive()
     }
 }

@@ -31,7 +31,7 @@ public struct BadCert: Fault {
     struct Effect: FaultEffect {
         let kind: BadCertificateKind
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
-            connection.fire("the relay answers this connection's TLS handshake with a \(kind.reason) certificate; nothing goes upstream")
+            connection.fire("the relay answers this connection's TLS handshake with \(kind.certificate); nothing goes upstream")
             return .stays
         }
         var impersonation: BadCertificateKind? { kind }

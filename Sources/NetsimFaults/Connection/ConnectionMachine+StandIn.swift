@@ -100,7 +100,7 @@ extension ConnectionMachine {
     /// leaves the stand-in and connects to the relay's own TLS server (as under `bad-cert`), the
     /// handshake's first bytes going there first.
     private mutating func impersonate(_ kind: BadCertificateKind, answering what: String, first chunk: Chunk, now: Int64) {
-        fire("answered \(what) with a \(kind.reason) certificate of its own, as a portal that intercepts HTTPS does")
+        fire("answered \(what) with \(kind.certificate) of its own, as a portal that intercepts HTTPS does")
         impersonating = (kind, actingFault)
         standIn = nil
         recomputePlain()
