@@ -1,3 +1,4 @@
+import Foundation
 import Yams
 import NetsimCore
 import NetsimRoutes
@@ -45,6 +46,15 @@ extension Validator {
         default:
             let path = text(kind, expected: "a file path", allowEmpty: false)
             guard ok, let path else { return nil }
+            // Found now, as a trace is, so `netsim check` and `netsim run` agree and the error has
+            // its place (it was a run-time failure naming the last folder tried).
+            let resolved = ScenarioPaths.resolve(path, scenarioFile: file)
+            guard FileManager.default.isReadableFile(atPath: resolved) else {
+                error(kind.valueLocation, "cannot find the capture '\(path)'",
+                      hint: path.hasPrefix("/") ? "give a pcap file that exists"
+                          : "a path relative to the scenario file or a folder above it (or the working directory), e.g. Fixtures/pcap/zeek-http-get.pcap")
+                return nil
+            }
             return .replay(path: path)
         }
     }

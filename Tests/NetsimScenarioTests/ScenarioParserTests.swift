@@ -253,10 +253,10 @@ struct ScenarioParserTests {
 
     @Test func replayAndCommandAsAString() throws {
         let text = Self.minimal
-            .replacingOccurrences(of: "  address: 127.0.0.1:8080", with: "  replay: captures/session.pcap")
+            .replacingOccurrences(of: "  address: 127.0.0.1:8080", with: "  replay: Fixtures/pcap/zeek-http-get.pcap")
             .replacingOccurrences(of: "  driver: naive", with: "  driver: exec\n  command: python3 'my client.py' --fast")
         let scenario = try parse(text)
-        #expect(scenario.upstream == .replay(path: "captures/session.pcap"))
+        #expect(scenario.upstream == .replay(path: "Fixtures/pcap/zeek-http-get.pcap"))
         #expect(scenario.client.command == ["python3", "my client.py", "--fast"])
     }
 
