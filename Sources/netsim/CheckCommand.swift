@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import NetsimScenario
 
-/// `netsim check FILE…`: validates scenario files without running anything.
+/// `netsim check PATH…`: validates scenario files (named, or found in folders) without running anything.
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
@@ -12,12 +12,13 @@ struct CheckCommand: ParsableCommand {
             line and column, the offending line and a hint. Exits 0 when every file is valid, \
             2 when any is not. The format is described in docs/scenario-format.md.
 
-            Example:
+            Examples:
               netsim check Scenarios/*.scn
+              netsim check Scenarios/
             """
     )
 
-    @Argument(help: ArgumentHelp("Scenario files to check.", valueName: "file"))
+    @Argument(help: ArgumentHelp("Scenario files to check, or folders: every .scn in them (recursively), as `netsim test` finds them.", valueName: "path"))
     var files: [String]
 
     /// What `check` prints: `ok` lines for standard output, diagnostics for standard error.
@@ -42,7 +43,18 @@ struct CheckCommand: ParsableCommand {
     }
 
     func run() throws {
-        let report = Self.check(files)
+        // A folder is checked as `netsim test` would run it; a file is checked as named (a
+        // missing one is reported by the parser, with the others).
+        var paths: [String] = []
+        for path in files {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                paths += try ScenarioFiles.collect([path])
+            } else {
+                paths.append(path)
+            }
+        }
+        let report = Self.check(paths)
         if !report.output.isEmpty {
             FileHandle.standardOutput.write(Data(report.output.utf8))
         }

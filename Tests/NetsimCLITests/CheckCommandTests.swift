@@ -85,4 +85,14 @@ struct CheckCommandTests {
         #expect(result.stdout == "\(path): ok\n")
         #expect(result.stderr == expected)
     }
+
+    /// A folder is checked as `netsim test` collects it: every .scn in it, in name order.
+    @Test
+    func aFolderChecksEveryScenarioInIt() async throws {
+        let result = try await Self.run(["Scenarios"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let bundled = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("Scenarios").path)
+            .filter { $0.hasSuffix(".scn") }.sorted()
+        #expect(result.stdout == bundled.map { "Scenarios/\($0): ok\n" }.joined())
+    }
 }
