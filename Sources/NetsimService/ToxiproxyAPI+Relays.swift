@@ -15,9 +15,13 @@ extension ToxiproxyAPI {
         let log = EventLog(retention: 0)
         log.addSink(entry.metrics)
         if let eventSink { log.addSink(eventSink) }
+        // Resolved once now when it can be; a name that does not resolve yet (a compose service
+        // not up, `/populate` run first) is looked up per connection, as Toxiproxy does, and the
+        // proxy is created. Before, it was a 500 that blamed the listen address.
+        let connector: (any UpstreamConnector)? = (try? AddressConnector(resolving: upstream)) ?? HostConnector(upstream)
         let relay = Relay(
             configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics), delays: entry.metrics),
-            eventLog: log, group: group)
+            eventLog: log, group: group, connector: connector)
         let bound: Endpoint
         do {
             bound = try await relay.start()
