@@ -5,7 +5,7 @@ import NetsimCore
 public enum FaultCatalog {
     public static let all: [any Fault.Type] = [
         Refuse.self, Reject.self, SlowConnect.self,
-        Stale.self, Blackhole.self, Stall.self, Fin.self, Rst.self, IdleClose.self, SlowClose.self,
+        Stale.self, Blackhole.self, Stall.self, Drop.self, Fin.self, Rst.self, IdleClose.self, SlowClose.self,
         Limit.self, Cut.self, Empty.self, Garbage.self, TLSStall.self, BadCert.self,
         Outage.self, Portal.self, GoAway.self, RstStream.self, MaxStreams.self,
         Offline.self, Handover.self, UDPBlock.self,

@@ -24,6 +24,26 @@ struct StallTests {
         #expect(h.readsAllowed[.upstream] == true)
     }
 
+    @Test("drop=down: the request goes through, the answer is discarded, a FIN passes; lifting closes the connection")
+    func dropDown() {
+        var h = MachineHarness()
+        h.apply(.drop(.down))
+        h.receive("request", from: .client)
+        #expect(h.text(.upstream) == "request")
+        h.receive("answer", from: .upstream)
+        #expect(h.text(.client) == "")
+        #expect(h.readsAllowed[.upstream] != false, "dropped, not held: the server is still read")
+        #expect(h.events.contains { if case .dropped(.down, 6, "drop") = $0 { true } else { false } })
+        h.lift()
+        #expect(h.text(.client) == "", "nothing was held for later")
+        #expect(h.endings(of: .client) == [.fin], "the stream has a hole: it is closed when the fault lifts")
+
+        var closing = MachineHarness()
+        closing.apply(.drop(.down))
+        closing.fin(from: .client)
+        #expect(closing.endings(of: .upstream) == [.fin], "the client's close passes")
+    }
+
     @Test("stall on a new connection still connects upstream; blackhole holds the connect until it lifts")
     func connectHeld() {
         let stalled = MachineHarness(faults: [.stall()], connect: false)

@@ -11,13 +11,6 @@ public struct Blackhole: Fault {
     public static let scope = FaultScope.connection
     public static let paths: FaultPaths = [.relay, .packet]
     public static let summary = "connects, then silence both ways until the client times out"
-    /// Toxiproxy's `timeout`: no data passes, and the connection closes after `timeout` ms (never if 0).
-    public static let toxic: ToxicMapping? = ToxicMapping("timeout", origin: .toxiproxy, attributes: [.init("timeout", .milliseconds)]) {
-        arguments throws(ToxicMapping.Invalid) in
-        let timeout = arguments.milliseconds("timeout")
-        return [.now(.blackhole)] + (timeout == .zero ? [] : [.after(.fin, timeout)])
-    }
-
     public init() {}
     public init(argument: String?) throws(FaultArgumentError) { try FaultArgumentError.none(argument, for: Self.name) }
 

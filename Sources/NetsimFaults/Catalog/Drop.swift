@@ -1,0 +1,59 @@
+import NetsimCore
+
+/// `drop[=up|down]`: bytes in one direction (both without an argument) are discarded while the
+/// connection stays open; closes still pass. The request reaches the server and the answer is
+/// lost (`drop=down`): what a retry must be idempotent against. Unlike `stall`, nothing is held
+/// for later; and because the byte stream now has a hole, the connection is closed (FIN both
+/// ways) when the fault lifts, as Toxiproxy closes it when its `timeout` toxic is removed.
+public struct Drop: Fault {
+    public static let name = "drop"
+    public static let syntax = "[=up|down]"
+    public static let example = "drop=down"
+    public static let scope = FaultScope.connection
+    public static let summary = "one direction's bytes are discarded (closes pass); closed when lifted: request processed, answer lost"
+    /// Toxiproxy's `timeout`: its stream's data is dropped, a close passes, and the connection
+    /// closes after `timeout` ms (never if 0) or when the toxic is removed.
+    public static let toxic: ToxicMapping? = ToxicMapping("timeout", origin: .toxiproxy, attributes: [.init("timeout", .milliseconds)]) {
+        arguments throws(ToxicMapping.Invalid) in
+        let timeout = arguments.milliseconds("timeout")
+        return [.now(.drop(arguments.stream))] + (timeout == .zero ? [] : [.after(.fin, timeout)])
+    }
+
+    /// The direction whose bytes are dropped; nil: both.
+    public var direction: Direction?
+    public init(_ direction: Direction? = nil) { self.direction = direction }
+    public init(argument: String?) throws(FaultArgumentError) {
+        switch argument {
+        case nil: direction = nil
+        case "up": direction = .up
+        case "down": direction = .down
+        default: throw FaultArgumentError("a dropped direction (drop, drop=up or drop=down)")
+        }
+    }
+    public var argument: String? { direction?.rawValue }
+
+    public func makeEffect() -> any FaultEffect { Effect(direction: direction) }
+
+    struct Effect: FaultEffect {
+        let direction: Direction?
+        var inspectsBytes: Bool { true }
+
+        mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
+            let what = direction.map { $0 == .up ? "client → server" : "server → client" } ?? "either way"
+            connection.fire("bytes \(what) are discarded until the fault lifts (closes pass); then the connection closes")
+            return .stays
+        }
+
+        mutating func bytes<Chunk: ByteChunk>(_ chunk: Chunk, _ direction: Direction, on connection: inout ConnectionMachine<Chunk>) -> ByteVerdict {
+            self.direction == nil || self.direction == direction ? .swallow : .pass
+        }
+
+        mutating func lifted<Chunk: ByteChunk>(from connection: inout ConnectionMachine<Chunk>) {
+            connection.closeGracefully(detail: "the byte stream lost bytes while dropped: closed as the fault lifts")
+        }
+    }
+}
+
+extension FaultKind {
+    public static func drop(_ direction: Direction? = nil) -> FaultKind { FaultKind(Drop(direction)) }
+}
