@@ -57,6 +57,19 @@ struct StallTests {
         #expect(held.text(.upstream) == "early")
     }
 
+    @Test("slow-close=D,down holds only the server's FIN; the client's passes at once (Toxiproxy's stream)")
+    func slowCloseOneDirection() throws {
+        #expect(try FaultKind(parsing: "slow-close=1s,down") == .slowClose(.seconds(1), .down))
+        #expect(try FaultKind(parsing: "slow-close=250ms") == .slowClose(.milliseconds(250)))
+        var h = MachineHarness(faults: [.slowClose(.seconds(1), .down)])
+        h.fin(from: .client)
+        #expect(h.endings(of: .upstream) == [.fin], "the client's FIN is not held")
+        h.fin(from: .upstream)
+        #expect(h.endings(of: .client) == [], "the server's FIN waits")
+        h.advance(by: .seconds(1))
+        #expect(h.endings(of: .client) == [.fin])
+    }
+
     @Test("slow-close holds a FIN back exactly its delay, not the bytes ahead of it")
     func slowClose() {
         var h = MachineHarness(faults: [.slowClose(.milliseconds(300))])

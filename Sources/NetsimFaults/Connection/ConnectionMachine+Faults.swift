@@ -47,7 +47,7 @@ extension ConnectionMachine {
         let hadStandIn = standIn != nil
         holding = (faults.contains { $0.effect.holds(.up) }, faults.contains { $0.effect.holds(.down) })
         holdsConnect = faults.contains { $0.effect.holdsConnect }
-        finDelay = faults.map(\.effect.finDelay).max() ?? 0
+        finDelay = (faults.map { $0.effect.finDelay(.up) }.max() ?? 0, faults.map { $0.effect.finDelay(.down) }.max() ?? 0)
         inspectingBytes = faults.contains { $0.effect.inspectsBytes }
         // A connection whose handshake a stand-in answered with a certificate stays with it.
         standIn = impersonating != nil ? nil : faults.last { $0.effect.standIn != nil }?.effect.standIn

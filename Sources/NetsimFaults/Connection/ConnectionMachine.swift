@@ -106,7 +106,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// Derived from ``faults``, recomputed when they change.
     var holding: (up: Bool, down: Bool) = (false, false)
     var holdsConnect = false
-    var finDelay: Int64 = 0
+    var finDelay: (up: Int64, down: Int64) = (0, 0)
     var inspectingBytes = false
     var standIn: (any StandIn)?
     /// No fault, not stale, not closing: bytes take the fast path when the link allows.
@@ -302,7 +302,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
             endAfterQueued(.down, .init(.fin, "the client closed its side; the relay, standing in for the server, closes too"), now: now)
             return
         }
-        let hold = finDelay
+        let hold = direction == .up ? finDelay.up : finDelay.down
         withLane(direction) { $0.enqueue(.fin, at: now, holdFor: hold) }
         deliverDue(direction, now: now)
     }

@@ -26,8 +26,8 @@ public protocol FaultEffect: Sendable {
     func holds(_ direction: Direction) -> Bool
     /// Whether the upstream connect waits until the fault lifts.
     var holdsConnect: Bool { get }
-    /// How long each FIN waits behind the bytes ahead of it.
-    var finDelay: Int64 { get }
+    /// How long each FIN travelling `direction` waits behind the bytes ahead of it.
+    func finDelay(_ direction: Direction) -> Int64
     /// Whether ``bytes(_:_:on:)`` wants to see bytes (false: the connection skips it).
     var inspectsBytes: Bool { get }
     /// The stand-in answering requests in the server's place, if the fault is one.
@@ -43,7 +43,7 @@ extension FaultEffect {
     public mutating func lifted<Chunk: ByteChunk>(from connection: inout ConnectionMachine<Chunk>) {}
     public func holds(_ direction: Direction) -> Bool { false }
     public var holdsConnect: Bool { false }
-    public var finDelay: Int64 { 0 }
+    public func finDelay(_ direction: Direction) -> Int64 { 0 }
     public var inspectsBytes: Bool { false }
     public var standIn: (any StandIn)? { nil }
     public var impersonation: BadCertificateKind? { nil }
