@@ -10,13 +10,20 @@ public enum JUnitReport {
         public var failure: String?
         /// `<system-out>`: e.g. the report of a failure the matrix baseline expects.
         public var output: String?
-        public init(name: String, file: String, seconds: Double, failure: String?, output: String? = nil) {
+        /// JUnit's `<error>`: netsim could not run it (a harness problem, not the client's
+        /// failure); CI systems show the two apart.
+        public var error: String?
+        public init(name: String, file: String, seconds: Double, failure: String?, output: String? = nil, error: String? = nil) {
             self.name = name
             self.file = file
             self.seconds = seconds
             self.failure = failure
             self.output = output
+            self.error = error
         }
+
+        /// Failed, or could not run.
+        public var didNotPass: Bool { failure != nil || error != nil }
     }
 
     /// With a matrix baseline, one test case per matrix cell instead of one per run: it fails
@@ -36,9 +43,9 @@ public enum JUnitReport {
         }
         return order.map { name in
             let group = grouped[name]!
-            let failed = group.runs.filter { $0.failure != nil }
+            let failed = group.runs.filter(\.didNotPass)
             let tally = "\(group.runs.count - failed.count) of \(group.runs.count) runs passed"
-            let report = failed.first.map { "first failed run, \($0.name):\n\($0.failure!)" }
+            let report = failed.first.map { "first failed run, \($0.name):\n\($0.failure ?? $0.error ?? "")" }
             let difference = comparison.cellDifferences[group.scenario]?[group.driver]
             return Case(
                 name: name, file: group.runs[0].file, seconds: group.runs.reduce(0) { $0 + $1.seconds },
@@ -49,13 +56,19 @@ public enum JUnitReport {
 
     public static func render(_ cases: [Case], suiteName: String = "netsim") -> String {
         let failures = cases.filter { $0.failure != nil }.count
+        let errors = cases.filter { $0.failure == nil && $0.error != nil }.count
         let total = cases.reduce(0) { $0 + $1.seconds }
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        xml += #"<testsuites name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" time="\#(format(total))">"# + "\n"
-        xml += #"  <testsuite name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" errors="0" skipped="0" time="\#(format(total))">"# + "\n"
+        xml += #"<testsuites name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" errors="\#(errors)" time="\#(format(total))">"# + "\n"
+        xml += #"  <testsuite name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" errors="\#(errors)" skipped="0" time="\#(format(total))">"# + "\n"
         for item in cases {
             let open = #"    <testcase classname="\#(escape(item.file))" name="\#(escape(item.name))" time="\#(format(item.seconds))""#
-            if let failure = item.failure {
+            if item.failure == nil, let error = item.error {
+                let firstLine = error.split(separator: "\n").first.map(String.init) ?? "could not run"
+                xml += open + ">\n"
+                xml += #"      <error message="\#(escape(firstLine))">\#(escape(error))</error>"# + "\n"
+                xml += "    </testcase>\n"
+            } else if let failure = item.failure {
                 let firstLine = failure.split(separator: "\n").first.map(String.init) ?? "failed"
                 xml += open + ">\n"
                 xml += #"      <failure message="\#(escape(firstLine))">\#(escape(failure))</failure>"# + "\n"
