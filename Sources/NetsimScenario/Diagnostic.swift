@@ -81,11 +81,25 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
 extension ScenarioErrors {
     /// The file's lines as quoted in diagnostics: split at `\n`, a trailing `\r` removed.
     public static func lines(of source: String) -> [String] {
-        // Split on scalars: "\r\n" is a single Character, so splitting the String on "\n" would miss it.
-        source.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            var scalars = String.UnicodeScalarView(line)
-            if scalars.last == "\r" { scalars.removeLast() }
-            return String(scalars)
+        // As YAML counts lines: "\n", "\r\n" or a lone "\r" (old Mac files) ends one. On
+        // scalars: "\r\n" is a single Character.
+        var lines: [String] = []
+        var current = String.UnicodeScalarView()
+        var afterCR = false
+        for scalar in source.unicodeScalars {
+            if scalar == "\n", afterCR {
+                afterCR = false
+                continue  // the second half of "\r\n"
+            }
+            afterCR = scalar == "\r"
+            if scalar == "\n" || scalar == "\r" {
+                lines.append(String(current))
+                current = String.UnicodeScalarView()
+            } else {
+                current.append(scalar)
+            }
         }
+        lines.append(String(current))
+        return lines
     }
 }

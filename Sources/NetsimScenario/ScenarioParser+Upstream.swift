@@ -173,7 +173,12 @@ extension Validator {
     /// An HTTP status code, 100…599.
     func status(_ entry: Entry, hint: String? = nil) -> Int? {
         guard let raw = scalar(entry, expected: "an HTTP status code") else { return nil }
-        guard let value = Int(raw), (100...599).contains(value) else {
+        guard let value = Int(raw) else {
+            error(entry.valueLocation, "status '\(raw)' is not a whole number; an HTTP status code is a number from 100 to 599",
+                  hint: hint ?? "e.g. status: 200")
+            return nil
+        }
+        guard (100...599).contains(value) else {
             error(entry.valueLocation, "status \(raw) is out of range; an HTTP status code is from 100 to 599", hint: hint)
             return nil
         }

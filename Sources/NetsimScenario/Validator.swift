@@ -132,7 +132,8 @@ final class Validator {
     func suggestionHint(_ word: String, among candidates: [String], listing: String) -> String? {
         if let near = closestMatch(to: word, among: candidates) { return "did you mean '\(near)'?" }
         guard !candidates.isEmpty else { return nil }
-        return "\(listing): \(candidates.joined(separator: ", "))"
+        var seen = Set<String>()
+        return "\(listing): \(candidates.filter { seen.insert($0).inserted }.joined(separator: ", "))"
     }
 
     /// Reports a missing required key at the start of the mapping.

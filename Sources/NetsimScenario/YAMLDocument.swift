@@ -87,6 +87,12 @@ struct YAMLDocument {
                     message: "invalid YAML: \(problem) \(context.text)", hint: hint,
                     line: max(1, context.mark.line), column: max(1, context.mark.column))
             }
+            if problem.hasPrefix("Maximum nesting level reached") {
+                // libyaml's text names its own API; say what it means.
+                return .syntax(
+                    message: "invalid YAML: nested too deeply", hint: "a scenario needs a few levels; look for brackets opened and never closed",
+                    line: max(1, mark.line), column: max(1, mark.column))
+            }
             return .syntax(
                 message: "invalid YAML: \(problem)", hint: hint(problem: problem, context: context),
                 line: max(1, mark.line), column: max(1, mark.column))

@@ -260,6 +260,15 @@ struct ScenarioParserTests {
         #expect(scenario.client.command == ["python3", "my client.py", "--fast"])
     }
 
+    /// Old-Mac files (a lone CR per line): YAML counts their lines, and so do the diagnostics,
+    /// which quote the line and put the caret under the column.
+    @Test func classicMacLineEndingsAreLinesToo() {
+        #expect(ScenarioErrors.lines(of: "a\rb\r\nc\nd") == ["a", "b", "c", "d"])
+        let text = Self.minimal.replacingOccurrences(of: "  driver: naive", with: "  driver: naive\n  timeout: 2x").replacingOccurrences(of: "\n", with: "\r")
+        let rendered = parseDiagnostics(text, file: Self.file).first.map { ScenarioErrors(diagnostics: [$0], sourceLines: ScenarioErrors.lines(of: text)).rendered() } ?? ""
+        #expect(rendered.contains("  timeout: 2x\n"), "\(rendered)")
+    }
+
     @Test func windowsCRLineEndingsAndAFinalLineWithoutNewline() throws {
         let text = Self.minimal.replacingOccurrences(of: "\n", with: "\r\n").trimmingCharacters(in: .newlines)
         let scenario = try parse(text)
