@@ -80,7 +80,8 @@ public final class ExecDriver: ClientDriver {
             try send(.config(ExecConfig(client)))
         } catch {
             // A client that exited at once: `ready` reports it with its stderr.
-            clientLog.note("[netsim] cannot write config to the exec client: \(error)")
+            // Foundation's NSError for the broken pipe says nothing more than this.
+            clientLog.note("[netsim] the exec client did not take its config line (its stdin is closed: it had exited)")
         }
     }
 
