@@ -69,10 +69,12 @@ extension Validator {
     /// After the whole scenario is read: the upstream and checks a packet link cannot carry out,
     /// each at its place (its timeline's faults were checked as they were read; a `login` needs a
     /// `portal` fault, which a packet link refuses).
-    func checkPacketMode(upstream: UpstreamSpec, upstreamLocation: SourceLocation?, dns: ScenarioDNS?, expectations: [Expectation]) {
+    func checkPacketMode(upstream: UpstreamSpec?, upstreamLocation: SourceLocation?, dns: ScenarioDNS?, expectations: [Expectation]) {
         guard linkMode == .packet else { return }
         let place = upstreamLocation ?? SourceLocation(file: file, line: 1, column: 1)
         switch upstream {
+        case nil:
+            break
         case .address(let endpoint):
             error(place, "the upstream \(endpoint) is not on the packet link: a client in the namespace reaches only the host side (NETSIM_HOST)",
                   hint: "use the built-in upstream ('routes:'), which listens there; for your own server use netsim shell (docs/packet.md)")

@@ -130,9 +130,8 @@ extension Validator {
             self.expectations($0, requestNames: requestNames)
         }
 
-        if let upstream, let timeline, let expectations {
-            checkPacketMode(upstream: upstream, upstreamLocation: top["upstream"]?.keyLocation, dns: dns ?? nil, expectations: expectations)
-        }
+        // Whatever else failed, so every problem is reported at once.
+        checkPacketMode(upstream: upstream, upstreamLocation: top["upstream"]?.keyLocation, dns: dns ?? nil, expectations: expectations ?? [])
         guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations, errorCount == 0 else { return nil }
         if case .some(nil) = dns { return nil }
         // A profile's DNS delay (`high-latency-dns`) unless `dns: { delay: … }` says otherwise.

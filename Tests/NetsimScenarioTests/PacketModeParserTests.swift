@@ -119,4 +119,11 @@ struct PacketModeParserTests {
         let named = diagnostics(Self.scenario(top: "dns:\n  names: { api.test: host }", upstream: "  tls: true\n  routes:\n    - path: /feed"))
         #expect(named.isEmpty, "\(named)")
     }
+
+    /// Every problem at once: a bad timeline step does not hide a check a packet link cannot make.
+    @Test func aTimelineErrorDoesNotHideThePacketChecksErrors() {
+        let found = diagnostics(Self.scenario(steps: "  - fault: outage=503", checks: "  - relay:\n      bytes: { min: 1 }"))
+        #expect(found.contains { $0.message.contains("outage acts on HTTP requests") }, "\(found)")
+        #expect(found.contains { $0.message.contains("'bytes' counts what the relay delivered") }, "\(found)")
+    }
 }
