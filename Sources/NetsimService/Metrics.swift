@@ -19,6 +19,9 @@ public final class ProxyMetrics: EventSink, DelayObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var faults: [String: Counter] = [:]
     private var openedAt: [ConnectionID: Int64] = [:]
+    /// The faults already counted on each open connection: a fault logs when it takes hold
+    /// and again when it acts (a `limit` set up, then closing), and counts once.
+    private var counted: [ConnectionID: Set<String>] = [:]
 
     /// - Parameter proxy: the `proxy` label of every series (the Toxiproxy proxy's name, or
     ///   `relay` for `netsim relay`).
@@ -46,9 +49,16 @@ public final class ProxyMetrics: EventSink, DelayObserver, @unchecked Sendable {
             if let id = event.connection { lock.withLock { openedAt[id] = event.time } }
         case .closed:
             connectionsOpen.decrement()
-            let opened = event.connection.flatMap { id in lock.withLock { openedAt.removeValue(forKey: id) } }
+            let opened = event.connection.flatMap { id in
+                lock.withLock {
+                    counted.removeValue(forKey: id)
+                    return openedAt.removeValue(forKey: id)
+                }
+            }
             if let opened { connectionDuration.recordNanoseconds(event.time - opened) }
-        case .faultFired(let fault, _): faultCounter(fault.rawValue).increment()
+        case .faultFired(let fault, _):
+            let first = event.connection.map { id in lock.withLock { counted[id, default: []].insert(fault.rawValue).inserted } } ?? true
+            if first { faultCounter(fault.rawValue).increment() }
         default: break
         }
     }
