@@ -133,6 +133,9 @@ public enum DriverCheck {
     static func judge(_ response: DriverResponse, expected: ErrorKind, what: String, took: Int64? = nil, limit: Int64? = nil) -> Finding {
         let check = "error \(expected.rawValue)"
         let message = response.errorMessage.map { " (message: \(printable($0)))" } ?? ""
+        if ExecDriver.isNetsims(response) {
+            return Finding(check, .fail, "\(what): the client gave no answer; netsim's own\(message)")
+        }
         guard let kind = response.error else {
             return Finding(check, .fail, "\(what): expected error kind \"\(expected.rawValue)\", got status \(response.status.map(String.init) ?? "null") and no error")
         }

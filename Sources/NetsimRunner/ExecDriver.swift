@@ -98,6 +98,17 @@ public final class ExecDriver: ClientDriver {
         response.error == .timeout && response.errorMessage?.hasPrefix(unanswered) == true
     }
 
+    /// Whose words begin every answer netsim makes in the client's place (it exited, broke the
+    /// protocol, could not be written to): ``isNetsims(_:)`` tells them from the client's own.
+    static let standIn = "netsim: "
+
+    /// True when netsim made `response` because the client gave none: a crashed client's
+    /// requests fail with kind `other`, which a check expecting `other` must not count as the
+    /// client's classification.
+    public static func isNetsims(_ response: DriverResponse) -> Bool {
+        isUnanswered(response) || response.errorMessage?.hasPrefix(standIn) == true
+    }
+
     public func perform(_ request: DriverRequest) async throws -> DriverResponse {
         let deadline = answerDeadline
         let id = request.id
@@ -109,7 +120,7 @@ public final class ExecDriver: ClientDriver {
         return await withCheckedContinuation { continuation in
             let ready = state.withLockedValue { state -> DriverResponse? in
                 if let response = state.early.removeValue(forKey: id) { return response }
-                if state.exited { return DriverResponse(error: .other, errorMessage: "the exec client has exited") }
+                if state.exited { return DriverResponse(error: .other, errorMessage: Self.standIn + "the exec client has exited") }
                 state.waiting[id] = continuation
                 return nil
             }
@@ -120,7 +131,7 @@ public final class ExecDriver: ClientDriver {
             do {
                 try send(.request(ExecRequest(request)))
             } catch {
-                answer(id, DriverResponse(error: .other, errorMessage: "cannot write to the exec client: \(error)"))
+                answer(id, DriverResponse(error: .other, errorMessage: Self.standIn + "cannot write to the exec client: \(error)"))
             }
         }
     }
@@ -246,7 +257,7 @@ public final class ExecDriver: ClientDriver {
         case .unreadable(let problem, let id):
             clientLog.note("[netsim] \(problem): \(String(decoding: line, as: UTF8.self))")
             if let id {
-                answer(id, DriverResponse(error: .other, errorMessage: "the exec client broke the protocol (docs/drivers.md): \(problem)"))
+                answer(id, DriverResponse(error: .other, errorMessage: Self.standIn + "the exec client broke the protocol (docs/drivers.md): \(problem)"))
             }
         }
     }
@@ -269,7 +280,7 @@ public final class ExecDriver: ClientDriver {
             return Array(state.waiting.values)
         }
         for continuation in pending {
-            continuation.resume(returning: DriverResponse(error: .other, errorMessage: "the exec client exited before answering"))
+            continuation.resume(returning: DriverResponse(error: .other, errorMessage: Self.standIn + "the exec client exited before answering"))
         }
         changed.yield()
     }

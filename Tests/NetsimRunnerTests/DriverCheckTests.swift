@@ -59,6 +59,15 @@ struct DriverCheckTests {
         }
     }
 
+    /// A client that crashes on a request: netsim answers in its place with kind "other", and
+    /// the "error other" checks must not count that as the client's classification.
+    @Test func aCrashingClientDoesNotPassTheOtherChecks() async {
+        let findings = await Self.check("crashing_client.py")
+        let other = findings["error other"] ?? []
+        #expect(other.count == 2, "\(Self.render(findings))")
+        #expect(other.allSatisfy { $0.verdict == .fail && $0.detail.contains("the client gave no answer") }, "\(Self.render(findings))")
+    }
+
     @Test func aBrokenClientIsToldEachMistake() async {
         let findings = await Self.check("broken_client.py")
         func verdict(_ check: String) -> DriverCheck.Finding.Verdict? { findings[check]?.first?.verdict }

@@ -87,7 +87,7 @@ struct ExecProtocolTests {
         let response = try await driver.perform(DriverRequest(id: 5, method: "GET", url: "http://127.0.0.1:9/", headers: [], body: nil))
         await driver.shutdown()
         #expect(response.error == .other)
-        #expect(response.errorMessage == #"the exec client broke the protocol (docs/drivers.md): a malformed answer on stdout ("status" is not an integer)"#)
+        #expect(response.errorMessage == #"netsim: the exec client broke the protocol (docs/drivers.md): a malformed answer on stdout ("status" is not an integer)"#)
         let log = await driver.log
         #expect(log.contains("[netsim] not a JSON object on stdout: not json\n"), "\(log)")
         #expect(log.contains(#"[netsim] a malformed answer on stdout ("status" is not an integer): {"id":5,"status":"200"}"#), "\(log)")
