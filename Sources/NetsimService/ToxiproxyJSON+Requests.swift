@@ -111,12 +111,12 @@ struct ToxicRequest: Decodable, Sendable {
         try toxic.update(toxicity: toxicity, attributes: try givenAttributes(for: toxic.type))
     }
 
-    /// Absent, null and `""` mean downstream, Toxiproxy's default.
+    /// Absent, null and `""` mean downstream, Toxiproxy's default; `UPSTREAM` is `upstream`.
     private func givenStream() throws -> ToxicStream {
         switch stream {
         case .absent, .null, .value(""): return .downstream
         case .value(let text):
-            guard let stream = ToxicStream(rawValue: text) else {
+            guard let stream = ToxicStream(rawValue: text.lowercased()) else {  // any case, as Toxiproxy reads it
                 throw APIError.badRequest("toxic stream must be upstream or downstream, not \(text)")
             }
             return stream

@@ -45,6 +45,7 @@ struct ToxiproxyJSONTests {
     @Test("absent, null and empty fields take Toxiproxy's defaults", arguments: [
         #"{"type":"latency","stream":null,"name":"","toxicity":null,"attributes":null}"#,
         #"{"type":"latency","stream":""}"#,
+        #"{"type":"latency","stream":"DownStream"}"#,  // any case, as Toxiproxy's ParseDirection reads it
     ])
     func defaults(body: String) async throws {
         try await ToxiproxyAPITests.withAPI { api, echo in
