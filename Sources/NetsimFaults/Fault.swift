@@ -89,6 +89,17 @@ public struct FaultArgumentError: Error, Sendable, Equatable {
         if argument != nil { throw unexpected(name) }
     }
 
+    /// Parses an optional direction, `up` or `down` (nil: both ways), as `stall` and `drop` take
+    /// it; `what` names the direction in the message (`a stalled direction`).
+    static func direction(_ argument: String?, for name: String, what: String) throws(FaultArgumentError) -> Direction? {
+        switch argument {
+        case nil: return nil
+        case "up": return .up
+        case "down": return .down
+        default: throw FaultArgumentError("\(what) (\(name), \(name)=up or \(name)=down)")
+        }
+    }
+
     /// Parses a unit value (`Duration`, `ByteCount`), keeping the unit's own message.
     static func unit<T>(_ argument: String?, for name: String, _ parse: (String) throws -> T) throws(FaultArgumentError) -> T {
         let text = try required(argument, for: name)

@@ -9,6 +9,15 @@ import Testing
 /// default action), which fails the run loudly.
 @Suite("signals through a pipe", .serialized)
 struct SignalPipeTests {
+    /// Polls `condition` every millisecond until it holds or 10 s have passed (a signal's
+    /// handler runs on another thread; the deadline only bounds a failing run).
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition(), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     /// Every process-directed signal sent from a busy thread arrives: each is awaited before the
     /// next (signals of one kind pending together merge into one, by POSIX).
     @Test func everySignalSentToTheProcessReachesTheHandler() async throws {
@@ -17,10 +26,7 @@ struct SignalPipeTests {
         for round in 1...20 {
             let sender = Thread { kill(getpid(), SIGUSR1) }
             sender.start()
-            let deadline = ContinuousClock.now + .seconds(10)
-            while received.withLock({ $0.count }) < round, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(1))  // polling a count, with a deadline
-            }
+            try await Self.waitUntil { received.withLock { $0.count } >= round }
             #expect(received.withLock { $0.count } == round, "signal \(round) was not delivered")
         }
         #expect(received.withLock { $0 }.allSatisfy { $0 == SIGUSR1 })
@@ -36,10 +42,7 @@ struct SignalPipeTests {
         await stop.wait(duration: nil)  // returns only because the signal arrived
         #expect(forced.withLock { $0 }.isEmpty, "the first signal must not force anything")
         kill(getpid(), SIGUSR2)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while forced.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))  // polling, with a deadline
-        }
+        try await Self.waitUntil { forced.withLock { !$0.isEmpty } }
         #expect(forced.withLock { $0 } == [SIGUSR2])
         withExtendedLifetime(stop) {}
     }
@@ -51,10 +54,7 @@ struct SignalPipeTests {
         let stop = StopSignal(signals: [SIGUSR2], command: "netsim test-double") { sig in forced.withLock { $0.append(sig) } }
         await stop.wait(duration: .milliseconds(10))
         kill(getpid(), SIGUSR2)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while forced.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))  // polling, with a deadline
-        }
+        try await Self.waitUntil { forced.withLock { !$0.isEmpty } }
         #expect(forced.withLock { $0 } == [SIGUSR2])
         withExtendedLifetime(stop) {}
     }

@@ -23,12 +23,7 @@ public struct Drop: Fault {
     public var direction: Direction?
     public init(_ direction: Direction? = nil) { self.direction = direction }
     public init(argument: String?) throws(FaultArgumentError) {
-        switch argument {
-        case nil: direction = nil
-        case "up": direction = .up
-        case "down": direction = .down
-        default: throw FaultArgumentError("a dropped direction (drop, drop=up or drop=down)")
-        }
+        direction = try FaultArgumentError.direction(argument, for: Self.name, what: "a dropped direction")
     }
     public var argument: String? { direction?.rawValue }
 

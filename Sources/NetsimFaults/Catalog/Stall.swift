@@ -20,12 +20,7 @@ public struct Stall: Fault {
     public var direction: Direction?
     public init(_ direction: Direction? = nil) { self.direction = direction }
     public init(argument: String?) throws(FaultArgumentError) {
-        switch argument {
-        case nil: direction = nil
-        case "up": direction = .up
-        case "down": direction = .down
-        default: throw FaultArgumentError("a stalled direction (stall, stall=up or stall=down)")
-        }
+        direction = try FaultArgumentError.direction(argument, for: Self.name, what: "a stalled direction")
     }
     public var argument: String? { direction?.rawValue }
 
