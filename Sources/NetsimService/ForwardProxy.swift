@@ -39,12 +39,16 @@ public final class ForwardProxy: @unchecked Sendable {
         public var dns: DNSFaults
         /// How long a lookup under `dns`'s `timeout` failure waits before the proxy answers 504.
         public var dnsTimeout: Duration
+        /// The most client connections open at once (each holds two descriptors); more wait in the
+        /// listen queue. nil: what the open-file limit allows (``Relay/defaultConnectionLimit(splice:)``).
+        public var maximumConnections: Int?
 
         public init(listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0), link: LinkConfiguration = .unimpaired,
                     faults: [FaultRule] = [], seed: UInt64 = 1, allow: [AddressRange] = [],
                     interception: (@Sendable (Endpoint) throws -> TLSInterception)? = nil,
-                    dns: DNSFaults = .none, dnsTimeout: Duration = .seconds(5)) {
+                    dns: DNSFaults = .none, dnsTimeout: Duration = .seconds(5), maximumConnections: Int? = nil) {
             self.interception = interception
+            self.maximumConnections = maximumConnections
             self.dns = dns
             self.dnsTimeout = dnsTimeout
             self.listen = listen
@@ -89,10 +93,21 @@ public final class ForwardProxy: @unchecked Sendable {
     @discardableResult
     public func start() async throws -> Endpoint {
         for rule in configuration.faults { try rule.validate() }
+        let log = eventLog
+        let gate = ConnectionGate(limit: connectionLimit) { paused, open in
+            log.record(paused ? .listenerPaused(reason: "\(open) client connections open, the proxy's limit; new clients wait in the listen queue until one ends")
+                              : .listenerResumed(reason: "\(open) client connections open, under the proxy's limit"))
+        }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(ChannelOptions.backlog, value: 4096)
             .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoff()) }
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(onPause: { error in
+                        log.record(.listenerPaused(reason: "accept failed: \(error); accepting again in 1 s"))
+                    }, resume: { _ in gate.resume() }))
+                    try channel.pipeline.syncOperations.addHandler(gate)
+                }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { [self] channel in
@@ -119,6 +134,11 @@ public final class ForwardProxy: @unchecked Sendable {
             if let relay = try? await task.value { await relay.stop() }
         }
         try? await group.shutdownGracefully()
+    }
+
+    /// The most client connections the proxy holds open.
+    public var connectionLimit: Int {
+        configuration.maximumConnections ?? Relay.defaultConnectionLimit(splice: false)
     }
 
     func isAllowed(_ address: SocketAddress?) -> Bool {

@@ -51,6 +51,15 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
     var duration: Duration?
 
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Hold at most this many client connections open; further clients wait in the listen queue until one ends. Default: as many as the open-file limit leaves room for (2 descriptors each). Example: --max-connections 500", valueName: "n"))
+    var maxConnections: Int?
+
+    func validate() throws {
+        if let maxConnections, maxConnections < 1 {
+            throw ValidationError("--max-connections \(maxConnections): give 1 or more")
+        }
+    }
+
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
 
     func run() async throws {
@@ -77,7 +86,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let proxy = ForwardProxy(
             configuration: .init(listen: listen, link: link.configuration(), faults: faults.rules, seed: seed, allow: allow,
                                  interception: interception.map { shared in { @Sendable _ in shared } },
-                                 dns: dns.faults(profile: link.profile)),
+                                 dns: dns.faults(profile: link.profile), maximumConnections: maxConnections),
             eventLog: log)
         let bound: Endpoint
         do {
@@ -88,6 +97,7 @@ struct ProxyCommand: AsyncParsableCommand {
         printStatus("netsim proxy: http://\(bound)")
         printStatus("  link: \(proxy.configuration.link)")
         for rule in proxy.configuration.faults { printStatus("  fault: \(rule)") }
+        printStatus("  connections: at most \(proxy.connectionLimit)\(maxConnections == nil ? " (open-file limit \(OpenFileLimit.current.soft))" : "")")
         if !proxy.configuration.dns.isEmpty { printStatus("  dns: \(proxy.configuration.dns) for every destination name (not address literals)") }
         if let (_, authority) = intercepting {
             printStatus("  TLS: CONNECT tunnels intercepted; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")

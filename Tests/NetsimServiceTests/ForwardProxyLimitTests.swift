@@ -1,0 +1,57 @@
+import Foundation
+import NetsimCore
+import NetsimLoopback
+import Testing
+@testable import NetsimService
+
+/// `netsim proxy --max-connections N`: at N open client connections the listener stops
+/// accepting; a further client waits in the listen queue and is served when one ends.
+@Suite("Forward proxy: connection limit")
+struct ForwardProxyLimitTests {
+    /// Opens a CONNECT tunnel to `target` through `proxy` and reads the proxy's answer head
+    /// (nil when none came within `within`).
+    static func tunnel(_ proxy: Endpoint, to target: Endpoint, within: Duration) throws -> (BlockingSocket, String?) {
+        let socket = try BlockingSocket.connect(to: proxy)
+        try socket.send("CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n")
+        var head: [UInt8] = []
+        while !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
+            guard let chunk = try? socket.receive(timeout: within), !chunk.isEmpty else { return (socket, nil) }
+            head += chunk
+        }
+        return (socket, String(decoding: head, as: UTF8.self))
+    }
+
+    @Test func aClientOverTheLimitWaitsUntilAConnectionEnds() async throws {
+        let echo = try LoopbackServer.echo()
+        defer { echo.stop() }
+        let proxy = ForwardProxy(configuration: .init(maximumConnections: 2), threads: 1)
+        let bound = try await proxy.start()
+        let outcome = try await offload { () -> (first: String?, waiting: String?, served: String?) in
+            let (a, headA) = try Self.tunnel(bound, to: echo.endpoint, within: .seconds(30))
+            let (b, _) = try Self.tunnel(bound, to: echo.endpoint, within: .seconds(30))
+            defer { b.close() }
+            // A deadline, not a sleep: the third must not be served while two are open.
+            let (c, waiting) = try Self.tunnel(bound, to: echo.endpoint, within: .milliseconds(400))
+            defer { c.close() }
+            a.close()
+            var head: [UInt8] = []
+            while !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
+                guard let chunk = try? c.receive(timeout: .seconds(30)), !chunk.isEmpty else { break }
+                head += chunk
+            }
+            return (headA, waiting, String(decoding: head, as: UTF8.self))
+        }
+        await proxy.stop()
+        #expect(outcome.first?.hasPrefix("HTTP/1.1 200") == true, "\(String(describing: outcome.first))")
+        #expect(outcome.waiting == nil, "served while two were open: \(String(describing: outcome.waiting))")
+        #expect(outcome.served?.hasPrefix("HTTP/1.1 200") == true, "served once one ended: \(String(describing: outcome.served))")
+        let changes = proxy.eventLog.events.compactMap { event -> String? in
+            switch event.kind {
+            case .listenerPaused: "paused"
+            case .listenerResumed: "resumed"
+            default: nil
+            }
+        }
+        #expect(changes.prefix(2) == ["paused", "resumed"], "\(changes)")
+    }
+}
