@@ -238,7 +238,7 @@ extension Validator {
     /// `login:` (or `login: true`): the user signs in at the captive portal; every `portal`
     /// fault lifts.
     private func login(_ action: Entry, state: TimelineState) -> TimelineStep.Action? {
-        let isTrue = action.value.scalar.map { ["true", "yes"].contains($0.string.lowercased()) } ?? false
+        let isTrue = action.value.scalar.map { Self.trueWords.contains($0.string.lowercased()) } ?? false
         guard action.value.isNull || isTrue else {
             error(action.valueLocation, "'login' takes no value, found \(action.value.foundDescription)",
                   hint: "write 'login:' or 'login: true'; it lifts every portal fault (use 'clear' to lift other faults by name)")

@@ -186,10 +186,13 @@ final class Validator {
         return value
     }
 
+    /// YAML 1.1's words for true, in any case (YAML 1.2 keeps only `true`; files in the wild use both).
+    static let trueWords: [String] = ["true", "yes", "on"]
+
     func boolean(_ entry: Entry) -> Bool? {
         guard let raw = scalar(entry, expected: "true or false") else { return nil }
         switch raw.lowercased() {
-        case "true", "yes", "on": return true
+        case let word where Self.trueWords.contains(word): return true
         case "false", "no", "off": return false
         default:
             error(entry.valueLocation, "'\(entry.key)' must be true or false, found '\(raw)'")

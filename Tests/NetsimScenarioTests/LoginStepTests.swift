@@ -25,7 +25,7 @@ struct LoginStepTests {
     }
 
     @Test func loginAfterAPortalParses() throws {
-        for form in ["login:", "login: true", "login: yes"] {
+        for form in ["login:", "login: true", "login: yes", "login: on", "login: True"] {  // the words every boolean takes
             let text = Self.scenario("""
                   - fault: portal=page,tls=close
                   - at: 2s
