@@ -306,15 +306,19 @@ struct ToxiproxyAPITests {
             // hit it as well (the toxic acts on every open connection).
             #expect(await events.count(1, where: closed))
             _ = await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: #"{"type":"reset_peer","attributes":{"timeout":0}}"#))
+            // As Toxiproxy's: the reset comes with the server's first bytes (the echo of "x").
             let outcome = try await offload { () -> Result<[UInt8], SocketFailure> in
                 let reset = try BlockingSocket.connect(to: listen)
                 defer { reset.close() }
-                do { return .success(try reset.receive(timeout: .seconds(10))) } catch let failure as SocketFailure { return .failure(failure) }
+                do {
+                    try reset.send("x")
+                    return .success(try reset.receive(timeout: .seconds(10)))
+                } catch let failure as SocketFailure { return .failure(failure) }
             }
             #expect(outcome == .failure(.reset), "\(outcome)")
             #expect(await events.count(2, where: closed))
             let text = await api.handle(APIRequest(method: "GET", uri: "/metrics")).text
-            #expect(text.contains(#"netsim_proxy_bytes_total{proxy="db",stream="upstream"} 5"#), "\(text)")
+            #expect(text.contains(#"netsim_proxy_bytes_total{proxy="db",stream="upstream"} 6"#), "\(text)")
             #expect(text.contains(#"netsim_proxy_bytes_total{proxy="db",stream="downstream"} 5"#), "\(text)")
             #expect(text.contains(#"netsim_proxy_connections_total{proxy="db"} 2"#), "\(text)")
             #expect(text.contains(#"netsim_proxy_connections_open{proxy="db"} 0"#), "\(text)")
