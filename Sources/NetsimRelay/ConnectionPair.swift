@@ -199,27 +199,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         run { $0.inputClosed(on: leg, now: now) }
     }
 
-    func failed(_ leg: Leg, error: any Error) {
-        if leg == .upstream {
-            switch TLSFailure(error) {
-            case .failed(let reason):
-                // The relay's own TLS to upstream (interception) failed: a certificate that does
-                // not verify, a protocol error. NIOSSL closes the leg next; the log says why.
-                relay.eventLog.record(.upstreamFailed(reason: .other, detail: "TLS with upstream failed: \(reason)"), connection: id, at: now)
-                return
-            case .closedWithoutCloseNotify:
-                return  // the leg's end follows, and is logged as the close it is
-            case .notTLS:
-                break
-            }
-        }
-        // Any socket error (ECONNRESET, EPIPE, ETIMEDOUT, ...) ends this leg abruptly: forward it
-        // as a reset. Channel-state errors (writing after close) say nothing about the peer.
-        guard error is IOError else { return }
-        let now = self.now
-        run { $0.peerReset(leg, now: now) }
-    }
-
     func legInactive(_ leg: Leg) {
         legClosed()
         let now = self.now
@@ -341,18 +320,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         }
     }
 
-    static func classify(_ error: any Error) -> (UpstreamFailure, String) {
-        if case ChannelError.connectTimeout = error { return (.timeout, "connect timed out") }
-        if let io = error as? IOError {
-            switch io.errnoCode {
-            case ECONNREFUSED: return (.refused, "connection refused")
-            case ETIMEDOUT: return (.timeout, "connect timed out")
-            case EHOSTUNREACH, ENETUNREACH: return (.unreachable, String(describing: io))
-            default: return (.other, String(describing: io))
-            }
-        }
-        return (.other, String(describing: error))
-    }
 
     // MARK: Relay-level
 
