@@ -1,6 +1,7 @@
 import Foundation
 import NetsimCore
 import NetsimHTTP
+import NetsimLoopback
 import NetsimRunner
 import NetsimScenario
 import Testing
@@ -84,6 +85,23 @@ struct DriverTests {
         #expect(response.status == nil)
         #expect(response.errorMessage?.isEmpty == false)
         #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    /// An answer of bytes that are not HTTP is the client's parse error: kind `other`
+    /// (docs/drivers.md), not `closed-before-response` (naive and resilient said so).
+    @Test(arguments: drivers)
+    func garbageIsOther(_ name: String) async throws {
+        let server = try LoopbackServer { socket in
+            _ = try? socket.receive(timeout: .seconds(10))
+            try? socket.send((0..<100).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+            socket.shutdownWrite()
+            _ = try? socket.receiveToEnd(timeout: .seconds(5))
+        }
+        defer { server.stop() }
+        let driver = Self.make(name, Self.client(name, timeout: .seconds(3), retries: 0))
+        let response = try await Self.get(driver, server.endpoint, "/hello")
+        await driver.shutdown()
+        #expect(response.error == .other, "\(response)")
     }
 
     @Test(arguments: drivers)

@@ -238,8 +238,12 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
                                             beforeResponse: head == nil, streamReset: reset.errorCode)))
         } else if let kind = NIOErrorKind.kind(of: error) {
             finish(.failure(ExchangeFailure(kind: kind, message: "\(error)", beforeResponse: head == nil)))
+        } else if let parse = error as? HTTPParserError, parse != .invalidEOFState {
+            // Bytes that are not HTTP/1.1 (garbage): the client's parse error, kind "other"
+            // (docs/drivers.md), as urlsession and async-http-client classify it.
+            finish(.failure(ExchangeFailure(kind: .other, message: "the answer is not HTTP/1.1 (\(error))", beforeResponse: head == nil)))
         } else {
-            // A parser error: typically EOF in the middle of a message.
+            // EOF in the middle of a message.
             failIfPending(closedBy: "\(error)")
         }
         closed = true
