@@ -58,6 +58,21 @@ struct ResponseFaultTests {
         #expect(h.endings(of: .client) == [how])
     }
 
+    @Test("cut on a kept-alive connection: a shorter answer passes whole, the next is cut after BYTES of its own body, in one chunk or many")
+    func cutFollowsAnswers() {
+        let short = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+        let long = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + Self.body
+        // Split inside the first head, and across the two answers (Character counts: "\r\n" is one).
+        for pieces in [[short + long], [short, long], [String(short.prefix(20)), String(short.dropFirst(20)) + String(long.prefix(50)), String(long.dropFirst(50))]] {
+            var h = MachineHarness(faults: [.cut(bytes: 25, .fin)])
+            h.receive(Self.request, from: .client)
+            for piece in pieces { h.receive(piece, from: .upstream) }
+            let longHead = String(long.dropLast(Self.body.count))
+            #expect(h.text(.client) == short + longHead + String(Self.body.prefix(25)), "\(pieces.count) pieces")
+            #expect(h.endings(of: .client) == [.fin])
+        }
+    }
+
     @Test("cut at 0 delivers the head and nothing of the body")
     func cutAtZero() {
         var h = MachineHarness(faults: [.cut(bytes: 0)])

@@ -1,3 +1,4 @@
+import Foundation
 import NetsimCore
 
 /// `cut=BYTES[,rst]`: the next answer is cut after BYTES of its body (counted on the wire after
@@ -35,14 +36,26 @@ public struct Cut: Fault {
 
     public func makeEffect() -> any FaultEffect { Effect(budget: bytes, close: close) }
 
+    /// Follows the answers on the connection: their heads (to the blank line), their bodies (to
+    /// `Content-Length`, when the head has one), and cuts the first whose body reaches the budget.
+    /// A kept-alive connection's shorter answers pass whole and each next one counts from its
+    /// own head. Before, the count ran on across answers, and a later answer's head counted as
+    /// body, so it was cut short of BYTES. An answer without `Content-Length` (chunked, or
+    /// ended by the close) is followed to the end of the connection.
     struct Effect: FaultEffect {
         let budget: Int
         let close: CloseKind
         /// How much of "\r\n\r\n" the bytes seen so far end with (4: the head is over).
         var headMatched = 0
+        /// The current answer's head so far (at most ``headLimit`` bytes), for its length.
+        var head: [UInt8] = []
+        /// The current answer's body length from its head; nil: unknown (to the close).
+        var answerLength: Int?
         var bodySeen = 0
         var ended = false
         var inspectsBytes: Bool { true }
+
+        static let headLimit = 16 * 1024
 
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
             connection.fire("the next answer stops after \(budget) bytes of its body, then \(close.rawValue.uppercased())")
@@ -52,26 +65,49 @@ public struct Cut: Fault {
         mutating func bytes<Chunk: ByteChunk>(_ chunk: Chunk, _ direction: Direction, on connection: inout ConnectionMachine<Chunk>) -> ByteVerdict {
             guard direction == .down else { return .pass }
             guard !ended else { return .swallow }
-            var headBytes = 0
-            if headMatched < 4 {
-                headBytes = chunk.count
-                for (offset, byte) in chunk.bytes.enumerated() {
-                    headMatched = byte == Self.terminator[headMatched] ? headMatched + 1 : (byte == 13 ? 1 : 0)
-                    if headMatched == 4 {
-                        headBytes = offset + 1
-                        break
+            let bytes = chunk.bytes
+            var position = 0
+            while position < bytes.count {
+                if headMatched < 4 {
+                    // In a head: up to its blank line.
+                    while position < bytes.count, headMatched < 4 {
+                        let byte = bytes[position]
+                        headMatched = byte == Self.terminator[headMatched] ? headMatched + 1 : (byte == 13 ? 1 : 0)
+                        if head.count < Self.headLimit { head.append(byte) }
+                        position += 1
                     }
+                    if headMatched == 4 { answerLength = Self.contentLength(in: head) }
+                    continue
                 }
-                if headMatched < 4 { return .pass }
+                // In a body: the budget ends it here, or the answer ends whole.
+                let available = bytes.count - position
+                let left = answerLength.map { $0 - bodySeen } ?? Int.max
+                if budget - bodySeen < min(available, left) {
+                    ended = true
+                    return .cut(keep: position + (budget - bodySeen), then: .init(close, "cut the answer after \(budget) bytes of its body"))
+                }
+                let taken = min(available, left)
+                bodySeen += taken
+                position += taken
+                if let answerLength, bodySeen == answerLength {
+                    // The answer is over within the budget: the next one counts afresh.
+                    headMatched = 0
+                    head.removeAll(keepingCapacity: true)
+                    self.answerLength = nil
+                    bodySeen = 0
+                }
             }
-            let body = chunk.count - headBytes
-            if bodySeen + body < budget || body == 0 {
-                bodySeen += body
-                return .pass
+            return .pass
+        }
+
+        /// The `Content-Length` of a response head, if it has one.
+        static func contentLength(in head: [UInt8]) -> Int? {
+            let text = String(decoding: head, as: UTF8.self)
+            for line in text.split(separator: "\r\n").dropFirst() {
+                guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == "content-length" else { continue }
+                return Int(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
             }
-            ended = true
-            let keep = headBytes + (budget - bodySeen)
-            return .cut(keep: keep, then: .init(close, "cut the answer after \(budget) bytes of its body"))
+            return nil
         }
 
         private static let terminator: [UInt8] = [13, 10, 13, 10]
