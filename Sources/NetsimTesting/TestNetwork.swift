@@ -57,8 +57,8 @@ public final class TestNetwork: Sendable {
         URL(string: "http://\(endpoint.host):\(endpoint.port)\(path)")!
     }
 
-    /// Puts a fault in force now, written as on the command line (`reset`, `stale=rst`,
-    /// `blackhole`, `latency=2s`, … — `netsim faults` lists them).
+    /// Puts a fault in force now, written as on the command line (`rst`, `stale=rst`,
+    /// `blackhole`, `slow-connect=2s`, … — `netsim faults` lists them; the link is ``setLink(_:)``'s).
     /// - Parameters:
     ///   - target: connections open now, new ones, or both.
     ///   - lasts: lift it by itself after this long.

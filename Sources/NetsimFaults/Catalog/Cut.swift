@@ -12,7 +12,8 @@ public struct Cut: Fault {
     public static let summary = "the answer's body stops after BYTES, then EOF (or ECONNRESET with rst): a short read"
     public static let toxic: ToxicMapping? = ToxicMapping("cut", origin: .netsim, attributes: [.init("bytes", .bytes), .init("close", .choice(["fin", "rst"]))]) {
         arguments throws(ToxicMapping.Invalid) in
-        [.now(.cut(bytes: arguments.bytes("bytes"), arguments.string("close") == "rst" ? .rst : .fin))]
+        try arguments.requireDownstream("cut", "cuts the answer")
+        return [.now(.cut(bytes: arguments.bytes("bytes"), arguments.string("close") == "rst" ? .rst : .fin))]
     }
 
     public var bytes: Int

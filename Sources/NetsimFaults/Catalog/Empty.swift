@@ -7,7 +7,10 @@ public struct Empty: Fault {
     public static let name = "empty"
     public static let scope = FaultScope.connection
     public static let summary = "the server gets the request; the client gets EOF and no byte of the answer"
-    public static let toxic: ToxicMapping? = ToxicMapping("empty", origin: .netsim) { _ throws(ToxicMapping.Invalid) in [.now(.empty)] }
+    public static let toxic: ToxicMapping? = ToxicMapping("empty", origin: .netsim) { arguments throws(ToxicMapping.Invalid) in
+        try arguments.requireDownstream("empty", "drops the answer")
+        return [.now(.empty)]
+    }
 
     public init() {}
     public init(argument: String?) throws(FaultArgumentError) { try FaultArgumentError.none(argument, for: Self.name) }

@@ -12,6 +12,7 @@ public struct Garbage: Fault {
     /// `bytes` 0 means the default, 1 KiB.
     public static let toxic: ToxicMapping? = ToxicMapping("garbage", origin: .netsim, attributes: [.init("bytes", .bytes)]) {
         arguments throws(ToxicMapping.Invalid) in
+        try arguments.requireDownstream("garbage", "replaces the answer")
         let bytes = arguments.bytes("bytes")
         return [.now(.garbage(bytes: bytes == 0 ? defaultBytes : bytes))]
     }

@@ -10,9 +10,7 @@ public struct Limit: Fault {
     public static let summary = "the answer stops after BYTES more bytes, then a clean close"
     public static let toxic: ToxicMapping? = ToxicMapping("limit_data", origin: .toxiproxy, attributes: [.init("bytes", .bytes)]) {
         arguments throws(ToxicMapping.Invalid) in
-        guard arguments.stream == .down else {
-            throw ToxicMapping.Invalid("limit_data counts bytes server → client in netsim: use stream downstream")
-        }
+        try arguments.requireDownstream("limit_data", "counts bytes")
         return [.now(.limit(bytes: arguments.bytes("bytes")))]
     }
 

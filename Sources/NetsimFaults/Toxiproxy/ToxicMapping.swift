@@ -44,6 +44,12 @@ public struct ToxicMapping: Sendable {
             self.stream = stream
         }
 
+        /// For the toxics that act on the answer: a toxic on the `upstream` stream is refused
+        /// (it would act server → client whatever it said).
+        public func requireDownstream(_ type: String, _ what: String) throws(ToxicMapping.Invalid) {
+            guard stream == .down else { throw ToxicMapping.Invalid("\(type) \(what) server → client in netsim: use stream downstream") }
+        }
+
         public func milliseconds(_ name: String) -> Duration { .milliseconds(numbers[name] ?? 0) }
         public func bytes(_ name: String) -> Int { Int(numbers[name] ?? 0) }
         public func string(_ name: String) -> String { strings[name] ?? "" }
