@@ -116,7 +116,16 @@ public enum DriverCheck {
             return [Finding("scenario", .fail, "netsim's own check scenario did not parse: \(error)")]
         }
         do {
-            return judge(try await ScenarioRunner.run(scenario, options: options))
+            let result = try await ScenarioRunner.run(scenario, options: options)
+            // A client that exited (or broke the protocol) answered nothing: say so first on each
+            // failure, which would otherwise blame what the check was about.
+            guard let lost = result.outcomes.first(where: { ExecDriver.isNetsims($0.response) })?.response.errorMessage else {
+                return judge(result)
+            }
+            return judge(result).map { finding in
+                guard finding.verdict == .fail, !finding.detail.contains("the client gave no answer") else { return finding }
+                return Finding(finding.check, .fail, "the client gave no answer (\(printable(lost))); " + finding.detail)
+            }
         } catch {
             return [Finding(scenario.name, .fail, "netsim could not run the check: \(error)")]
         }
