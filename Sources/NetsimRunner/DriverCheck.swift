@@ -61,7 +61,7 @@ public enum DriverCheck {
         do {
             driver = try ExecDriver(command: client.command, client: scenario.client,
                                     workingDirectory: client.directory ?? options.workingDirectory,
-                                    answerDeadline: Self.firstAnswerDeadline)
+                                    answerDeadline: Self.firstAnswerDeadline(scenario.client))
         } catch {
             return [Finding("hello", .fail, "\(error)")]
         }
@@ -91,7 +91,7 @@ public enum DriverCheck {
         do {
             let response = try await driver.perform(request)
             if ExecDriver.isUnanswered(response) {
-                findings.append(Finding("answers", .fail, "no answer to a request within \(Self.firstAnswerDeadline.compactDescription) (a URL whose host does not resolve, which fails at once); every request needs one answer line with its id"))
+                findings.append(Finding("answers", .fail, "no answer to a request within \(Self.firstAnswerDeadline(scenario.client).compactDescription) (a URL whose host does not resolve, which fails at once or, for a client that retries lookups, by its timeout); every request needs one answer line with its id"))
             } else {
                 findings.append(judge(response, expected: .dns, what: "a URL whose host does not resolve (.invalid, RFC 6761)"))
             }
@@ -105,9 +105,12 @@ public enum DriverCheck {
         return findings
     }
 
-    /// How long the first request (a host that cannot resolve, which fails at once) may go
-    /// unanswered before the check stops.
-    static let firstAnswerDeadline = Duration.seconds(10)
+    /// How long the first request (a host that cannot resolve) may go unanswered before the
+    /// check stops: the client's timeout and 10 s. Most clients fail it at once; AsyncHTTPClient
+    /// retries the lookup until its deadline, and a bare 10 s raced that and failed it.
+    static func firstAnswerDeadline(_ client: ClientSpec) -> Duration {
+        (client.timeout ?? .seconds(30)) + .seconds(10)
+    }
 
     /// Runs one check scenario with the client and judges what came of it.
     static func run(_ source: String, options: RunOptions, judge: (RunResult) -> [Finding]) async -> [Finding] {
