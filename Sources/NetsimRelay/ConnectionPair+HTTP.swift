@@ -21,13 +21,16 @@ extension ConnectionPair {
         let parser = requestsParser()
         var complete: [HTTPRequestHead] = []
         do {
-            try parser.feed(buffer) { part in
-                switch part {
-                case .head(let head): requestHead = head
-                case .body: break
-                case .end:
-                    if let head = requestHead { complete.append(head) }
-                    requestHead = nil
+            for segment in headEscaper.segments(of: buffer) {
+                try parser.feed(segment) { part in
+                    switch part {
+                    case .head(let head): requestHead = head
+                    case .body: break
+                    case .end:
+                        if let head = requestHead { complete.append(head) }
+                        requestHead = nil
+                        headEscaper.requestEnded()
+                    }
                 }
             }
         } catch {

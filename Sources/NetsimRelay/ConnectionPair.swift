@@ -35,6 +35,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     /// While a stand-in acts: the client's requests, parsed to be answered by the relay.
     private var requests: HTTPStreamDecoder<HTTPServerRequestPart>?
     var requestHead: HTTPRequestHead?
+    /// Raw UTF-8 in the stand-in's request heads, escaped for the parser.
+    var headEscaper = RequestHeadEscaper()
     /// The zero-copy path's state (ConnectionPair+Splice.swift).
     var splicePath = SplicePath()
 

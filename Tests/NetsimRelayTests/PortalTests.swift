@@ -211,6 +211,20 @@ struct PortalTests {
         }
     }
 
+    /// curl sends `/p?q=ü` as typed, raw UTF-8; nginx-style servers take it. The portal answers
+    /// it as HTTP (it took it for "not HTTP" and, with `tls=hang`, never answered).
+    @Test func aRequestWithRawUTF8InItsTargetGetsThePortal() async throws {
+        let result = try await Self.exchange(PortalSettings(answer: .redirect, tls: .hang), [
+            Self.request("/p?q=ü", host: "api.example.test"),
+            Self.request("/after", host: "api.example.test"),
+        ])
+        #expect(result.answers.count == 2, "\(result.answers)")
+        #expect(result.answers.first?.head.hasPrefix("HTTP/1.1 302 Found") == true, "\(result.answers)")
+        #expect(HTTPTests.header("Location", in: (result.answers.first?.head ?? "") + "\r\n\r\n")?
+            .hasSuffix("continue=http%3A%2F%2Fapi.example.test%2Fp%3Fq%3D%25C3%25BC") == true, "\(result.answers)")
+        #expect(result.upstreamConnections == 0)
+    }
+
     @Test func portalParsesFromItsForms() throws {
         #expect(try FaultKind(parsing: "portal") == .portal(PortalSettings(answer: .redirect, tls: .reset)))
         #expect(try FaultKind(parsing: "portal=page") == .portal(PortalSettings(answer: .page)))
