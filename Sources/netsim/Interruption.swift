@@ -27,7 +27,7 @@ enum Interruption {
     }
 }
 
-/// `SIGINT` or `SIGTERM`, as a user reads it.
+/// `SIGINT`, `SIGTERM` or `SIGHUP`, as a user reads it.
 func signalName(_ sig: Int32) -> String {
     switch sig {
     case SIGINT: "SIGINT"

@@ -34,6 +34,9 @@ final class SignalPipe: @unchecked Sendable {
     init?(signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { return nil }
+        // Close-on-exec: programs netsim starts (exec clients, `ip`) must not inherit the pipe.
+        // (Glibc's module does not offer pipe2; the pipe is made before any child is started.)
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let readEnd = fds[0]
         self.signals = signals
         self.writeEnd = fds[1]
