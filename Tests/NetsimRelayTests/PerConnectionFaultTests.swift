@@ -25,16 +25,20 @@ struct PerConnectionFaultTests {
         return (Double(opened.time) / 1e9, Double(lifted.time) / 1e9)
     }
 
+    /// The rule fires 100 ms after each open and lasts 1 s there. The first connection opens
+    /// 500 ms after the rule was added, the second once the first's fault has lifted (after the
+    /// old rule-wide lift, 1 s after the rule was added, which left the second none and the
+    /// first 0.5 s). The bound on each span (0.8 s against the 1.1 s expected) leaves room for
+    /// where a loaded machine stamps the open (10 ms after the accept was seen in CI).
     @Test func eachConnectionHasTheFaultForItsFullSpanWhenEverItOpens() async throws {
         let server = try RecordingServer()
         defer { server.stop() }
-        let rule = FaultRule(.blackhole, trigger: .after(.milliseconds(100)), lasts: .milliseconds(300))
+        let rule = FaultRule(.blackhole, trigger: .after(.milliseconds(100)), lasts: .seconds(1))
         try await withRelay(upstream: server.endpoint, faults: [rule]) { relay, endpoint in
+            try await Task.sleep(for: .milliseconds(500))  // the scenario's own time: the first opens late
             let first = try await offload { try BlockingSocket.connect(to: endpoint) }
             defer { first.close() }
-            // The second opens once the first's fault has been lifted: well after the moment
-            // the rule-wide lift of old removed the rule (300 ms after it was added).
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(30)
             while Self.openedAndLifted(Self.events(relay, of: ConnectionID(1))) == nil, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))  // polling the log, with a deadline
             }
@@ -45,10 +49,7 @@ struct PerConnectionFaultTests {
             }
             for id in [ConnectionID(1), ConnectionID(2)] {
                 let span = try #require(Self.openedAndLifted(Self.events(relay, of: id)), "connection \(id): \(Self.events(relay, of: id).map(\.kind))")
-                // Timers are never early: fired 100 ms after the open, lifted 300 ms after that
-                // (10 ms of slack for where the open's event is stamped). The old rule-wide lift
-                // came under 300 ms after the first connection opened.
-                #expect(span.lifted - span.opened >= 0.39, "connection \(id): lifted \(span.lifted - span.opened) s after it opened")
+                #expect(span.lifted - span.opened >= 0.8, "connection \(id): lifted \(span.lifted - span.opened) s after it opened")
             }
             // The rule is still there for the next connection.
             #expect(!relay.eventLog.events.contains { $0.connection == nil && { if case .faultLifted = $0.kind { true } else { false } }($0) })
