@@ -16,6 +16,11 @@ struct PerConnectionFaultTests {
         relay.eventLog.events.filter { $0.connection == id }
     }
 
+    /// Waits (at most 30 s) for connection `id`'s blackhole to be lifted.
+    static func lift(on id: ConnectionID, in relay: Relay) async -> Event? {
+        await relay.eventLog.waitFor(timeout: .seconds(30)) { $0.connection == id && { if case .faultLifted("blackhole") = $0.kind { true } else { false } }($0) }
+    }
+
     /// When the connection opened, and when its blackhole was lifted (seconds), once both are logged.
     static func openedAndLifted(_ events: [Event]) -> (opened: Double, lifted: Double)? {
         guard let opened = events.first(where: { if case .opened = $0.kind { true } else { false } }),
@@ -38,15 +43,10 @@ struct PerConnectionFaultTests {
             try await Task.sleep(for: .milliseconds(500))  // the scenario's own time: the first opens late
             let first = try await offload { try BlockingSocket.connect(to: endpoint) }
             defer { first.close() }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while Self.openedAndLifted(Self.events(relay, of: ConnectionID(1))) == nil, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))  // polling the log, with a deadline
-            }
+            _ = await Self.lift(on: ConnectionID(1), in: relay)
             let second = try await offload { try BlockingSocket.connect(to: endpoint) }
             defer { second.close() }
-            while Self.openedAndLifted(Self.events(relay, of: ConnectionID(2))) == nil, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            _ = await Self.lift(on: ConnectionID(2), in: relay)
             for id in [ConnectionID(1), ConnectionID(2)] {
                 let span = try #require(Self.openedAndLifted(Self.events(relay, of: id)), "connection \(id): \(Self.events(relay, of: id).map(\.kind))")
                 #expect(span.lifted - span.opened >= 0.8, "connection \(id): lifted \(span.lifted - span.opened) s after it opened")
