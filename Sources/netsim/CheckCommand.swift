@@ -28,6 +28,32 @@ struct CheckCommand: ParsableCommand {
         var allValid = true
     }
 
+    /// Checks files as named and folders as `netsim test` would run them. A missing file, or a
+    /// folder with no scenario in it, is reported with the others' errors rather than stopping
+    /// the check.
+    static func check(paths: [String]) -> Report {
+        var files: [String] = []
+        var empty = Report()
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            let resolved = ScenarioFiles.resolve(path)
+            if FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory), isDirectory.boolValue {
+                let found = ScenarioFiles.scenarios(inFolder: resolved)
+                if found.isEmpty {
+                    empty.errors += "\(path): error: \(ScenarioFiles.noScenarios)\n"
+                    empty.allValid = false
+                }
+                files += found
+            } else {
+                files.append(path)
+            }
+        }
+        var report = check(files)
+        report.errors += empty.errors
+        report.allValid = report.allValid && empty.allValid
+        return report
+    }
+
     static func check(_ files: [String]) -> Report {
         var report = Report()
         for file in files {
@@ -43,18 +69,7 @@ struct CheckCommand: ParsableCommand {
     }
 
     func run() throws {
-        // A folder is checked as `netsim test` would run it; a file is checked as named (a
-        // missing one is reported by the parser, with the others).
-        var paths: [String] = []
-        for path in files {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                paths += try ScenarioFiles.collect([path])
-            } else {
-                paths.append(path)
-            }
-        }
-        let report = Self.check(paths)
+        let report = Self.check(paths: files)
         if !report.output.isEmpty {
             FileHandle.standardOutput.write(Data(report.output.utf8))
         }

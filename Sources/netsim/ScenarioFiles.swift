@@ -24,6 +24,17 @@ enum ScenarioFiles {
         return resolved
     }
 
+    /// What is said of a folder with no scenario in it.
+    static let noScenarios = "no .scn files in this folder (or its subfolders)"
+
+    /// Every `.scn` file under `folder`, recursively, sorted by path.
+    static func scenarios(inFolder folder: String) -> [String] {
+        (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? [])
+            .filter { $0.hasSuffix(".scn") }
+            .sorted()
+            .map { (folder as NSString).appendingPathComponent($0) }
+    }
+
     /// `.scn` files named directly or found (recursively, sorted) in folders.
     static func collect(_ paths: [String]) throws -> [String] {
         var files: [String] = []
@@ -34,11 +45,8 @@ enum ScenarioFiles {
                 throw ValidationError("\(raw): no such file or folder")
             }
             if isDirectory.boolValue {
-                let found = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? [])
-                    .filter { $0.hasSuffix(".scn") }
-                    .sorted()
-                    .map { (path as NSString).appendingPathComponent($0) }
-                if found.isEmpty { throw ValidationError("\(raw): no .scn files in this folder") }
+                let found = scenarios(inFolder: path)
+                if found.isEmpty { throw ValidationError("\(raw): \(noScenarios)") }
                 files += found
             } else {
                 files.append(path)

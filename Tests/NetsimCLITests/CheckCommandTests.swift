@@ -53,6 +53,21 @@ struct CheckCommandTests {
         #expect(!report.allValid)
     }
 
+    /// A folder without scenarios is one more error among the others' (exit 2), not a usage error
+    /// that stops the check (it printed `netsim <subcommand>`'s usage and exited 64).
+    @Test func aFolderWithoutScenariosIsReportedWithTheOthers() throws {
+        let folder = NSTemporaryDirectory() + "netsim-check-empty-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "not a scenario".write(toFile: folder + "/sub/notes.txt", atomically: true, encoding: .utf8)
+        let valid = try Self.writeValid()
+        defer { try? FileManager.default.removeItem(atPath: valid) }
+        let report = CheckCommand.check(paths: [folder, valid])
+        #expect(report.output == "\(valid): ok\n")
+        #expect(report.errors == "\(folder): error: no .scn files in this folder (or its subfolders)\n")
+        #expect(!report.allValid)
+    }
+
     @Test func parsesOneOrMoreFiles() throws {
         #expect(try CheckCommand.parse(["a.scn", "b.scn"]).files == ["a.scn", "b.scn"])
         #expect(throws: (any Error).self) { try CheckCommand.parse([]) }
