@@ -5,8 +5,8 @@ import FoundationXML
 #endif
 
 /// `netsim junit-merge`: one JUnit file from the files of several shards (`netsim test --shard`),
-/// for CI systems or people that want a single report. Every `<testsuite>` of every input is
-/// kept as it is, under one `<testsuites>` whose totals are their sums.
+/// for CI systems or people that want a single report. Every outermost `<testsuite>` of every
+/// input is kept as it is, under one `<testsuites>` whose totals are their sums.
 struct JUnitMergeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "junit-merge",
@@ -30,32 +30,59 @@ struct JUnitMergeCommand: ParsableCommand {
     var files: [String]
 
     func run() throws {
-        var suites: [String] = []
-        var totals = JUnitTotals()
+        var merge = JUnitMerge()
         for file in files {
-            let document: XMLDocument
+            let data: Data
             do {
-                document = try XMLDocument(contentsOf: URL(fileURLWithPath: file))
+                data = try Data(contentsOf: URL(fileURLWithPath: file))
             } catch {
-                throw RuntimeError("\(file) is not a JUnit XML file netsim can read: \(error.localizedDescription)")
+                throw RuntimeError("\(file) cannot be read: \(error.localizedDescription)")
             }
-            let found = (try? document.nodes(forXPath: "//testsuite")) ?? []
-            if found.isEmpty { throw RuntimeError("\(file) has no <testsuite>") }
-            for case let suite as XMLElement in found {
-                totals.add(suite)
-                suites.append("  " + suite.xmlString)
-            }
+            try merge.add(data, from: file)
         }
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        let totals = merge.totals
         xml += #"<testsuites name="\#(Self.escape(name))" tests="\#(totals.tests)" failures="\#(totals.failures)" errors="\#(totals.errors)" skipped="\#(totals.skipped)" time="\#(String(format: "%.3f", totals.seconds))">"# + "\n"
-        xml += suites.joined(separator: "\n") + "\n</testsuites>\n"
+        xml += merge.suites.map { "  " + $0 }.joined(separator: "\n") + "\n</testsuites>\n"
         try writeOrFail(xml, to: output)
-        print("netsim junit-merge: \(suites.count) suite\(suites.count == 1 ? "" : "s"), \(totals.tests) tests, \(totals.failures) failed → \(output)")
+        let count = merge.suites.count
+        print("netsim junit-merge: \(count) suite\(count == 1 ? "" : "s"), \(totals.tests) tests, \(totals.failures) failed → \(output)")
     }
 
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
             .replacingOccurrences(of: "<", with: "&lt;")
+    }
+}
+
+/// The suites of several JUnit files and their totals. A file that is empty or not well-formed
+/// is refused by name, line and column: it is what a shard that died or was cut off while
+/// writing leaves, and merging what is left of it would hide its tests and failures from CI.
+/// Suites nested in a suite (Maven Surefire, some pytest plugins) stay inside their outermost
+/// suite and are counted once.
+struct JUnitMerge {
+    /// Each outermost `<testsuite>`, as XML.
+    private(set) var suites: [String] = []
+    private(set) var totals = JUnitTotals()
+
+    mutating func add(_ data: Data, from file: String) throws {
+        if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+            throw RuntimeError("\(file) is empty: a shard that stopped before writing its report leaves such a file; nothing was merged")
+        }
+        // XMLDocument recovers from broken XML (a truncated file became a suite with fewer
+        // tests, exit 0), so a strict parse goes first.
+        let parser = XMLParser(data: data)
+        if !parser.parse() || parser.parserError != nil {
+            let code = (parser.parserError as NSError?)?.code ?? 0
+            throw RuntimeError("\(file):\(parser.lineNumber):\(parser.columnNumber): not well-formed XML (libxml2 error \(code)); a report cut off while it was written looks like this; nothing was merged")
+        }
+        let document = try XMLDocument(data: data)
+        let found = try document.nodes(forXPath: "//testsuite[not(ancestor::testsuite)]")
+        if found.isEmpty { throw RuntimeError("\(file) has no <testsuite>") }
+        for case let suite as XMLElement in found {
+            totals.add(suite)
+            suites.append(suite.xmlString)
+        }
     }
 }
 
@@ -69,10 +96,10 @@ struct JUnitTotals {
         func count(_ attribute: String, _ xpath: String) -> Int {
             suite.attribute(forName: attribute)?.stringValue.flatMap(Int.init) ?? ((try? suite.nodes(forXPath: xpath))?.count ?? 0)
         }
-        tests += count("tests", "testcase")
-        failures += count("failures", "testcase/failure")
-        errors += count("errors", "testcase/error")
-        skipped += count("skipped", "testcase/skipped")
+        tests += count("tests", ".//testcase")
+        failures += count("failures", ".//testcase/failure")
+        errors += count("errors", ".//testcase/error")
+        skipped += count("skipped", ".//testcase/skipped")
         seconds += suite.attribute(forName: "time")?.stringValue.flatMap(Double.init) ?? 0
     }
 }

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import netsim
+
+/// `netsim junit-merge`: what a shard that died or was cut off leaves is refused by name, and
+/// nested suites count once.
+@Suite("junit-merge")
+struct JUnitMergeTests {
+    static func merged(_ files: [(name: String, xml: String)]) throws -> JUnitMerge {
+        var merge = JUnitMerge()
+        for file in files { try merge.add(Data(file.xml.utf8), from: file.name) }
+        return merge
+    }
+
+    static func message(_ xml: String) -> String? {
+        do {
+            _ = try merged([("r.xml", xml)])
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func suitesAndTheirTotalsFromSeveralFiles() throws {
+        let merge = try Self.merged([
+            ("1.xml", #"<testsuites><testsuite name="a" tests="2" failures="1" errors="0" skipped="0" time="1.5"><testcase name="x"/><testcase name="y"><failure/></testcase></testsuite></testsuites>"#),
+            ("2.xml", #"<testsuite name="b"><testcase name="z"><error/></testcase></testsuite>"#),
+        ])
+        #expect(merge.suites.count == 2)
+        #expect(merge.totals.tests == 3 && merge.totals.failures == 1 && merge.totals.errors == 1)
+        #expect(merge.totals.seconds == 1.5)
+    }
+
+    /// An empty file crashed the process (SIGSEGV inside Foundation's XMLDocument).
+    @Test("an empty or blank file is refused", arguments: ["", "\n", "  \r\n\t"])
+    func empty(_ xml: String) {
+        #expect(Self.message(xml) == "r.xml is empty: a shard that stopped before writing its report leaves such a file; nothing was merged")
+    }
+
+    /// XMLDocument recovers from a truncated file: the merge counted what was left, exit 0.
+    @Test("a file that is not well-formed is refused at its line and column", arguments: [
+        #"<testsuites><testsuite name="broken"><testcase"#,
+        "<testsuites>\n<testsuite name=\"a\"></testcase></testsuites>",
+        "not xml",
+    ])
+    func notWellFormed(_ xml: String) {
+        let message = Self.message(xml) ?? "merged"
+        #expect(message.hasPrefix("r.xml:"), "\(message)")
+        #expect(message.contains("not well-formed XML"), "\(message)")
+    }
+
+    /// Surefire nests suites: the inner one was kept twice (inside its parent and on its own)
+    /// and its tests counted twice.
+    @Test func nestedSuitesCountOnce() throws {
+        let withTotals = try Self.merged([("n.xml", #"<testsuites><testsuite name="outer" tests="2" failures="1"><testsuite name="inner" tests="2" failures="1"><testcase name="a"/><testcase name="b"><failure>x</failure></testcase></testsuite></testsuite></testsuites>"#)])
+        #expect(withTotals.suites.count == 1)
+        #expect(withTotals.totals.tests == 2 && withTotals.totals.failures == 1)
+        let counted = try Self.merged([("n.xml", #"<testsuite name="outer"><testcase name="c"/><testsuite name="inner"><testcase name="a"/><testcase name="b"><failure/></testcase></testsuite></testsuite>"#)])
+        #expect(counted.totals.tests == 3 && counted.totals.failures == 1)
+    }
+
+    @Test func aFileWithoutSuitesIsRefused() {
+        #expect(Self.message("<results/>") == "r.xml has no <testsuite>")
+    }
+
+    @Test func anEmptyFileExitsOneWithoutCrashing() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-junit-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        FileManager.default.createFile(atPath: "\(folder)/empty.xml", contents: Data())
+        let result = try await NetsimProcess.run(["junit-merge", "--output", "\(folder)/out.xml", "\(folder)/empty.xml"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr == "Error: \(folder)/empty.xml is empty: a shard that stopped before writing its report leaves such a file; nothing was merged\n")
+        #expect(!FileManager.default.fileExists(atPath: "\(folder)/out.xml"))
+    }
+}
