@@ -21,7 +21,8 @@ public struct CapturedExchange: Sendable {
     public var response: [UInt8]
     /// The answer's body ran until the server closed (no length): replay must close after it.
     public var responseEndsAtClose: Bool
-    /// From the request's last byte to the answer's first, as seen at the capture point.
+    /// From the request's last byte to the answer's first (after ``earlyAnswer``), as seen at
+    /// the capture point.
     public var thinkTime: Int64
     /// Where each captured piece of the answer starts, and when, relative to its first byte.
     public var pacing: [(offset: Int, delay: Int64)]
@@ -29,6 +30,10 @@ public struct CapturedExchange: Sendable {
     public var serverClose: ServerClose?
     /// When the request's first byte was captured (orders exchanges across flows).
     public var requestTime: Int64
+    /// How many leading bytes of ``response`` are interim answers the server sent before the
+    /// request had all arrived: a `100 Continue` to `Expect: 100-continue`, which the client
+    /// waits for before it sends the body. Replay sends them once the request's head is in.
+    public var earlyAnswer: Int = 0
 }
 
 /// One turn of a non-HTTP conversation: bytes one side sent before the other spoke.
@@ -63,6 +68,8 @@ public enum Conversation: Sendable {
             var answer = responseAt..<responseAt
             var status: Int?
             var endsAtClose = false
+            var early = 0
+            let requestEnd = flow.request.time(at: requestRange.upperBound - 1) ?? flow.firstTime
             // Interim 1xx answers belong to the same exchange.
             while responseAt < response.count {
                 let (code, result) = HTTPFraming.response(response[responseAt...], method: method, atEnd: true)
@@ -75,20 +82,24 @@ public enum Conversation: Sendable {
                     }
                     break
                 }
+                let interimBefore = responseAt - answer.lowerBound == early
                 responseAt += message.length
                 answer = answer.lowerBound..<responseAt
                 status = code
                 endsAtClose = message.endsAtClose
                 if !(100...199).contains(code) || code == 101 { break }
+                if interimBefore, let sent = flow.response.time(at: responseAt - 1), sent < requestEnd {
+                    early = responseAt - answer.lowerBound
+                }
             }
-            let requestEnd = flow.request.time(at: requestRange.upperBound - 1) ?? flow.firstTime
-            let answerStart = answer.isEmpty ? nil : flow.response.time(at: answer.lowerBound)
+            let answerStart = answer.count > early ? flow.response.time(at: answer.lowerBound + early) : nil
             exchanges.append(CapturedExchange(
                 flow: flow.number, index: exchanges.count + 1, method: method, target: target, status: status,
                 request: Array(requestBytes[requestRange]), response: Array(response[answer]), responseEndsAtClose: endsAtClose,
                 thinkTime: max(0, (answerStart ?? requestEnd) - requestEnd),
                 pacing: flow.response.chunks(in: answer).map { ($0.offset - answer.lowerBound, max(0, $0.time - (answerStart ?? $0.time))) },
-                serverClose: nil, requestTime: flow.request.time(at: requestRange.lowerBound) ?? flow.firstTime))
+                serverClose: nil, requestTime: flow.request.time(at: requestRange.lowerBound) ?? flow.firstTime,
+                earlyAnswer: early))
         }
         if !exchanges.isEmpty {
             let last = exchanges[exchanges.count - 1]

@@ -46,6 +46,9 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
     private var closing = false
     private var idleClose: Scheduled<Void>?
     private var requests = 0
+    /// The answer chosen when a request's head came in before its body (so its captured
+    /// `100 Continue` could go out); the whole request takes it.
+    private var chosen: CapturedExchange??
 
     init(book: ReplayBook, timing: ReplayTiming, connection: Int) {
         self.book = book
@@ -110,6 +113,7 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
             let (method, target, result) = HTTPFraming.request(pending[...])
             switch result {
             case .needMore:
+                answerEarly(method, target)
                 return
             case .invalid(let reason):
                 mode = .done
@@ -124,10 +128,24 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
         }
     }
 
+    /// A request's head is in and its body is not: a client that sent `Expect: 100-continue`
+    /// waits for the captured `100 Continue` (or its own timeout, about a second) before it
+    /// sends the body, so the answer is chosen now and its early part sent.
+    private func answerEarly(_ method: String, _ target: String) {
+        guard chosen == nil, let head = HTTPFraming.head(pending[...]),
+              head.field("Expect")?.lowercased() == "100-continue" else { return }
+        let exchange = book.answer(method: method, target: target)
+        chosen = .some(exchange)
+        guard let exchange, exchange.earlyAnswer > 0 else { return }
+        enqueue(Job(delay: 0, bytes: Array(exchange.response.prefix(exchange.earlyAnswer)), pacing: [], close: nil, mustClose: false))
+    }
+
     private func answer(_ method: String, _ target: String, bodyBytes: Int) {
         idleClose?.cancel()
         idleClose = nil
-        let exchange = book.answer(method: method, target: target)
+        let early = chosen
+        chosen = nil
+        let exchange = early ?? book.answer(method: method, target: target)
         book.record(method, target, exchange: exchange, bodyBytes: bodyBytes, connection: connection, reused: requests > 0)
         requests += 1
         guard let exchange else {
@@ -135,8 +153,12 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
             enqueue(Job(delay: 0, bytes: Self.plainResponse(404, "Not Found", body), pacing: [], close: nil, mustClose: false))
             return
         }
+        // What went out early is not sent again; the rest keeps its captured pacing.
+        let sent = early == nil ? 0 : exchange.earlyAnswer
+        let pacing = exchange.pacing.filter { $0.offset >= sent }
         enqueue(Job(
-            delay: exchange.thinkTime, bytes: exchange.response, pacing: exchange.pacing,
+            delay: exchange.thinkTime, bytes: Array(exchange.response.dropFirst(sent)),
+            pacing: pacing.map { ($0.offset - sent, $0.delay - (pacing.first?.delay ?? 0)) },
             close: exchange.serverClose, mustClose: exchange.responseEndsAtClose))
     }
 

@@ -190,6 +190,42 @@ struct ReplayTests {
         }
         #expect(transcript == "220 hello\r\n250 ok\r\n221 bye\r\n")
     }
+
+    /// A client that sent `Expect: 100-continue` waits for the captured `100 Continue` before it
+    /// sends the body. Replay held it back until the body came: curl went on after its
+    /// one-second fallback, a client without one waited forever.
+    @Test func aCaptured100ContinueGoesOutOnceTheHeadIsIn() async throws {
+        let builder = try CaptureBuilder(path: temporaryPath("continue.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        var tcp = SyntheticConnection(initiator: clientEnd, responder: PacketEndpoint(address: [10, 0, 0, 2], port: 80), initialSequence: 1)
+        builder.write(tcp.handshake())
+        let head = "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
+        let interim = "HTTP/1.1 100 Continue\r\n\r\n"
+        let final = "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"
+        for (fromServer, text) in [(false, head), (true, interim), (false, "hello"), (true, final)] {
+            builder.advance(10_000_000)
+            builder.write(Array(text.utf8).withUnsafeBytes { tcp.data(from: fromServer ? .responder : .initiator, $0) })
+        }
+        builder.close()
+        let plan = try ReplayPlan(capture: Capture.load(path: builder.path))
+        #expect(plan.exchanges.map(\.earlyAnswer) == [interim.utf8.count])
+        let (heard, served) = try await Self.withReplay(plan) { endpoint in
+            let waiting = try BlockingSocket.connect(to: endpoint)
+            defer { waiting.close() }
+            try waiting.send(head)
+            let first = try waiting.receive(exactly: interim.utf8.count, timeout: .seconds(5))
+            try waiting.send("hello")
+            let rest = try waiting.receive(exactly: final.utf8.count)
+            // A client that sends head and body at once gets the answer as captured.
+            let eager = try BlockingSocket.connect(to: endpoint)
+            defer { eager.close() }
+            try eager.send(head + "hello")
+            let whole = try eager.receive(exactly: interim.utf8.count + final.utf8.count)
+            return [first, rest, whole].map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(heard == [interim, final, interim + final])
+        #expect(served.map(\.bodyBytes) == [5, 5])
+    }
 }
 
 /// Reads one HTTP response with a Content-Length.
