@@ -10,6 +10,9 @@ public struct Capture: Sendable {
     public var skipped: [String: Int]
     /// TCP segments whose payload the snaplen cut short.
     public var truncatedSegments: Int
+    /// The longest packet kept of those cut: the snaplen in force. The file header's may be
+    /// unset (editcap -s writes 0) or not the one used.
+    public var cutLength = 0
 
     /// Reads a pcap or pcapng file. Throws a ``PcapError`` naming the problem for a missing,
     /// empty, truncated, damaged or non-capture file and for an unsupported link type.
@@ -33,7 +36,10 @@ public struct Capture: Sendable {
             case .failure(let skip):
                 capture.skipped[skip.reason.rawValue, default: 0] += 1
             case .success(let segment):
-                if segment.isTruncated { capture.truncatedSegments += 1 }
+                if segment.isTruncated {
+                    capture.truncatedSegments += 1
+                    capture.cutLength = max(capture.cutLength, packet.data.count)
+                }
                 let key = FlowKey(segment.source, segment.destination)
                 if let index = table[key], !capture.flows[index].isNewConnection(segment) {
                     capture.flows[index].add(segment)
@@ -53,7 +59,7 @@ public struct Capture: Sendable {
     public var notes: [String] {
         var notes: [String] = []
         if truncatedSegments > 0 {
-            notes.append("\(truncatedSegments) TCP segment\(truncatedSegments == 1 ? " was" : "s were") cut short by the capture's snaplen (\(snapshotLength) bytes); their missing bytes are zero-filled")
+            notes.append("\(truncatedSegments) TCP segment\(truncatedSegments == 1 ? " was" : "s were") cut short by the capture's snaplen (\(cutLength) bytes); their missing bytes are zero-filled")
         }
         for (reason, count) in skipped.sorted(by: { $0.key < $1.key }) where reason != SkipReason.notIP.rawValue && reason != SkipReason.notTCP.rawValue {
             notes.append("\(count) packet\(count == 1 ? "" : "s") skipped: \(reason)")

@@ -2,8 +2,12 @@ import NetsimCore
 
 /// What one direction of a flow shows.
 public struct DirectionProfile: Sendable {
-    /// Distinct payload bytes (each byte once, retransmissions not counted again).
+    /// Distinct payload bytes (each byte once, retransmissions not counted again), by the
+    /// segments' own lengths: bytes a short snaplen kept out of the file count too.
     public var bytes = 0
+    /// The first data segment's length: the rates count what came after it over the time from
+    /// it to the last (n segments' times span n − 1 gaps).
+    var firstSegmentBytes = 0
     /// Segments carrying data, retransmissions included.
     public var dataSegments = 0
     /// As Wireshark counts them: tcp.analysis.retransmission (fast and spurious included).
@@ -19,7 +23,8 @@ public struct DirectionProfile: Sendable {
     public var ackRTT: [Int64] = []
     public var firstData: Int64?
     public var lastData: Int64?
-    /// Bits per second from the first to the last data segment.
+    /// Bits per second from the first to the last data segment (the bytes after the first
+    /// segment, as ``burstThroughput`` counts them, so the two agree when there is no idle gap).
     public var averageThroughput: Double?
     /// Bits per second inside bursts (idle gaps left out): a lower bound of the path's rate.
     public var burstThroughput: Double?
@@ -97,11 +102,14 @@ public struct FlowProfile: Sendable {
         }
         toServer = Self.direction(flow, analysis, fromClient: true)
         toClient = Self.direction(flow, analysis, fromClient: false)
-        toServer.bytes = flow.request.bytes.count - flow.request.missing.reduce(0) { $0 + $1.count }
-        toClient.bytes = flow.response.bytes.count - flow.response.missing.reduce(0) { $0 + $1.count }
+        // The reassembled stream holds never-captured bytes as zeros; those cut off the end of
+        // a stream by the snaplen are counted apart. Both crossed the wire.
+        toServer.bytes = flow.request.bytes.count + flow.request.missingAtEnd
+        toClient.bytes = flow.response.bytes.count + flow.response.missingAtEnd
         for d in [\FlowProfile.toServer, \FlowProfile.toClient] {
-            if let first = self[keyPath: d].firstData, let last = self[keyPath: d].lastData, last > first {
-                self[keyPath: d].averageThroughput = Double(self[keyPath: d].bytes) * 8 / (Double(last - first) / 1e9)
+            let direction = self[keyPath: d]
+            if let first = direction.firstData, let last = direction.lastData, last > first {
+                self[keyPath: d].averageThroughput = Double(max(0, direction.bytes - direction.firstSegmentBytes)) * 8 / (Double(last - first) / 1e9)
             }
         }
         for (previous, packet) in zip(flow.packets, flow.packets.dropFirst()) where packet.time - previous.time >= Self.idleThreshold {
@@ -124,6 +132,7 @@ public struct FlowProfile: Sendable {
                 if flags.contains(.spuriousRetransmission) { d.spuriousRetransmissions += 1 }
                 if flags.contains(.outOfOrder) { d.outOfOrder += 1 }
                 if flags.contains(.previousNotCaptured) { d.notCaptured += 1 }
+                if d.firstData == nil { d.firstSegmentBytes = packet.payloadLength }
                 d.firstData = d.firstData ?? packet.time
                 d.lastData = packet.time
                 let end = packet.seq &+ UInt32(truncatingIfNeeded: packet.payloadLength)

@@ -42,6 +42,10 @@ public struct ReplayPlan: Sendable {
         }
         exchanges.sort { $0.requestTime < $1.requestTime }
         guard !exchanges.isEmpty || !raw.isEmpty else {
+            if capture.truncatedSegments > 0 {
+                // The server's data is there but its messages are not whole: say why.
+                throw PcapError(.nothingToUse, "\(capture.path): no whole HTTP message to replay: the capture's snaplen (\(capture.cutLength) bytes) cut \(capture.truncatedSegments) TCP segments short; replay needs whole packets: capture again with a full snaplen (tcpdump -s 0, tshark -s 0; both default to it)")
+            }
             throw PcapError(.nothingToUse, "\(capture.path): the selected flows carry no server data to replay")
         }
         self.init(exchanges: exchanges, raw: raw, notes: notes)

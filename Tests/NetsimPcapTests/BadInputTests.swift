@@ -39,6 +39,24 @@ struct BadInputTests {
         #expect(throws: PcapError.self) { try Capture.load(path: folder) }
     }
 
+    /// A capture whose snaplen cut the HTTP messages has server data but nothing whole to
+    /// replay: the error said "the selected flows carry no server data".
+    @Test func aReplayOfCutPacketsSaysTheSnaplenCutThem() throws {
+        let builder = try CaptureBuilder(path: temporaryPath("cut-http.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let request = Array("GET /a HTTP/1.1\r\nHost: example.com\r\nUser-Agent: curl\r\n\r\n".utf8)
+        let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n".utf8) + [UInt8](repeating: 0x41, count: 500)
+        builder.write([segment(clientEnd, serverEnd, seq: 1, flags: .syn)])
+        builder.write([segment(clientEnd, serverEnd, seq: 2, request)], captureLength: 40 + 20)
+        builder.write([segment(serverEnd, clientEnd, seq: 1, answer)], captureLength: 40 + 20)
+        builder.close()
+        #expect {
+            try ReplayPlan(capture: Capture.load(path: builder.path))
+        } throws: { error in
+            "\(error)".contains("no whole HTTP message to replay: the capture's snaplen (60 bytes) cut 2 TCP segments short")
+        }
+    }
+
     @Test func anUnsupportedLinkTypeIsNamed() throws {
         let path = temporaryPath("usb.pcap")
         defer { try? FileManager.default.removeItem(atPath: path) }

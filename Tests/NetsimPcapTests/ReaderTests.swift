@@ -119,11 +119,33 @@ struct ReaderTests {
         let capture = try Capture.load(path: builder.path)
         #expect(capture.truncatedSegments == 1)
         #expect(capture.skipped["headers cut by the snaplen"] == 1)
-        #expect(capture.notes.contains { $0.contains("snaplen") })
+        // The snaplen in force, not the file header's (262,144 here; editcap -s leaves it unset).
+        #expect(capture.notes.contains("1 TCP segment was cut short by the capture's snaplen (100 bytes); their missing bytes are zero-filled"), "\(capture.notes)")
         let flow = try #require(capture.flows.first)
         #expect(flow.request.bytes.count == 200)
         #expect(flow.request.missing == [60..<100])
         #expect(Array(flow.request.bytes[100..<200]) == body)
+    }
+
+    /// Bytes the snaplen kept out of the file still crossed the wire: the profile counted only
+    /// the captured ones, so its rates were those of the file, not of the path. And the average
+    /// counted the first segment, which "while sending" leaves out (n segments' times span
+    /// n − 1 gaps): without an idle gap it read higher than "while sending" (twice, for two).
+    @Test func theProfileCountsCutBytesAndItsRatesAgree() throws {
+        let builder = try CaptureBuilder(path: temporaryPath("profile-cut.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let body = [UInt8](repeating: 0x41, count: 1000)
+        builder.write([segment(clientEnd, serverEnd, seq: 1, flags: .syn)])
+        for index in 0..<5 {
+            builder.advance(1_000_000)
+            builder.write([segment(clientEnd, serverEnd, seq: 2 + UInt32(index) * 1000, body)], captureLength: index == 2 ? 96 : nil)
+        }
+        builder.close()
+        let profile = try #require(try Capture.load(path: builder.path).flows.map(FlowProfile.init).first)
+        #expect(profile.toServer.bytes == 5000)
+        // 4000 bytes after the first segment in 4 ms: 8 Mbit/s, both ways of counting.
+        #expect(profile.toServer.averageThroughput == 8_000_000)
+        #expect(profile.toServer.burstThroughput == 8_000_000)
     }
 
     @Test func theAnalysisMatchesTsharkOnRetransmissionsOutOfOrderAndDuplicateAcks() async throws {
