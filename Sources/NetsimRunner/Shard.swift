@@ -9,9 +9,10 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     public let count: Int
 
     public init(index: Int, count: Int) throws {
-        guard count >= 1 else { throw ShardError("the number of shards N must be at least 1 (\(index)/\(count))") }
+        let value = "\(index)/\(count)"
+        guard count >= 1 else { throw ShardError(value, "the number of shards N must be at least 1") }
         guard (1...count).contains(index) else {
-            throw ShardError("the shard I must be from 1 to N = \(count) (\(index)/\(count))")
+            throw ShardError(value, "the shard I must be from 1 to N = \(count)", shards: count)
         }
         self.index = index
         self.count = count
@@ -22,7 +23,7 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let index = Int(parts[0].trimmingCharacters(in: .whitespaces)),
               let count = Int(parts[1].trimmingCharacters(in: .whitespaces)) else {
-            throw ShardError("'\(text)' is not I/N")
+            throw ShardError("'\(text)'", "not I/N")
         }
         try self.init(index: index, count: count)
     }
@@ -58,9 +59,19 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
 
 /// A `--shard` value that is not `I/N` with 1 ≤ I ≤ N.
 public struct ShardError: Error, Sendable, CustomStringConvertible {
+    /// The value as given.
+    public let value: String
     public let reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// N for the example, when the value's N was valid.
+    let shards: Int
+
+    init(_ value: String, _ reason: String, shards: Int = 4) {
+        self.value = value
+        self.reason = reason
+        self.shards = shards
+    }
+
     public var description: String {
-        "--shard \(reason): write I/N, the I-th of N shards, with N ≥ 1 and 1 ≤ I ≤ N, e.g. --shard 1/4 … --shard 4/4"
+        "--shard \(value): \(reason); write I/N, the I-th of N shards, with N ≥ 1 and 1 ≤ I ≤ N, e.g. --shard 1/\(shards) … --shard \(shards)/\(shards)"
     }
 }

@@ -67,6 +67,17 @@ struct ShardTests {
         }
     }
 
+    /// The message names the value as given and its example fits its N (it said
+    /// "--shard the shard I must be … (4/3)", and always "e.g. --shard 1/4").
+    @Test func theMessageNamesTheValueAndFitsItsN() {
+        #expect(throws: (any Error).self) { try Shard(parsing: "4/3") }
+        do {
+            _ = try Shard(parsing: "4/3")
+        } catch {
+            #expect("\(error)" == "--shard 4/3: the shard I must be from 1 to N = 3; write I/N, the I-th of N shards, with N ≥ 1 and 1 ≤ I ≤ N, e.g. --shard 1/3 … --shard 3/3")
+        }
+    }
+
     @Test func goodValues() throws {
         #expect(try Shard(parsing: "2/4") == Shard(index: 2, count: 4))
         #expect(try Shard(parsing: "1/1").description == "1/1")
