@@ -206,8 +206,4 @@ public enum JSONReport {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(report)
     }
-
-    public static func write(_ report: some Encodable, to path: String) throws {
-        try data(report).write(to: URL(fileURLWithPath: path))
-    }
 }

@@ -7,19 +7,34 @@ import Foundation
 enum OutputFile {
     /// Throws a usage error naming `option` if `path` (nil: not asked for; `-`: standard output)
     /// is a directory, or is missing and its folder is missing or not writable.
+    ///
+    /// Writability is tried, not asked of `access(2)`, which says yes to root for a read-only
+    /// file system or /proc: a regular file is opened for writing (not truncated), and in a
+    /// folder a uniquely named file is created and removed at once (the report is written
+    /// through such a file and a rename).
     static func check(_ path: String?, option: String) throws {
         guard let path, path != "-" else { return }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue { throw ValidationError("\(option) \(path): is a directory; give a file name") }
-            if access(path, W_OK) != 0 { throw ValidationError("\(option) \(path): \(reason(errno))") }
+            // A FIFO or /dev/fd/N (a shell's process substitution) is only asked: opening a FIFO
+            // would wait for its reader.
+            var status = stat()
+            let regular = stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+            let descriptor = regular ? open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC) : (access(path, W_OK) == 0 ? -2 : -1)
+            if descriptor == -1 { throw ValidationError("\(option) \(path): \(reason(errno))") }
+            if descriptor >= 0 { close(descriptor) }
             return
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ValidationError("\(option) \(path): there is no folder \(folder) to write it in")
         }
-        if access(folder, W_OK) != 0 { throw ValidationError("\(option) \(path): cannot create it in \(folder): \(reason(errno))") }
+        let probe = (folder as NSString).appendingPathComponent(".netsim-write-check-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor < 0 { throw ValidationError("\(option) \(path): cannot create it in \(folder): \(reason(errno))") }
+        close(descriptor)
+        unlink(probe)
     }
 
     private static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }

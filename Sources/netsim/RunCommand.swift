@@ -103,7 +103,7 @@ struct RunCommand: AsyncParsableCommand {
             let text = result.events.map(\.jsonLine).joined(separator: "\n") + "\n"
             try writeOrFail(text, to: events)
         }
-        if let json { try JSONReport.write(JSONReport.Run(result), to: json) }
+        if let json { try writeOrFail(JSONReport.data(JSONReport.Run(result)), to: json) }
         return result
     }
 }
@@ -177,8 +177,24 @@ enum ScenarioLoading {
 }
 
 func writeOrFail(_ text: String, to path: String) throws {
+    try writeOrFail(Data(text.utf8), to: path)
+}
+
+/// Writes a report whole or not at all: a new or regular file through a temporary one and a
+/// rename, so a reader never sees half of it. The rename replaces whatever the path names, so
+/// anything else is written in place: a symlink (the link stays; `/dev/stdout` is one, and
+/// renaming over it as root replaced it with a file) and a device or FIFO (a shell's `>(jq .)`).
+func writeOrFail(_ data: Data, to path: String) throws {
     do {
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        var status = stat()
+        if lstat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+            if descriptor < 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            try handle.write(contentsOf: data)
+        } else {
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        }
     } catch {
         throw RuntimeError("cannot write \(path): \(error.posixReason)")
     }

@@ -130,19 +130,27 @@ struct TestCommand: AsyncParsableCommand {
         // The matrix (and its comparison with the baseline) ends the output, before the counts.
         let wantsMatrix = matrixOptions.wanted(drivers: drivers.count)
         let comparison = try wantsMatrix ? matrixOptions.report(measurement, baseline: baseline, paths: paths, clients: options.commandLine) : nil
+        // A report that cannot be saved (the disk filled during the run) is said, and the
+        // others are still written; the counts stay the last line.
+        var unsaved: [String] = []
+        func save(_ write: () throws -> Void) {
+            do { try write() } catch { unsaved.append("\(error)") }
+        }
         if let junit {
             let reported = comparison.map { JUnitReport.cells(cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) } ?? cases
-            try writeOrFail(JUnitReport.render(reported, suiteName: ShardOption.suiteName(shard)), to: junit)
+            save { try writeOrFail(JUnitReport.render(reported, suiteName: ShardOption.suiteName(shard)), to: junit) }
         }
         if let json {
-            try JSONReport.write(JSONReport.Suite(runs: entries, matrix: wantsMatrix ? JSONReport.Matrix(measurement) : nil), to: json)
+            save { try writeOrFail(JSONReport.data(JSONReport.Suite(runs: entries, matrix: wantsMatrix ? JSONReport.Matrix(measurement) : nil)), to: json) }
         }
         if let html {
             let title = "netsim test " + paths.joined(separator: " ")
-            try writeOrFail(HTMLReport.render(pages, matrix: wantsMatrix ? measurement : nil, title: title), to: html)
+            save { try writeOrFail(HTMLReport.render(pages, matrix: wantsMatrix ? measurement : nil, title: title), to: html) }
         }
+        for message in unsaved { FileHandle.standardError.write(Data("Error: \(message)\n".utf8)) }
         let failed = cases.filter(\.didNotPass).count  // failed, or netsim could not run it
         print("\(cases.count - failed) passed, \(failed) failed")
+        if !unsaved.isEmpty { throw ExitCode(1) }
         // With a baseline, the matrix decides: known failures are what the baseline says.
         if let comparison {
             if !comparison.matches { throw ExitCode(1) }

@@ -29,6 +29,45 @@ struct OutputFileTests {
         #expect(Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9", "--events", "-", "--pcap", "\(folder)/netsim-\(UUID()).pcap"]) } == "no error")
     }
 
+    #if os(Linux)
+    /// access(2) says yes to root for /proc (or a read-only mount): the run went ahead and its
+    /// report failed afterwards. Creating the file is tried instead.
+    @Test func aFolderWhereNothingCanBeCreatedIsAUsageError() {
+        #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "/proc/netsim-report.json"]) }
+            .contains("--json /proc/netsim-report.json: cannot create it in /proc:"))
+    }
+    #endif
+
+    /// Reports are written through a temporary file and a rename, which replaced a symlink with
+    /// a file (and, as root, `/dev/stdout` itself). A symlink and a FIFO are written in place.
+    @Test func aSymlinkAndAFIFOAreWrittenInPlace() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-out-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "old, longer than the new\n".write(toFile: "\(folder)/target", atomically: false, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: "\(folder)/link", withDestinationPath: "target")
+        try writeOrFail("new\n", to: "\(folder)/link")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/link") == "target")
+        #expect(try String(contentsOfFile: "\(folder)/target", encoding: .utf8) == "new\n")
+
+        let fifo = "\(folder)/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // The read end, opened without waiting for a writer: a write that went elsewhere leaves
+        // it empty rather than hanging the test.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        try writeOrFail("through the pipe\n", to: fifo)
+        var received = [UInt8](repeating: 0, count: 64)
+        let count = read(reader, &received, received.count)
+        #expect(String(decoding: received.prefix(max(0, count)), as: UTF8.self) == "through the pipe\n")
+        var status = stat()
+        #expect(lstat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+
+        try writeOrFail("plain\n", to: "\(folder)/plain.json")
+        #expect(try String(contentsOfFile: "\(folder)/plain.json", encoding: .utf8) == "plain\n")
+    }
+
     @Test func anUpstreamOnPortZeroIsRefused() {
         #expect(Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:0"]) }
             .contains("--upstream 127.0.0.1:0: give the server's port (1-65535)"))
