@@ -31,6 +31,11 @@ public struct PcapError: Error, CustomStringConvertible, Equatable, Sendable {
     /// Classifies libpcap's own error text (it has no error codes for these).
     static func fromLibpcap(_ text: String, path: String, reading: Bool) -> PcapError {
         let lower = text.lowercased()
+        if reading, lower.contains("different from the type of the first interface") {
+            // A valid pcapng (mergecap of an Ethernet and a cooked capture, a multi-interface
+            // dumpcap) that libpcap cannot read as one link type.
+            return PcapError(.unsupportedLinkType, "\(path): its interfaces have different link types, which libpcap reads one at a time (libpcap: \(text)); split it by interface, e.g. tshark -r \(path) -Y 'frame.interface_id == 0' -w part0.pcapng, and give each part")
+        }
         let kind: Kind
         if lower.contains("truncated") {
             kind = .truncated

@@ -57,6 +57,24 @@ struct BadInputTests {
         }
     }
 
+    /// A valid pcapng whose interfaces differ in link type (mergecap of an Ethernet and a cooked
+    /// capture) was called "damaged"; it is a limit of libpcap, with a way around it.
+    @Test func interfacesOfDifferentLinkTypesAreNotCalledDamaged() throws {
+        func le32(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
+        func le16(_ value: UInt16) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
+        let section = le32(0x0A0D_0D0A) + le32(28) + le32(0x1A2B_3C4D) + le16(1) + le16(0) + [UInt8](repeating: 0xFF, count: 8) + le32(28)
+        func interface(_ linkType: UInt16) -> [UInt8] { le32(1) + le32(20) + le16(linkType) + le16(0) + le32(262_144) + le32(20) }
+        let path = try Self.write(section + interface(1) + interface(113), "two-link-types.pcapng")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect {
+            try Capture.load(path: path)
+        } throws: { error in
+            let message = "\(error)"
+            return (error as? PcapError)?.kind == .unsupportedLinkType && message.contains("its interfaces have different link types")
+                && message.contains("frame.interface_id == 0") && !message.contains("damaged")
+        }
+    }
+
     @Test func anUnsupportedLinkTypeIsNamed() throws {
         let path = temporaryPath("usb.pcap")
         defer { try? FileManager.default.removeItem(atPath: path) }
