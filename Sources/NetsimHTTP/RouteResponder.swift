@@ -26,6 +26,9 @@ final class RouteResponder: ChannelDuplexHandler {
     private var closing = false
     /// Completes when the last response's final bytes have been written.
     private var lastResponseWritten: EventLoopFuture<Void>?
+    /// ``pump(context:)`` is running; asked again meanwhile, it goes round once more.
+    private var pumping = false
+    private var pumpAgain = false
 
     init(routes: RouteTable) {
         self.routes = routes
@@ -104,14 +107,35 @@ final class RouteResponder: ChannelDuplexHandler {
     }
 
     /// Writes body pieces while the channel takes them; resumes on writability.
+    ///
+    /// A flush can make the channel writable again, and NIO tells this handler at once, from
+    /// inside the flush: a pump started there would write pieces the outer one still holds, end
+    /// the answer, and leave the outer one writing body after the end (NIO's HTTP encoder traps
+    /// on that). So a pump asked for during a pump only makes the outer one go round again.
     private func pump(context: ChannelHandlerContext) {
+        if pumping {
+            pumpAgain = true
+            return
+        }
+        pumping = true
+        defer { pumping = false }
+        repeat {
+            pumpAgain = false
+            pumpOnce(context: context)
+        } while pumpAgain
+    }
+
+    private func pumpOnce(context: ChannelHandlerContext) {
         guard var plan else { return }
         while context.channel.isWritable, var pieces = plan.body, let piece = pieces.next() {
             plan.body = pieces
+            self.plan = plan
             context.write(wrapOutboundOut(.body(.byteBuffer(piece))), promise: nil)
-            if pieces.chunked { context.flush() }
+            if pieces.chunked {
+                context.flush()
+                if self.plan == nil { return }  // the flush found the connection gone
+            }
         }
-        self.plan = plan
         if plan.body?.isFinished ?? true {
             finish(closeAfter: plan.closeAfter || closeWhenDone, context: context)
         } else {

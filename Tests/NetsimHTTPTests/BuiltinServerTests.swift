@@ -100,6 +100,26 @@ struct BuiltinServerResponseTests {
         }
     }
 
+    /// A chunked body larger than the channel's write buffer, to a client that reads late: the
+    /// flush of each chunk can make the channel writable again, which pumped the body from
+    /// inside the pump. The inner pump wrote pieces the outer one wrote again and ended the
+    /// answer, and the outer one then wrote body after the end: NIO's precondition killed the
+    /// process (SIGILL) at 256 KiB and above.
+    @Test func aLargeChunkedBodyToALateReaderArrivesWhole() async throws {
+        try await withServer([HTTPRoute(path: "/gen", body: .generated(bytes: 2 * 1024 * 1024), chunked: true)]) { _, endpoint in
+            let answers = try await offload { () -> [RawResponse] in
+                let connection = try RawHTTPConnection(endpoint)
+                try connection.send("GET /gen HTTP/1.1\r\nHost: x\r\n\r\n")
+                Thread.sleep(forTimeInterval: 0.3)  // the server fills the socket and its buffer
+                return [try connection.readResponse(), try connection.request("GET", "/gen")]
+            }
+            for answer in answers {
+                #expect(answer.status == 200)
+                #expect(answer.body == BuiltinServer.generatedBody(bytes: 2 * 1024 * 1024))
+            }
+        }
+    }
+
     @Test func headRequestsGetTheHeadWithoutABody() async throws {
         try await withServer([HTTPRoute(path: "/x", body: .text("twelve bytes"))]) { _, endpoint in
             let (head, get) = try await offload {
