@@ -28,7 +28,8 @@ struct CheckCommand: ParsableCommand {
         var allValid = true
     }
 
-    /// Checks files as named and folders as `netsim test` would run them. A missing file, or a
+    /// Checks files and folders as `netsim run` and `netsim test` find them (each path component
+    /// matched case-insensitively when the exact spelling does not exist). A missing file, or a
     /// folder with no scenario in it, is reported with the others' errors rather than stopping
     /// the check.
     static func check(paths: [String]) -> Report {
@@ -45,7 +46,8 @@ struct CheckCommand: ParsableCommand {
                 }
                 files += found
             } else {
-                files.append(path)
+                // As `run` finds it: `scenarios/x.scn` is `Scenarios/x.scn`.
+                files.append(resolved)
             }
         }
         var report = check(files)

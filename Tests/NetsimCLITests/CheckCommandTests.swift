@@ -68,6 +68,13 @@ struct CheckCommandTests {
         #expect(!report.allValid)
     }
 
+    /// `run` and `test` find `scenarios/LockScreen.scn`; `check` said "no such file".
+    @Test func aPathIsFoundAsRunFindsIt() async throws {
+        let result = try await Self.run(["scenarios/LockScreen.scn", "SCENARIOS"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("Scenarios/lockscreen.scn: ok\nScenarios/"), "\(result.stdout)")
+    }
+
     @Test func parsesOneOrMoreFiles() throws {
         #expect(try CheckCommand.parse(["a.scn", "b.scn"]).files == ["a.scn", "b.scn"])
         #expect(throws: (any Error).self) { try CheckCommand.parse([]) }
