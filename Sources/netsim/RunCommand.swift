@@ -10,8 +10,9 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Run a scenario against its client and judge the recovery it shows.",
         discussion: """
-            Exit status: 0 when every expectation holds, 1 when one fails, 2 when the scenario or \
-            the command line is invalid (nothing runs then).
+            Exit status: 0 when every expectation holds, 1 when one fails (or the harness could \
+            not run), 2 when the scenario is missing or invalid, 64 when the command line is \
+            (nothing runs then), 130/143/129 when interrupted by SIGINT/SIGTERM/SIGHUP.
 
             Example:
               netsim run Scenarios/lockscreen.scn
