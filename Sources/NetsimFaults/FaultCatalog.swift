@@ -22,11 +22,16 @@ public enum FaultCatalog {
     /// The fault called `name`.
     public static func named(_ name: String) -> (any Fault.Type)? { all.first { $0.name == name } }
 
-    /// Every form a fault can be written in, with examples: the text of errors and help.
+    /// Every form a fault can be written in, with examples: the text of errors and help. The
+    /// faults only a packet link takes come last, said as such: `netsim relay --help` offered
+    /// `offline` as one of its own, and the relay then refused it.
     public static let allowedForms: String = {
-        let forms = all.map { $0.name + $0.syntax }.joined(separator: ", ")
-        let examples = all.filter { !$0.syntax.isEmpty }.map { $0.example }.joined(separator: ", ")
-        return "one of \(forms) (e.g. \(examples))"
+        let relay = all.filter { $0.paths.contains(.relay) }
+        let packetOnly = all.filter { !$0.paths.contains(.relay) }
+        let forms = relay.map { $0.name + $0.syntax }.joined(separator: ", ")
+        let examples = relay.filter { !$0.syntax.isEmpty }.map { $0.example }.joined(separator: ", ")
+        let packet = packetOnly.map { $0.name + $0.syntax }.joined(separator: ", ")
+        return "one of \(forms) (e.g. \(examples)); a packet link (netsim shell, link mode: packet) also takes \(packet)"
     }()
 
     /// Parses `NAME[=ARGUMENT]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`. The name also

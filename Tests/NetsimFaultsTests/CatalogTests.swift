@@ -22,6 +22,18 @@ struct CatalogTests {
         for fault in FaultCatalog.all { #expect(FaultCatalog.allowedForms.contains(fault.name + fault.syntax)) }
     }
 
+    /// The relay's help offered `offline` among its own faults, and the relay then refused it.
+    @Test("the forms a packet link alone takes are said as such, after the others")
+    func packetOnlyFormsComeLastAndSaySo() throws {
+        let parts = FaultCatalog.allowedForms.components(separatedBy: "; a packet link (netsim shell, link mode: packet) also takes ")
+        try #require(parts.count == 2, "\(FaultCatalog.allowedForms)")
+        for fault in FaultCatalog.all {
+            let form = fault.name + fault.syntax
+            #expect(parts[fault.paths.contains(.relay) ? 0 : 1].contains(form), "\(form)")
+        }
+        #expect(!parts[0].contains("offline") && !parts[0].contains("udp-block"))
+    }
+
     @Test("a bad fault names what was expected and lists every form", arguments: [
         ("stale=maybe", "a stale close"), ("limit", "needs a value"), ("fin=now", "takes no value"),
         ("cut=lots", "a byte count"), ("garbage=0", "a positive byte count"), ("stall=sideways", "a stalled direction"),
