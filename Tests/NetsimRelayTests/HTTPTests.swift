@@ -293,6 +293,9 @@ struct HTTPTests {
             }
             #expect(during.hasPrefix("HTTP/1.1 503"))
             #expect(server.snapshot.first?.received.count == Self.request("/a").utf8.count, "the upstream saw only the first request")
+            // The relay did not watch the first request as HTTP, but it went upstream: the
+            // outage's is the connection's second (it was logged `reused: false`).
+            #expect(relay.eventLog.events.map(\.kind).contains(.httpRequest(method: "GET", path: "/a", reused: true, answeredBy: "outage")), "\(relay.eventLog.events)")
             await relay.removeFault(id)
             // A new connection during no outage reaches upstream again.
             let after = try await offload { () -> String in

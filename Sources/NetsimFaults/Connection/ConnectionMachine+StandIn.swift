@@ -51,10 +51,13 @@ extension ConnectionMachine {
         log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), tag: request.tag, version: request.version))
     }
 
-    /// Counts a request on this connection; true when it is not the first.
+    /// Counts a request on this connection; true when it is not the first. A connection the
+    /// relay did not watch as HTTP before a stand-in took over (an outage from `--fault-at`)
+    /// has had requests when client bytes already went upstream: its first answered request
+    /// was logged `reused: false`.
     private mutating func countRequest() -> Bool {
         defer { requestsSeen += 1 }
-        return requestsSeen > 0
+        return requestsSeen > 0 || !observesHTTP && up.deliveredBytes + up.queuedBytes > 0
     }
 
     mutating func answer(_ request: HTTPRequestSummary, now: Int64) {
