@@ -4,7 +4,22 @@
 /// where arithmetic on the hot path must be cheap.
 extension Duration {
     /// The forms accepted by ``init(parsing:)``, for error messages and `--help`.
-    public static let allowedForms = "a number with a unit: 30ms, 1.5s, 250us, 2m, 1h (units ns, us, ms, s, m, h; 0 needs no unit)"
+    public static let allowedForms = "a number with a unit: 30ms, 1.5s, 250us, 2m, 1h (units ns, us, ms, s, m, h, or spelled out: msec, seconds, minutes…; 0 needs no unit)"
+
+    /// Nanoseconds per unit. The short units are the documented ones; their usual spellings
+    /// (`sec`, `msec`, `minutes`, `hour`) are taken too, each family whole: `1sec` worked and
+    /// `100msec` did not.
+    static let unitScales: [String: Double] = {
+        let families: [([String], Double)] = [
+            (["ns", "nsec", "nsecs", "nanosecond", "nanoseconds"], 1),
+            (["us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"], 1e3),
+            (["ms", "msec", "msecs", "millisecond", "milliseconds"], 1e6),
+            (["s", "sec", "secs", "second", "seconds"], 1e9),
+            (["m", "min", "mins", "minute", "minutes"], 60e9),
+            (["h", "hr", "hrs", "hour", "hours"], 3600e9),
+        ]
+        return Dictionary(uniqueKeysWithValues: families.flatMap { names, scale in names.map { ($0, scale) } })
+    }()
 
     /// The longest duration ``init(parsing:)`` takes: a year (8760h). Longer ones would overflow
     /// the models' nanosecond arithmetic once added to a clock reading; no link or fault in a
@@ -16,15 +31,12 @@ extension Duration {
         let error = UnitParseError(input: text, expected: "a duration", allowedForms: Duration.allowedForms)
         guard let (number, unit) = splitNumberAndUnit(text) else { throw error }
         let scale: Double
-        switch unit.lowercased() {
-        case "ns": scale = 1
-        case "us", "µs", "μs": scale = 1e3
-        case "ms": scale = 1e6
-        case "s", "sec", "secs": scale = 1e9
-        case "m", "min", "mins": scale = 60e9
-        case "h": scale = 3600e9
-        case "" where number == 0: scale = 1
-        default: throw error
+        if unit.isEmpty, number == 0 {
+            scale = 1
+        } else if let known = Self.unitScales[unit.lowercased()] {
+            scale = known
+        } else {
+            throw error
         }
         let nanos = number * scale
         guard nanos <= Double(Duration.maximumParsed.nanoseconds) else {

@@ -6,6 +6,9 @@ struct UnitParsingTests {
     @Test(arguments: [
         ("30ms", 30_000_000), ("1.5s", 1_500_000_000), ("250us", 250_000), ("2m", 120_000_000_000),
         ("1h", 3_600_000_000_000), ("0", 0), ("10ns", 10), (" 5 ms ", 5_000_000),
+        // Each unit's usual spellings, whole families (`1sec` worked and `100msec` did not).
+        ("100msec", 100_000_000), ("5seconds", 5_000_000_000), ("1 hour", 3_600_000_000_000),
+        ("2minutes", 120_000_000_000), ("3usec", 3_000), ("1.5Sec", 1_500_000_000), ("2hrs", 7_200_000_000_000),
     ] as [(String, Int64)])
     func durations(text: String, nanoseconds: Int64) throws {
         #expect(try Duration(parsing: text).nanoseconds == nanoseconds)
