@@ -5,6 +5,7 @@ public enum ProfileReport {
     public static func text(_ profiles: [FlowProfile], capture: Capture) -> String {
         var lines = ["\(capture.path): \(capture.packetCount) packets, \(capture.linkTypeName), \(capture.flows.count) TCP flow\(capture.flows.count == 1 ? "" : "s")"]
         for note in capture.notes { lines.append("note: \(note)") }
+        if LinkSuggestion.handshakesMadeUp(profiles) { lines.append("note: \(LinkSuggestion.madeUpNote)") }
         for p in profiles {
             lines.append("")
             let guessed = p.clientFromHandshake ? "" : " (no handshake captured: client guessed from the ports)"
@@ -86,15 +87,28 @@ public struct LinkSuggestion: Sendable {
     public var upBandwidth: Double?
     public var downBandwidth: Double?
     public var flows: [Int]
+    /// See ``handshakesMadeUp(_:)``.
+    public var madeUp = false
 
     public static let minimumBurst = 64 * 1024
+
+    /// Every handshake took no time at all, SYN to ACK: no network does that (loopback takes
+    /// tens of µs), netsim's own recordings do, as the relay makes each leg's handshake and ACKs
+    /// up at its socket. Such a file shows netsim's delays between the legs, not in a round trip.
+    public static func handshakesMadeUp(_ profiles: [FlowProfile]) -> Bool {
+        let handshakes = profiles.compactMap(\.handshakeRTT)
+        return !handshakes.isEmpty && handshakes.allSatisfy { $0 == 0 }
+    }
+
+    static let madeUpNote = "every handshake took 0 s, as in netsim's own recordings (the relay makes each leg's handshake and ACKs up at its socket): the round trip cannot be inferred from this file; the delays netsim added are between a connection's two legs"
 
     public init(_ profiles: [FlowProfile]) {
         flows = profiles.map(\.flow)
         let rtts = profiles.compactMap { p -> Int64? in
             p.handshakeRTT ?? [median(p.toServer.ackRTT), median(p.toClient.ackRTT)].compactMap { $0 }.max()
         }
-        roundTrip = median(rtts)
+        madeUp = Self.handshakesMadeUp(profiles)
+        roundTrip = madeUp ? nil : median(rtts)
         func loss(_ d: KeyPath<FlowProfile, DirectionProfile>) -> Double {
             let segments = profiles.reduce(0) { $0 + $1[keyPath: d].dataSegments }
             let lost = profiles.reduce(0) { $0 + $1[keyPath: d].retransmissions - $1[keyPath: d].spuriousRetransmissions }
@@ -116,6 +130,8 @@ public struct LinkSuggestion: Sendable {
         if let roundTrip {
             let oneWay = (roundTrip / 2 + 50_000) / 100_000 * 100_000  // to 0.1 ms
             lines.append("  latency: \(formatNanoseconds(max(oneWay, 100_000)))")
+        } else if madeUp {
+            lines.append("  # set latency by hand: \(Self.madeUpNote)")
         } else {
             lines.append("  # no round trip could be measured: set latency by hand")
         }

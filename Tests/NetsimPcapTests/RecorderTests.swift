@@ -152,6 +152,15 @@ struct RecorderTests {
         // Wall-clock timestamps: within a minute of now.
         let now = Int64(Date().timeIntervalSince1970 * 1e9)
         #expect(abs(now - arrived) < 60_000_000_000)
+        // The handshakes are made up, so a round trip inferred from them is 0: profile says it
+        // cannot infer one (it suggested `latency: 100us` for an 80 ms link), while a real
+        // capture still gives its own.
+        let profiles = capture.flows.map(FlowProfile.init)
+        #expect(LinkSuggestion.handshakesMadeUp(profiles))
+        #expect(LinkSuggestion(profiles).roundTrip == nil)
+        #expect(LinkSuggestion(profiles).scn(capture: "r.pcap").contains("# set latency by hand: every handshake took 0 s"))
+        let real = try Capture.load(path: fixture("zeek-http-get.pcap")).flows.map(FlowProfile.init)
+        #expect(!LinkSuggestion.handshakesMadeUp(real) && LinkSuggestion(real).roundTrip != nil)
     }
 
     @Test func concurrentConnectionsFromSeveralEventLoopsEachGetTwoConversations() async throws {
