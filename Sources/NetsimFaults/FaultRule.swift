@@ -90,16 +90,16 @@ extension FaultRule {
             throw FaultRuleError("stale=fin is a relay fault (a relay closes its own leg with FIN); on a packet link the host side forgets the connection and answers with RST: write stale or stale=rst")
         }
         if probability.fraction < 1 {
-            throw FaultRuleError("\(name) on a packet link acts on every packet, not on a share of connections: drop 'probability'")
+            throw FaultRuleError("\(name) on a packet link acts on every packet, not on a share of connections: drop 'probability'", key: "probability")
         }
         if case .after = trigger {
-            throw FaultRuleError("\(name) on a packet link starts when its step fires, not per connection: give the step an 'at' instead of 'after_open'")
+            throw FaultRuleError("\(name) on a packet link starts when its step fires, not per connection: give the step an 'at' instead of 'after_open'", key: "after_open")
         }
         if target == .new || (target == .existing && kind.fault as? Stale == nil) {
-            throw FaultRuleError("\(name) on a packet link acts on every packet from its start: drop 'target' (only stale, which forgets the connections open when it starts, takes 'target: existing')")
+            throw FaultRuleError("\(name) on a packet link acts on every packet from its start: drop 'target' (only stale, which forgets the connections open when it starts, takes 'target: existing')", key: "target")
         }
         if name == Handover.name, let lasts {
-            throw FaultRuleError("a handover happens at one instant: drop 'for: \(lasts.compactDescription)' (a second handover step moves the address again)")
+            throw FaultRuleError("a handover happens at one instant: drop 'for: \(lasts.compactDescription)' (a second handover step moves the address again)", key: "for")
         }
     }
 }
@@ -107,7 +107,13 @@ extension FaultRule {
 /// A fault rule that cannot be applied as written.
 public struct FaultRuleError: Error, CustomStringConvertible, Sendable {
     public var description: String
-    public init(_ description: String) { self.description = description }
+    /// The scenario key the error is about (`probability`, `after_open`, `target`, `for`), so a
+    /// scenario's error points at it; nil: the fault itself.
+    public var key: String?
+    public init(_ description: String, key: String? = nil) {
+        self.description = description
+        self.key = key
+    }
 }
 
 /// Identifies a fault added to a running relay, to remove it later.

@@ -218,7 +218,9 @@ extension Validator {
             try rule.validate(on: linkMode == .packet ? .packet : .relay)
         } catch {
             if linkMode == .packet {
-                self.error(action.valueLocation, "fault: \(error)", hint: "docs/packet.md lists what each packet fault does")
+                // At the key the error is about, when the step has it (the caret was under the fault).
+                let place = (error as? FaultRuleError)?.key.flatMap { map[$0]?.keyLocation } ?? action.valueLocation
+                self.error(place, "fault: \(error)", hint: "docs/packet.md lists what each packet fault does")
             } else if rule.target == .existing, let e = map["target"] {
                 self.error(e.valueLocation, "\(kind.name) acts on new connections only; it cannot target existing ones",
                            hint: "use 'target: all' or 'target: new'")

@@ -88,14 +88,17 @@ struct PacketModeParserTests {
             if case .fault(_, let rule) = step.action { return rule.kind.name } else { return nil }
         }
         #expect(faults == ["offline", "handover", "stale"])
-        for (step, message) in [
-            ("  - fault: offline\n    probability: 50%", "drop 'probability'"),
-            ("  - fault: blackhole\n    target: new", "drop 'target'"),
-            ("  - fault: handover\n    for: 1s", "one instant"),
-            ("  - fault: stale=fin", "stale=fin is a relay fault"),
+        // Each error at the key it is about (the caret was under the fault for all of them).
+        let faultLine = diagnostics(Self.scenario(steps: "  - fault: stale=fin")).first?.location.line ?? 0
+        for (step, message, line, column) in [
+            ("  - fault: offline\n    probability: 50%", "drop 'probability'", faultLine + 1, 5),
+            ("  - fault: blackhole\n    target: new", "drop 'target'", faultLine + 1, 5),
+            ("  - fault: handover\n    for: 1s", "one instant", faultLine + 1, 5),
+            ("  - fault: stale=fin", "stale=fin is a relay fault", faultLine, 12),
         ] {
             let found = diagnostics(Self.scenario(steps: step))
             #expect(found.count == 1 && found.first?.message.contains(message) == true, "\(step): \(found)")
+            #expect(found.first?.location.line == line && found.first?.location.column == column, "\(step): \(found)")
         }
     }
 
