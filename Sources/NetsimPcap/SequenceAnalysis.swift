@@ -74,13 +74,18 @@ public struct SequenceAnalysis: Sendable {
             if length > 0 || packet.flags.contains(.syn) || packet.flags.contains(.fin), !result.contains(.keepAlive) {
                 let notAdvanced = sides[f].nextSeq.map { seqLess(seq, $0) } ?? false
                 let sinceDupAck = packet.time - sides[r].lastAckTime
+                // Unsigned, as Wireshark's: a packet stamped before the highest one (a capture
+                // whose timestamps go back) is not "soon after" it.
                 let sinceHighest = packet.time - sides[f].nextSeqTime
                 let threshold = initialRTT ?? 3_000_000
+                // Data the other side has acknowledged already is spurious, however soon it came
+                // (as tshark 4.0 marks it): never out of order.
+                let alreadyAcked = length > 0 && sides[r].lastAck.map { !seqGreater(seq &+ length, $0) } ?? false
                 if notAdvanced, sides[r].duplicateAcks >= 2, sides[r].lastAck == seq, sinceDupAck < 20_000_000 {
                     result.formUnion([.fastRetransmission, .retransmission])
-                } else if notAdvanced, sinceHighest < threshold, sides[f].nextSeq != seq &+ length {
+                } else if notAdvanced, UInt64(bitPattern: sinceHighest) < UInt64(threshold), sides[f].nextSeq != seq &+ length, !alreadyAcked {
                     result.insert(.outOfOrder)
-                } else if length > 0, let acked = sides[r].lastAck, !seqGreater(seq &+ length, acked) {
+                } else if alreadyAcked {
                     result.formUnion([.spuriousRetransmission, .retransmission])
                 } else if notAdvanced {
                     result.insert(.retransmission)

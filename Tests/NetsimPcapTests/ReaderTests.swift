@@ -148,6 +148,44 @@ struct ReaderTests {
         #expect(profile.toServer.burstThroughput == 8_000_000)
     }
 
+    /// Two orders Wireshark's rules care about, on segments written by hand: data the receiver
+    /// has acknowledged, arriving again soon after, is a spurious retransmission (netsim called
+    /// it out of order); and a segment stamped before the highest one (timestamps that go back)
+    /// is a retransmission, not out of order (netsim took the negative gap as "soon").
+    @Test("the analysis follows tshark on a late acknowledged segment and on time going back", arguments: [false, true])
+    func lateAndBackwards(backwards: Bool) async throws {
+        let builder = try CaptureBuilder(path: temporaryPath("late-\(backwards).pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let body = [UInt8](repeating: 0x41, count: 100)
+        builder.write([segment(clientEnd, serverEnd, seq: 0, flags: .syn)])
+        builder.advance(1_000_000)
+        builder.write([segment(serverEnd, clientEnd, seq: 0, ack: 1, flags: [.syn, .ack])])
+        builder.advance(1_000_000)
+        builder.write([segment(clientEnd, serverEnd, seq: 1, ack: 1, flags: .ack)])
+        builder.advance(10_000_000)
+        builder.write([segment(serverEnd, clientEnd, seq: 1, ack: 1, body)])
+        builder.advance(100_000)
+        builder.write([segment(serverEnd, clientEnd, seq: 101, ack: 1, body)])
+        if backwards {
+            builder.advance(-50_000)  // stamped between the two
+            builder.write([segment(serverEnd, clientEnd, seq: 1, ack: 1, body)])
+        } else {
+            builder.advance(100_000)
+            builder.write([segment(clientEnd, serverEnd, seq: 1, ack: 201, flags: .ack)])
+            builder.advance(100_000)  // well within the 2 ms handshake round trip
+            builder.write([segment(serverEnd, clientEnd, seq: 1, ack: 1, body)])
+        }
+        builder.close()
+        let capture = try Capture.load(path: builder.path)
+        let flow = try #require(capture.flows.first)
+        for (flag, field) in [(PacketFlags.retransmission, "tcp.analysis.retransmission"), (.spuriousRetransmission, "tcp.analysis.spurious_retransmission"),
+                              (.outOfOrder, "tcp.analysis.out_of_order")] {
+            let theirs = try await Tshark.fields(builder.path, filter: field, ["frame.number"]).count
+            #expect(SequenceAnalysis(flow).count(flag, in: flow) == theirs, "\(field)")
+        }
+        #expect(SequenceAnalysis(flow).count(.outOfOrder, in: flow) == 0)
+    }
+
     @Test func theAnalysisMatchesTsharkOnRetransmissionsOutOfOrderAndDuplicateAcks() async throws {
         let path = fixture("zeek-http-206_example_c.pcap")
         let capture = try Capture.load(path: path)
