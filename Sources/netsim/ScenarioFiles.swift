@@ -27,16 +27,22 @@ enum ScenarioFiles {
     /// What is said of a folder with no scenario in it.
     static let noScenarios = "no .scn files in this folder (or its subfolders)"
 
-    /// Every `.scn` file under `folder`, recursively, sorted by path.
+    /// Every `.scn` file under `folder` (any case: `X.SCN` too), recursively, sorted by path.
     static func scenarios(inFolder folder: String) -> [String] {
         (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? [])
-            .filter { $0.hasSuffix(".scn") }
+            .filter { $0.lowercased().hasSuffix(".scn") }
             .sorted()
             .map { (folder as NSString).appendingPathComponent($0) }
     }
 
-    /// `.scn` files named directly or found (recursively, sorted) in folders.
+    /// `.scn` files named directly or found (recursively, sorted) in folders; a file named twice
+    /// (`Scenarios/ Scenarios/x.scn`) runs once.
     static func collect(_ paths: [String]) throws -> [String] {
+        var seen = Set<String>()
+        return try collectAll(paths).filter { seen.insert(URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path).inserted }
+    }
+
+    private static func collectAll(_ paths: [String]) throws -> [String] {
         var files: [String] = []
         for raw in paths {
             let path = resolve(raw)

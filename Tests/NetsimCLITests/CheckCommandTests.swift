@@ -75,6 +75,17 @@ struct CheckCommandTests {
         #expect(result.stdout.hasPrefix("Scenarios/lockscreen.scn: ok\nScenarios/"), "\(result.stdout)")
     }
 
+    /// What `netsim test` runs from the paths it is given: a file named twice (directly and in
+    /// its folder) ran twice, as two test cases; `X.SCN` was skipped without a word.
+    @Test func testCollectsEachFileOnceWhateverTheCaseOfItsExtension() throws {
+        let folder = NSTemporaryDirectory() + "netsim-collect-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for name in ["a.scn", "B.SCN", "notes.txt"] { try Self.valid.write(toFile: "\(folder)/\(name)", atomically: true, encoding: .utf8) }
+        let files = try ScenarioFiles.collect([folder, "\(folder)/a.scn", "\(folder)/./B.SCN"])
+        #expect(files == ["\(folder)/B.SCN", "\(folder)/a.scn"])
+    }
+
     @Test func parsesOneOrMoreFiles() throws {
         #expect(try CheckCommand.parse(["a.scn", "b.scn"]).files == ["a.scn", "b.scn"])
         #expect(throws: (any Error).self) { try CheckCommand.parse([]) }
