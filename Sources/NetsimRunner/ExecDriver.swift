@@ -44,16 +44,22 @@ public final class ExecDriver: ClientDriver {
     private let stopOnInterrupt: UInt64
 
     public var name: String { state.withLockedValue { $0.name } }
+    /// `exec: `, after the user's label when there is one.
+    private let namePrefix: String
 
     /// Starts `command` with `client`'s settings as its first input line.
     /// - Parameter environment: added to netsim's own environment for the client (a TLS run's CA).
     /// - Parameter answerDeadline: how long a request may stay unanswered (default: three times
     ///   the client's timeout, plus 10 s).
+    /// - Parameter label: the user's name for the client (`--client exec:NAME=…`), put before
+    ///   what the client calls itself so reports tell it from a built-in column.
     public init(command: [String], client: ClientSpec, workingDirectory: String? = nil, environment: [String: String] = [:],
-                answerDeadline: Duration? = nil) throws {
+                answerDeadline: Duration? = nil, label: String? = nil) throws {
         guard !command.isEmpty else { throw RunnerError.invalid("the exec driver needs a command") }
         Self.ignoreSIGPIPE
-        let state = NIOLockedValueBox(State(name: "exec: " + command.joined(separator: " ")))
+        let prefix = (label.map { "\($0): " } ?? "") + "exec: "
+        self.namePrefix = prefix
+        let state = NIOLockedValueBox(State(name: prefix + command.joined(separator: " ")))
         self.state = state
         let changed = changes.continuation
         self.answerDeadline = answerDeadline ?? (client.timeout ?? .seconds(30)) * 3 + .seconds(10)
@@ -244,7 +250,7 @@ public final class ExecDriver: ClientDriver {
                 clientLog.note("[netsim] hello without \"protocol\": taken as exec protocol 1 (docs/drivers.md: say {\"type\":\"hello\",\"protocol\":\(ExecHello.current),…})")
             }
             state.withLockedValue { state in
-                if !greeting.isEmpty { state.name = "exec: " + greeting }
+                if !greeting.isEmpty { state.name = namePrefix + greeting }
                 if version > ExecHello.current || version < 1 {
                     state.refused = "the exec client speaks exec protocol \(version); this netsim speaks \(ExecHello.current) (docs/drivers.md) — update netsim, or have the client speak \(ExecHello.current)"
                 }

@@ -245,7 +245,8 @@ public enum DriverFactory {
         /// An exec client, inside the packet link's namespace when there is one.
         func exec(_ command: [String], directory: String) throws -> ExecDriver {
             try ExecDriver(command: (placement?.prefix ?? []) + command, client: scenario.client, workingDirectory: directory,
-                           environment: caEnvironment.merging(placement?.environment ?? [:]) { $1 })
+                           environment: caEnvironment.merging(placement?.environment ?? [:]) { $1 },
+                           label: name == "exec" ? options.exec?.name : nil)
         }
         switch name {
         case "exec":

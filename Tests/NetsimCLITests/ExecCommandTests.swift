@@ -32,7 +32,9 @@ struct ExecCommandTests {
         #expect(status == 0, "\(out)\(err)")
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.suffix(3) == ["scenario     resilient  u3    u3-dir", "one-request  pass       pass  pass", "3 passed, 0 failed"], "\(out)")
-        #expect(out.contains("PASS \(folder)/one-request.scn (one-request, exec: urllib3"), "\(out)")
+        // Each exec column's runs say its name: they read "exec: urllib3 …" alike.
+        #expect(out.contains("PASS \(folder)/one-request.scn (one-request, u3: exec: urllib3"), "\(out)")
+        #expect(out.contains("PASS \(folder)/one-request.scn (one-request, u3-dir: exec: urllib3"), "\(out)")
     }
 
     /// `--client urllib3`: the reference client by its library's name, whatever exec client the
