@@ -82,6 +82,11 @@ public struct LossProcess: Sendable {
     /// Gilbert–Elliott's current state; it starts good. Always false for Bernoulli.
     public private(set) var isInBadState = false
 
+    /// Whether one segment's fate depends on the ones before it (Gilbert–Elliott's chain).
+    public var isStateful: Bool {
+        if case .gilbertElliott = model { true } else { false }
+    }
+
     public init(model: LossModel) {
         self.model = model
     }
