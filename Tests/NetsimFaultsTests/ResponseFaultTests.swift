@@ -73,6 +73,20 @@ struct ResponseFaultTests {
         }
     }
 
+    /// A TLS stream passed through (or any answer that is not HTTP/1) has no body to count:
+    /// `cut` sat armed, said nothing, and the whole download went through.
+    @Test("cut on an answer that is not HTTP/1 passes it whole and says why", arguments: [[0x16, 0x03, 0x03, 0x00, 0x40], Array("SSH-2.0-OpenSSH\r\n".utf8), Array("HTTX".utf8)])
+    func cutOnAnAnswerThatIsNotHTTP(_ start: [UInt8]) {
+        var h = MachineHarness(faults: [.cut(bytes: 10)])
+        h.receive(Self.request, from: .client)
+        let rest = [UInt8](repeating: 0x41, count: 500)
+        h.receive(start, from: .upstream)
+        h.receive(rest, from: .upstream)
+        #expect(h.ended.isEmpty)
+        #expect(h.sent[.client] == start + rest)
+        #expect(h.firedDetails.contains { $0.contains("so it has no body to count: nothing is cut on this connection") }, "\(h.firedDetails)")
+    }
+
     @Test("cut at 0 delivers the head and nothing of the body")
     func cutAtZero() {
         var h = MachineHarness(faults: [.cut(bytes: 0)])

@@ -54,6 +54,9 @@ public struct Cut: Fault {
         var answerLength: Int?
         var bodySeen = 0
         var ended = false
+        /// The answers are not HTTP/1 (TLS passed through, a CONNECT tunnel, another protocol):
+        /// there is no body to count, and the log says so instead of the fault sitting armed.
+        var notHTTP = false
         var inspectsBytes: Bool { true }
 
         static let headLimit = 16 * 1024
@@ -64,12 +67,18 @@ public struct Cut: Fault {
         }
 
         mutating func bytes<Chunk: ByteChunk>(_ chunk: Chunk, _ direction: Direction, on connection: inout ConnectionMachine<Chunk>) -> ByteVerdict {
-            guard direction == .down else { return .pass }
+            guard direction == .down, !notHTTP else { return .pass }
             guard !ended else { return .swallow }
             let bytes = chunk.bytes
             var position = 0
             while position < bytes.count {
                 if headMatched < 4 {
+                    if head.count < Self.statusPrefix.count, !Self.couldBeStatusLine(head + bytes[position...].prefix(Self.statusPrefix.count)) {
+                        notHTTP = true
+                        let what = head.isEmpty && bytes[position] == 0x16 ? "TLS" : "not HTTP/1"
+                        connection.fire("the answer is \(what), so it has no body to count: nothing is cut on this connection (cut acts on HTTP/1 answers; limit=BYTES cuts any stream, --tls intercept lets cut see inside TLS)")
+                        return .pass
+                    }
                     // In a head: up to its blank line.
                     while position < bytes.count, headMatched < 4 {
                         let byte = bytes[position]
@@ -100,6 +109,13 @@ public struct Cut: Fault {
             }
             return .pass
         }
+
+        /// Whether an answer's first bytes can start `HTTP/`.
+        static func couldBeStatusLine(_ start: [UInt8]) -> Bool {
+            zip(start, statusPrefix).allSatisfy { $0 == $1 }
+        }
+
+        private static let statusPrefix = Array("HTTP/".utf8)
 
         /// The `Content-Length` of a response head, if it has one.
         static func contentLength(in head: [UInt8]) -> Int? {
