@@ -274,7 +274,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             case .failure(let failure as ProxyLookup.Failure):
                 handler.reply(context, failure.status, failure.body)
             case .failure(let error):
-                handler.reply(context, "502 Bad Gateway", "netsim proxy: cannot reach \(destination): \(error)\n")
+                handler.reply(context, "502 Bad Gateway", "netsim proxy: cannot reach \(destination): \(SocketFailureText.describe(error))\n")
             case .success(let (relay, outbound)):
                 if isConnect {
                     context.writeAndFlush(handler.wrapOutboundOut(context.channel.allocator.buffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)

@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimRelay
 import NetsimService
 
 /// `netsim relay --metrics ADDR`: the relay's traffic as Prometheus metrics on `GET /metrics`,
@@ -25,7 +26,7 @@ struct MetricsListener {
             return MetricsListener(metrics: metrics, server: server, address: bound)
         } catch {
             await server.stop()
-            throw RuntimeError("cannot serve metrics on \(address): \(error)")
+            throw RuntimeError("--metrics \(address): cannot listen: \(SocketFailureText.describe(error))")
         }
     }
 

@@ -92,7 +92,7 @@ struct ProxyCommand: AsyncParsableCommand {
         do {
             bound = try await proxy.start()
         } catch {
-            throw RuntimeError("cannot start the proxy on \(listen): \(error)")
+            throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
         }
         printStatus("netsim proxy: http://\(bound)")
         printStatus("  link: \(proxy.configuration.link)")

@@ -111,7 +111,7 @@ struct RelayCommand: AsyncParsableCommand {
         do {
             bound = try await relay.start()
         } catch {
-            throw RuntimeError("cannot start the relay on \(listen) → \(upstream): \(error)")
+            throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
         }
         printStatus("netsim relay: \(bound) → \(upstream)")
         printStatus("  link: \(configuration.link)")

@@ -1,0 +1,39 @@
+import NIOCore
+import NIOPosix
+import NetsimRelay
+import Testing
+
+/// Socket failures in words: the relay's bind errors and the proxy's 502 bodies showed NIO's
+/// signatures and type names, and called a refused connect a "reset".
+@Suite("socket failures in words")
+struct SocketFailureTextTests {
+    @Test func aBusyPortARefusedConnectAndAnUnknownNameSayWhatHappened() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let first = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
+        let port = first.localAddress!.port!
+        do {
+            let busy = await Result(catching: { try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: port).get() })
+            #expect(busy.failureText?.hasPrefix("address already in use") == true, "\(busy.failureText ?? "bound")")
+            try await first.close()
+            // Nothing listens on the port now.
+            let refused = await Result(catching: { try await ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port).get() })
+            #expect(refused.failureText?.hasPrefix("connection refused") == true, "\(refused.failureText ?? "connected")")
+            let unknown = await Result(catching: { try await ClientBootstrap(group: group).connect(host: "no-such-host.invalid", port: 80).get() })
+            #expect(unknown.failureText?.hasPrefix("the name no-such-host.invalid does not resolve") == true, "\(unknown.failureText ?? "connected")")
+        } catch {
+            Issue.record("\(error)")
+        }
+        try await group.shutdownGracefully()
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+
+    var failureText: String? {
+        if case .failure(let error) = self { return SocketFailureText.describe(error) }
+        return nil
+    }
+}
