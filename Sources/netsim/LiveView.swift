@@ -52,8 +52,14 @@ final class LiveView: RunObserver, @unchecked Sendable {
         return flat
     }
 
+    /// The live lines go straight to the file descriptor, the verdicts through `print`'s buffer
+    /// (a full buffer on a pipe): what `print` holds goes first, or several clients' runs came
+    /// out in a heap, each verdict after every run's live lines and cut mid-word.
+    private func flushPrinted() { fflush(nil) }
+
     private func emit(_ line: String) {
         lock.withLock {
+            flushPrinted()
             if progressShown { FileHandle.standardOutput.write(Data("\r\u{1B}[2K".utf8)) }
             progressShown = false
             lastOutput = .now
@@ -63,6 +69,7 @@ final class LiveView: RunObserver, @unchecked Sendable {
 
     private func clearProgress() {
         lock.withLock {
+            flushPrinted()
             if progressShown { FileHandle.standardOutput.write(Data("\r\u{1B}[2K".utf8)) }
             progressShown = false
         }
@@ -83,6 +90,7 @@ final class LiveView: RunObserver, @unchecked Sendable {
             let elapsed = ContinuousClock.now - runStart
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             let waiting = inFlight > 0 ? "\(inFlight) request\(inFlight == 1 ? "" : "s") in flight" : "waiting for the next step"
+            flushPrinted()
             FileHandle.standardOutput.write(Data("\r\u{1B}[2K  \(String(format: "%.1f", seconds))s … \(waiting)".utf8))
             progressShown = true
         }

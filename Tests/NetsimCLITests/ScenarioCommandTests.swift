@@ -32,6 +32,17 @@ struct ScenarioCommandTests {
         #expect((object?["requests"] as? [Any])?.count == 11)
     }
 
+    /// Several clients, one after another, into a pipe: each run's live lines, then its verdict.
+    /// The live lines went straight out while the verdicts waited in `print`'s buffer, so every
+    /// run's live lines came first and the verdicts after them, cut mid-word.
+    @Test func severalClientsIntoAPipeComeOutRunByRun() async throws {
+        let (status, out, err) = try await Self.netsim(["run", "Scenarios/refused.scn", "--client", "naive,resilient"])
+        #expect(status == 1, "naive fails refused.scn: \(out)\(err)")
+        let lines = out.split(separator: "\n").map(String.init)
+        let marks = lines.filter { $0.hasPrefix("netsim run ") || $0.hasPrefix("PASS ") || $0.hasPrefix("FAIL ") }.map { String($0.prefix(4)) }
+        #expect(marks == ["nets", "FAIL", "nets", "PASS"], "\(out)")
+    }
+
     @Test func runExitsOneOnAFailedExpectationAndTwoOnInvalidInput() async throws {
         let failing = Self.temporary("failing.scn")
         let invalid = Self.temporary("invalid.scn")
