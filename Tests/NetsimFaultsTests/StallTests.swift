@@ -105,6 +105,7 @@ struct StallTests {
     @Test("latency: bytes leave exactly one delay after they arrived")
     func latency() {
         var h = MachineHarness(link: Self.slowDown)
+        h.advance(by: .milliseconds(100))  // past the simulated handshake (one round trip)
         h.receive("late", from: .upstream)
         h.advance(by: .milliseconds(99))
         #expect(h.text(.client) == "")

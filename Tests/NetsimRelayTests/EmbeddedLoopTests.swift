@@ -45,6 +45,7 @@ struct EmbeddedLoopTests {
     @Test("latency is released on the loop's clock: nothing at 99 ms, everything at 100 ms")
     func latencyOnTheLoopClock() async throws {
         let (loop, client, upstream, _) = try await Self.connection(link: LinkConfiguration(both: DirectionLink(latency: .milliseconds(100))))
+        loop.advanceTime(by: .milliseconds(300))  // past the simulated handshake, both sides
         try client.writeInbound(ByteBuffer(string: "request"))
         try upstream.writeInbound(ByteBuffer(string: "answer"))
         loop.advanceTime(by: .milliseconds(99))
@@ -53,6 +54,29 @@ struct EmbeddedLoopTests {
         loop.advanceTime(by: .milliseconds(1))
         #expect(try Self.text(upstream) == "request")
         #expect(try Self.text(client) == "answer")
+    }
+
+    /// A new connection costs its handshake: the client may send one round trip after its SYN
+    /// (the SYN-ACK's return), the server half a round trip later (the ACK's arrival). The
+    /// relay's sockets connect at once, and a new connection cost no more than a reused one.
+    @Test("a new connection's first bytes wait for the simulated handshake")
+    func handshakeOnTheLoopClock() async throws {
+        var link = LinkConfiguration.unimpaired
+        link.up.latency = .milliseconds(100)
+        link.down.latency = .milliseconds(150)
+        let (loop, client, upstream, _) = try await Self.connection(link: link)
+        try client.writeInbound(ByteBuffer(string: "request"))  // at once, as the relay accepted it
+        try upstream.writeInbound(ByteBuffer(string: "banner"))  // a server that speaks first
+        loop.advanceTime(by: .milliseconds(349))
+        #expect(try Self.text(upstream) == "")
+        loop.advanceTime(by: .milliseconds(1))
+        // Handshake 250 ms, then the request's own 100 ms.
+        #expect(try Self.text(upstream) == "request")
+        loop.advanceTime(by: .milliseconds(149))
+        #expect(try Self.text(client) == "")
+        loop.advanceTime(by: .milliseconds(1))
+        // The server may send from 350 ms; its bytes take 150 ms: two round trips after the SYN.
+        #expect(try Self.text(client) == "banner")
     }
 
     @Test("slow-connect holds the upstream connect exactly its delay; the client's bytes wait for it")

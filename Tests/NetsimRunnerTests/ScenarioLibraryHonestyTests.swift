@@ -15,7 +15,7 @@ struct ScenarioLibraryHonestyTests {
         "goaway-deploy": "request after-deploy: error none",
         "handover": "request after-handover: error none",
         "high-latency-dns": "request first: error none",
-        "high-latency-parallel": "request second-screen: within 900ms",
+        "high-latency-parallel": "request second-screen: within 1.3s",
         "keepalive-race": "request boundary: error none",
         "lockscreen": "request after-unlock: error none",
         "lockscreen-h2": "request after-unlock: error none",

@@ -23,7 +23,8 @@ extension ConnectionMachine {
         self.now = now
         guard let standIn, phase != .finished else { return }
         log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), answeredBy: standIn.faultName.rawValue, tag: request.tag, version: request.version))
-        let due = withLane(.up) { $0.markerReleaseTime(arrivedAt: now) }
+        let sent = sendTime(.up, now)
+        let due = withLane(.up) { $0.markerReleaseTime(arrivedAt: sent) }
         nextAnswer += 1
         pendingAnswers[nextAnswer] = request
         if due <= now {

@@ -64,6 +64,12 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
 
     public let id: ConnectionID
     public let openedAt: Int64
+    /// When each side could first send over the simulated link, had the handshake crossed it:
+    /// the client once the SYN-ACK came back (one round trip after its SYN), the server once
+    /// the client's ACK reached it (half a round trip later). The relay's own sockets connect at
+    /// once; without these, a new connection cost no more than a reused one.
+    let clientMaySend: Int64
+    let serverMaySend: Int64
     let bufferLimit: Int
     let observesHTTP: Bool
     var random: SeededRandom
@@ -139,6 +145,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         self.link = link
         self.random = SeededRandom(seed: seed).derived(id.raw)
         let rtt = link.roundTripNanoseconds
+        clientMaySend = openedAt.addingSaturating(rtt)
+        serverMaySend = clientMaySend.addingSaturating(max(0, link.up.latency.nanoseconds))
         let epoch = linkEpoch ?? openedAt
         up = ShapedDirection(direction: .up, shaper: DirectionShaper(link: link.up, roundTripNanoseconds: rtt, random: random.derived(1), traceEpoch: epoch))
         down = ShapedDirection(direction: .down, shaper: DirectionShaper(link: link.down, roundTripNanoseconds: rtt, random: random.derived(2), traceEpoch: epoch))
@@ -146,6 +154,12 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     }
 
     // MARK: Helpers
+
+    /// When bytes read at `readAt` leave their sender over the simulated link: not before the
+    /// handshake would have let that side send.
+    func sendTime(_ direction: Direction, _ readAt: Int64) -> Int64 {
+        max(readAt, direction == .up ? clientMaySend : serverMaySend)
+    }
 
     func leg(_ leg: Leg) -> LegState { leg == .client ? client : server }
 
@@ -243,7 +257,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
             withLeg(direction == .up ? .client : .upstream) { $0.unflushed += chunk.count }
             withLane(direction) { $0.deliveredBytes += chunk.count }
         } else {
-            let delay = withLane(direction) { $0.enqueue(chunk, at: min(now, arrivedAt ?? now)) }
+            let sent = sendTime(direction, min(now, arrivedAt ?? now))
+            let delay = withLane(direction) { $0.enqueue(chunk, at: sent) }
             if reportsDelays, let delay, lane(direction, { $0.isImpaired }) { actions.append(.delayed(direction, nanoseconds: delay)) }
             deliverDue(direction, now: now)
         }
