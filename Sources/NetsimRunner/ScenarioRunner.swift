@@ -289,8 +289,9 @@ public enum DriverFactory {
     static func makeInProcess(_ name: String, client: ClientSpec, seed: UInt64, caFile: String?) -> (any ClientDriver)? {
         switch name {
         case "urlsession":
-            // FoundationNetworking on Linux cannot be given a CA (docs/tls.md): it trusts the system store only.
-            URLSessionDriver(client: client, seed: seed)
+            // FoundationNetworking on Linux cannot be given a CA (docs/tls.md): it trusts the
+            // system store only; given the run's CA, it says so when that is why a request failed.
+            URLSessionDriver(client: client, seed: seed, runCA: caFile)
         case "async-http-client": AsyncHTTPClientDriver(client: client, seed: seed, trusting: caFile)
         case "naive": NaiveDriver(client: client, seed: seed, trusting: caFile)
         case "resilient": ResilientDriver(client: client, seed: seed, trusting: caFile)

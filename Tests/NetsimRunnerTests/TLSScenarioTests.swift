@@ -83,6 +83,8 @@ final class TLSScenarioTests {
         #expect(!result.passed)
         #expect(result.outcomes.allSatisfy { $0.response.error == .tls }, "\(TextReport.render(result))")
         #expect(result.serverRequests.isEmpty)
+        // The report says why: it was a bare libcurl message, read as the client's failure.
+        #expect(result.outcomes.allSatisfy { $0.response.errorMessage?.contains("netsim's CA is not in it") == true }, "\(TextReport.render(result))")
     }
 
     @Test func thePcapAndItsKeysShowEveryRequestInTshark() async throws {

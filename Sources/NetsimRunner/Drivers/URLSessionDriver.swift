@@ -24,8 +24,14 @@ public final class URLSessionDriver: ClientDriver {
     private let cachePolicy: URLRequest.CachePolicy
     private let notes = ClientLog()
 
-    public convenience init(client: ClientSpec, seed: UInt64 = 0) {
-        self.init(config: DriverConfig(client, seed: seed))
+    /// Said after a TLS failure when the run's CA is one URLSession cannot trust: a verdict of
+    /// `tls` is then the harness's doing, and the report says how to change that.
+    private let untrustedCAHint: String?
+
+    /// - Parameter runCA: the CA a TLS run's upstream uses. URLSession on Linux cannot be given
+    ///   it (docs/tls.md); only the system store counts.
+    public convenience init(client: ClientSpec, seed: UInt64 = 0, runCA: String? = nil) {
+        self.init(config: DriverConfig(client, seed: seed, caFile: runCA))
     }
 
     init(config: DriverConfig) {
@@ -49,7 +55,16 @@ public final class URLSessionDriver: ClientDriver {
         if let retries = config.retries, retries > 0 { notes.append("retries: \(retries) ignored: URLSession does not retry on its own") }
         for key in config.settings.keys.sorted() where key != "cache" { notes.append("unknown setting ignored: \(key)") }
         session = URLSession(configuration: configuration)
+        untrustedCAHint = config.caFile.flatMap { Self.systemStoreTrusts($0) ? nil : " (URLSession on Linux trusts only the system's CA store, and netsim's CA is not in it: see docs/tls.md, 'Installing (and removing) the CA')" }
         for note in notes { self.notes.note(note) }
+    }
+
+    /// Whether the system bundle libcurl reads holds the certificate in `caFile`.
+    static func systemStoreTrusts(_ caFile: String) -> Bool {
+        guard let pem = try? String(contentsOfFile: caFile, encoding: .utf8),
+              let bundle = try? String(contentsOfFile: "/etc/ssl/certs/ca-certificates.crt", encoding: .utf8) else { return false }
+        let body = pem.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("-----") }.joined()
+        return !body.isEmpty && bundle.split(whereSeparator: \.isNewline).joined().contains(body)
     }
 
     public func ready(timeout: Duration) async throws {}
@@ -78,9 +93,11 @@ public final class URLSessionDriver: ClientDriver {
             return ResponseBuilder.response(status: http.statusCode, headers: headers, body: [UInt8](data), localPort: nil)
         } catch {
             let nsError = error as NSError
-            let message = "\(nsError.domain) \(nsError.code): \(nsError.localizedDescription)"
+            var message = "\(nsError.domain) \(nsError.code): \(nsError.localizedDescription)"
+            let kind = Self.kind(of: nsError)
+            if kind == .tls, let untrustedCAHint { message += untrustedCAHint }
             notes.note("#\(request.id) \(request.method) \(url.path): \(message)")
-            return ResponseBuilder.failure(Self.kind(of: nsError), message)
+            return ResponseBuilder.failure(kind, message)
         }
     }
 
