@@ -44,8 +44,36 @@ extension Validator {
         }
         if let e = map["settings"], let pairs = stringPairs(e, what: "setting") {
             spec.settings = Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+            if let driver, driver != "exec", let settings = mapping(e) { builtinSettings(settings, driver: driver) }
         }
         return errorCount == errorsBefore ? spec : nil
+    }
+
+    /// The `settings` netsim's own drivers read, and what each takes (docs/drivers.md).
+    static let builtinSettingKinds: [String: [String]?] = [
+        "backoff": nil, "backoff_cap": nil, "retry_after_cap": nil, "idle_timeout": nil,  // durations
+        "retry_connect": ["true", "false"], "cache": ["protocol", "off", "none", "false"],
+    ]
+
+    /// For a scenario that names one of netsim's own drivers: a value its drivers could not read
+    /// was dropped without a word (`idle_timeout: 5`, no unit), and so was a misspelt key
+    /// (`backof`). Other keys stay allowed: a scenario may carry another driver's settings.
+    private func builtinSettings(_ settings: Mapping, driver: String) {
+        let known = Self.builtinSettingKinds.keys.sorted()
+        for item in settings.entries {
+            guard let kind = Self.builtinSettingKinds[item.key] else {
+                if let near = closestMatch(to: item.key, among: known) {
+                    error(item.keyLocation, "unknown setting '\(item.key)' for the \(driver) driver",
+                          hint: "did you mean '\(near)'? netsim's drivers read \(known.joined(separator: ", ")) (docs/drivers.md)")
+                }
+                continue
+            }
+            if let words = kind {
+                _ = choice(item, what: "'\(item.key)' value", options: words.map { ($0, $0) }, normalize: { $0.lowercased() })
+            } else {
+                _ = duration(item)
+            }
+        }
     }
 
     /// A duration greater than zero (timeouts).
