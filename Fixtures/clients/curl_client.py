@@ -35,6 +35,7 @@ Errors are pycurl.error(code, message) with libcurl's CURLcode:
     CURLE_RECV_ERROR (56) / CURLE_SEND_ERROR (55), ECONNRESET/EPIPE -> reset
     CURLE_GOT_NOTHING (52) "Empty reply from server"           -> closed-before-response
     CURLE_OPERATION_TIMEDOUT (28)                              -> timeout
+    CURLE_SSL_CONNECT_ERROR (35) with OS errno ECONNRESET/EPIPE -> reset (an RST to the ClientHello)
     CURLE_PEER_FAILED_VERIFICATION (60), CURLE_SSL_CONNECT_ERROR (35),
     CURLE_SSL_CERTPROBLEM (58), CURLE_SSL_CACERT_BADFILE (77)  -> tls
     CURLE_COULDNT_RESOLVE_HOST (6)                              -> dns
@@ -171,6 +172,10 @@ def error_kind(exc, curl):
     message = str(exc.args[1]) if len(exc.args) > 1 else ""
     if code == pycurl.E_COULDNT_RESOLVE_HOST:
         return "dns"
+    # A reset in answer to the ClientHello (a portal's tls=reset) fails the handshake as
+    # CURLE_SSL_CONNECT_ERROR, but what happened is a reset, as every other client reports it.
+    if code == pycurl.E_SSL_CONNECT_ERROR and (os_errno in (errno.ECONNRESET, errno.EPIPE) or "reset by peer" in message):
+        return "reset"
     if code in TLS_CODES:
         return "tls"
     if code == pycurl.E_COULDNT_CONNECT and (os_errno == errno.ECONNREFUSED or "refused" in message):

@@ -104,6 +104,21 @@ struct DriverTests {
         #expect(response.error == .other, "\(response)")
     }
 
+    /// An RST in answer to the ClientHello (a captive portal's `tls=reset`) is a reset, as the
+    /// exec clients report it; URLSession called it `other` (libcurl's "Recv failure").
+    @Test(arguments: drivers)
+    func aResetClientHelloIsReset(_ name: String) async throws {
+        let server = try LoopbackServer { socket in
+            _ = try? socket.receive(timeout: .seconds(10))  // the ClientHello
+            socket.reset()
+        }
+        defer { server.stop() }
+        let driver = Self.make(name, Self.client(name, timeout: .seconds(3), retries: 0))
+        let response = try await driver.perform(DriverRequest(id: 1, method: "GET", url: "https://\(server.endpoint)/hello", headers: [], body: nil))
+        await driver.shutdown()
+        #expect(response.error == .reset, "\(response)")
+    }
+
     @Test(arguments: drivers)
     func timeout(_ name: String) async throws {
         try await Self.withDriver(name, client: Self.client(name, timeout: .milliseconds(500), retries: 0)) { driver, endpoint in

@@ -117,6 +117,9 @@ public final class URLSessionDriver: ClientDriver {
             // FoundationNetworking reports libcurl's certificate failures (CURLE_PEER_FAILED_VERIFICATION)
             // as −1 with libcurl's text: "SSL certificate problem: …".
             let text = error.localizedDescription.lowercased()
+            // An RST in answer to the ClientHello (a portal's tls=reset) comes as −1 with
+            // libcurl's "Recv failure: Connection reset by peer": a reset, as other clients say.
+            if text.contains("connection reset by peer") || text.contains("broken pipe") { return .reset }
             return text.contains("ssl") || text.contains("certificate") ? .tls : .other
         }
     }
