@@ -27,8 +27,8 @@ public enum TextReport {
         }
         let failed = result.failures.count
         let summary = failed == 0
-            ? "PASS \(result.scenario.name): \(result.verdicts.count) checks passed (\(result.driverName), \(formatNanoseconds(result.duration)))"
-            : "FAIL \(result.scenario.name): \(failed) of \(result.verdicts.count) checks failed\(Self.policyNote(result)) (\(result.driverName), \(formatNanoseconds(result.duration)))"
+            ? "PASS \(result.scenario.name): \(result.verdicts.count) check\(result.verdicts.count == 1 ? "" : "s") passed (\(result.driverName), \(formatNanoseconds(result.duration)))"
+            : "FAIL \(result.scenario.name): \(failed) of \(result.verdicts.count) check\(result.verdicts.count == 1 ? "" : "s") failed\(Self.policyNote(result)) (\(result.driverName), \(formatNanoseconds(result.duration)))"
         lines.append(summary)
         if failed > 0, !result.clientLog.isEmpty {
             lines.append("client log (last lines):")
