@@ -34,6 +34,11 @@ public enum FaultCatalog {
         return "one of \(forms) (e.g. \(examples)); a packet link (netsim shell, link mode: packet) also takes \(packet)"
     }()
 
+    /// How one fault is written: `stale[=fin|rst] (e.g. stale=rst)`.
+    public static func forms(of type: any Fault.Type) -> String {
+        type.syntax.isEmpty ? type.name : "\(type.name)\(type.syntax) (e.g. \(type.example))"
+    }
+
     /// Parses `NAME[=ARGUMENT]`, e.g. `stale=rst`, `idle-close=5s`, `limit=10KB`. The name also
     /// ends at a comma followed by an option (`KEY=VALUE`), for the forms whose first part is
     /// optional: `portal,tls=hang` is `portal=redirect,tls=hang`, as its syntax
@@ -49,7 +54,9 @@ public enum FaultCatalog {
         do {
             return try make(type, argument: argument)
         } catch {
-            throw UnitParseError(input: text, expected: error.expected, allowedForms: allowedForms)
+            // The name is right: its own forms, not the whole catalog (a thousand characters
+            // for `stale=rts`).
+            throw UnitParseError(input: text, expected: error.expected, allowedForms: forms(of: type))
         }
     }
 
