@@ -103,6 +103,11 @@ struct EndpointTests {
         #expect(Endpoint(host: "127.8.0.3", port: 1).isLoopback)
         #expect(Endpoint(host: "::1", port: 1).isLoopback)
         #expect(Endpoint(host: "localhost", port: 1).isLoopback)
+        #expect(Endpoint(host: "::ffff:127.0.0.1", port: 1).isLoopback)
+        #expect(Endpoint(host: "0:0:0:0:0:0:0:1", port: 1).isLoopback)
+        #expect(!Endpoint(host: "::ffff:10.0.0.1", port: 1).isLoopback)
+        #expect(!Endpoint(host: "::", port: 1).isLoopback)
+        #expect(!Endpoint(host: "fe80::1", port: 1).isLoopback)
         #expect(!Endpoint(host: "0.0.0.0", port: 1).isLoopback)
         #expect(!Endpoint(host: "192.168.1.2", port: 1).isLoopback)
     }
