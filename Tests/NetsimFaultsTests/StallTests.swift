@@ -37,6 +37,14 @@ struct StallTests {
         h.lift()
         #expect(h.text(.client) == "", "nothing was held for later")
         #expect(h.endings(of: .client) == [.fin], "the stream has a hole: it is closed when the fault lifts")
+        #expect("\(h.events)".contains("the byte stream lost 6 bytes while dropped"), "\(h.events)")
+
+        // Closed all the same when nothing was dropped, and the reason says so (it claimed a hole).
+        var idle = MachineHarness()
+        idle.apply(.drop(.down))
+        idle.lift()
+        #expect(idle.endings(of: .client) == [.fin])
+        #expect("\(idle.events)".contains("nothing was dropped"), "\(idle.events)")
 
         var closing = MachineHarness()
         closing.apply(.drop(.down))

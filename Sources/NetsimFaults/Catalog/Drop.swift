@@ -31,6 +31,8 @@ public struct Drop: Fault {
 
     struct Effect: FaultEffect {
         let direction: Direction?
+        /// Bytes discarded so far, for the close's reason.
+        var dropped = 0
         var inspectsBytes: Bool { true }
 
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
@@ -40,11 +42,16 @@ public struct Drop: Fault {
         }
 
         mutating func bytes<Chunk: ByteChunk>(_ chunk: Chunk, _ direction: Direction, on connection: inout ConnectionMachine<Chunk>) -> ByteVerdict {
-            self.direction == nil || self.direction == direction ? .swallow : .pass
+            guard self.direction == nil || self.direction == direction else { return .pass }
+            dropped += chunk.count
+            return .swallow
         }
 
+        /// Closed either way, as Toxiproxy's `timeout` does when it is removed; the reason says
+        /// whether the stream has a hole (it said so of a connection that had sent nothing).
         mutating func lifted<Chunk: ByteChunk>(from connection: inout ConnectionMachine<Chunk>) {
-            connection.closeGracefully(detail: "the byte stream lost bytes while dropped: closed as the fault lifts")
+            let why = dropped > 0 ? "the byte stream lost \(dropped) bytes while dropped" : "nothing was dropped, but the fault closes its connections as it lifts (Toxiproxy's timeout does)"
+            connection.closeGracefully(detail: "\(why): closed as the fault lifts")
         }
     }
 }
