@@ -251,6 +251,8 @@ func quoted(_ text: String) -> String {
     var out = "\""
     for scalar in text.unicodeScalars {
         switch scalar {
+        case "\"": out += "\\\""  // a quote inside reads as one: "\"id\"", not ""id""
+        case "\\": out += "\\\\"
         case "\n": out += "\\n"
         case "\r": out += "\\r"
         case "\t": out += "\\t"

@@ -9,5 +9,8 @@ struct QuotedTextTests {
         #expect(quoted("ok\u{1}\u{1b}[31m<&>") == #""ok\u{1}\u{1b}[31m<&>""#)
         #expect(quoted("a\nb\tc\r") == #""a\nb\tc\r""#)
         #expect(quoted("café ✓") == "\"café ✓\"", "printable text is kept as it is")
+        // A quote inside is escaped: `body contains ""id""` read as two empty strings.
+        #expect(quoted(#""id": 1"#) == #""\"id\": 1""#)
+        #expect(quoted(#"a\b"#) == #""a\\b""#)
     }
 }
