@@ -54,7 +54,7 @@ struct OutputFileTests {
         #expect(mkfifo(fifo, 0o600) == 0)
         // The read end, opened without waiting for a writer: a write that went elsewhere leaves
         // it empty rather than hanging the test.
-        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         #expect(reader >= 0)
         defer { close(reader) }
         try writeOrFail("through the pipe\n", to: fifo)
