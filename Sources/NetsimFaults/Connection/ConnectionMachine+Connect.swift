@@ -34,6 +34,12 @@ extension ConnectionMachine {
         }
     }
 
+    /// When bytes read at `readAt` leave their sender over the simulated link: not before the
+    /// handshake would have let that side send (``clientMaySend``, ``serverMaySend``).
+    func sendTime(_ direction: Direction, _ readAt: Int64) -> Int64 {
+        max(readAt, direction == .up ? clientMaySend : serverMaySend)
+    }
+
     /// Starts the connect unless a fault holds it (it starts when that fault lifts).
     mutating func connectUpstream() {
         guard phase == .connecting, upstream == .waiting else { return }

@@ -155,12 +155,6 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
 
     // MARK: Helpers
 
-    /// When bytes read at `readAt` leave their sender over the simulated link: not before the
-    /// handshake would have let that side send.
-    func sendTime(_ direction: Direction, _ readAt: Int64) -> Int64 {
-        max(readAt, direction == .up ? clientMaySend : serverMaySend)
-    }
-
     func leg(_ leg: Leg) -> LegState { leg == .client ? client : server }
 
     mutating func withLeg<R>(_ leg: Leg, _ body: (inout LegState) -> R) -> R {
