@@ -90,4 +90,20 @@ struct EmbeddedLoopTests {
         #expect(try Self.text(upstream) == "early")
         #expect(relay.eventLog.events.contains { if case .upstreamConnected = $0.kind { true } else { false } })
     }
+
+    /// A slow connect delays the handshake, and the handshake's round trip comes on top: the two
+    /// overlapped, so slow-connect=1s on a link with a 1 s round trip changed nothing.
+    @Test("slow-connect and the handshake add up")
+    func slowConnectAndTheHandshakeAddUp() async throws {
+        var link = LinkConfiguration.unimpaired
+        link.up.latency = .milliseconds(100)
+        link.down.latency = .milliseconds(150)
+        let (loop, client, upstream, _) = try await Self.connection(link: link, faults: [FaultRule(.slowConnect(.seconds(1)))])
+        try client.writeInbound(ByteBuffer(string: "request"))
+        loop.advanceTime(by: .milliseconds(1349))
+        #expect(try Self.text(upstream) == "")
+        loop.advanceTime(by: .milliseconds(1))
+        // 1 s late, then the handshake's 250 ms, then the request's own 100 ms.
+        #expect(try Self.text(upstream) == "request")
+    }
 }

@@ -22,6 +22,10 @@ extension ConnectionMachine {
                 log(.faultFired(fault: .synLoss, detail: "lost SYNs delay the upstream connect by \(formatNanoseconds(afterNanoseconds))"))
             }
             let delay = connectDelay + afterNanoseconds
+            // A slow or retried connect delays the handshake: the client sends later by as much
+            // (the two overlapped, and slow-connect=1s under a 1 s round trip changed nothing).
+            clientMaySend = clientMaySend.addingSaturating(delay)
+            serverMaySend = serverMaySend.addingSaturating(delay)
             if delay > 0 {
                 actions.append(.arm(.connect, at: now + delay))
             } else {

@@ -68,8 +68,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// the client once the SYN-ACK came back (one round trip after its SYN), the server once
     /// the client's ACK reached it (half a round trip later). The relay's own sockets connect at
     /// once; without these, a new connection cost no more than a reused one.
-    let clientMaySend: Int64
-    let serverMaySend: Int64
+    var clientMaySend: Int64
+    var serverMaySend: Int64
     let bufferLimit: Int
     let observesHTTP: Bool
     var random: SeededRandom
