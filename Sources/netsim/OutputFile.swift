@@ -24,15 +24,27 @@ enum OutputFile {
             let descriptor = regular ? open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC) : (access(path, W_OK) == 0 ? -2 : -1)
             if descriptor == -1 { throw ValidationError("\(option) \(path): \(reason(errno))") }
             if descriptor >= 0 { close(descriptor) }
-            return
+            var link = stat()
+            // A regular file is replaced through a temporary one beside it (a symlink, a device or
+            // a FIFO is written in place): its folder must take one too (/proc/version opens).
+            guard regular, lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFREG else { return }
         }
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var link = stat()
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+            // A dangling symlink: its target is made where it points, as a shell's redirection.
+            let resolved = target.hasPrefix("/") ? target : (folder as NSString).appendingPathComponent(target)
+            folder = URL(fileURLWithPath: resolved).deletingLastPathComponent().path
+        }
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ValidationError("\(option) \(path): there is no folder \(folder) to write it in")
         }
         let probe = (folder as NSString).appendingPathComponent(".netsim-write-check-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if descriptor < 0 { throw ValidationError("\(option) \(path): cannot create it in \(folder): \(reason(errno))") }
+        if descriptor < 0 {
+            let what = FileManager.default.fileExists(atPath: path) ? "cannot replace it: \(folder) takes no new file" : "cannot create it in \(folder)"
+            throw ValidationError("\(option) \(path): \(what): \(reason(errno))")
+        }
         close(descriptor)
         unlink(probe)
     }

@@ -12,7 +12,7 @@ struct RunCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 when every expectation holds, 1 when one fails (or the harness could \
             not run), 2 when the scenario is missing or invalid, 64 when the command line is \
-            (nothing runs then), 130/143/129 when interrupted by SIGINT/SIGTERM/SIGHUP.
+            wrong (nothing runs then), 130/143/129 when interrupted by SIGINT/SIGTERM/SIGHUP.
 
             Example:
               netsim run Scenarios/lockscreen.scn
@@ -189,7 +189,8 @@ func writeOrFail(_ data: Data, to path: String) throws {
     do {
         var status = stat()
         if lstat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
-            let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+            // O_CREAT: a dangling symlink gets its target made, as a shell's redirection does.
+            let descriptor = open(path, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0o644)
             if descriptor < 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             try handle.write(contentsOf: data)

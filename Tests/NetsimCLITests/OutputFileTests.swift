@@ -35,6 +35,9 @@ struct OutputFileTests {
     @Test func aFolderWhereNothingCanBeCreatedIsAUsageError() {
         #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "/proc/netsim-report.json"]) }
             .contains("--json /proc/netsim-report.json: cannot create it in /proc:"))
+        // It opens for writing, as root; replacing it needs a file beside it (found after the run).
+        #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "/proc/version"]) }
+            .contains("--json /proc/version: cannot replace it: /proc takes no new file:"))
     }
     #endif
 
@@ -63,6 +66,15 @@ struct OutputFileTests {
         #expect(String(decoding: received.prefix(max(0, count)), as: UTF8.self) == "through the pipe\n")
         var status = stat()
         #expect(lstat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+
+        // A dangling symlink: its target is made, as a shell's redirection makes it (the
+        // in-place write failed after the run); one into a missing folder is refused up front.
+        try FileManager.default.createSymbolicLink(atPath: "\(folder)/dangling", withDestinationPath: "made.json")
+        #expect(Self.message { try OutputFile.check("\(folder)/dangling", option: "--json") } == "no error")
+        try writeOrFail("made\n", to: "\(folder)/dangling")
+        #expect(try String(contentsOfFile: "\(folder)/made.json", encoding: .utf8) == "made\n")
+        try FileManager.default.createSymbolicLink(atPath: "\(folder)/nowhere", withDestinationPath: "no-folder/x.json")
+        #expect(Self.message { try OutputFile.check("\(folder)/nowhere", option: "--json") }.contains("there is no folder \(folder)/no-folder"))
 
         try writeOrFail("plain\n", to: "\(folder)/plain.json")
         #expect(try String(contentsOfFile: "\(folder)/plain.json", encoding: .utf8) == "plain\n")
