@@ -57,12 +57,14 @@ extension Validator {
 
     /// For a scenario that names one of netsim's own drivers: a value its drivers could not read
     /// was dropped without a word (`idle_timeout: 5`, no unit), and so was a misspelt key
-    /// (`backof`). Other keys stay allowed: a scenario may carry another driver's settings.
+    /// (`backof`, one letter from one they read). Other keys stay allowed: a scenario may carry
+    /// another client's settings.
     private func builtinSettings(_ settings: Mapping, driver: String) {
         let known = Self.builtinSettingKinds.keys.sorted()
         for item in settings.entries {
             guard let kind = Self.builtinSettingKinds[item.key] else {
-                if let near = closestMatch(to: item.key, among: known) {
+                // One letter off only: `backof` is a typo, `backoff_max` (urllib3's) is not.
+                if let near = known.first(where: { editDistance(item.key, $0) == 1 }) {
                     error(item.keyLocation, "unknown setting '\(item.key)' for the \(driver) driver",
                           hint: "did you mean '\(near)'? netsim's drivers read \(known.joined(separator: ", ")) (docs/drivers.md)")
                 }

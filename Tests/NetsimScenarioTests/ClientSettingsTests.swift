@@ -48,7 +48,7 @@ struct ClientSettingsTests {
 
     /// A scenario may carry another client's settings, and an exec client's are its own.
     @Test func otherKeysAndExecClientsAreLeftAlone() {
-        #expect(messages(driver: "resilient", "backoff: 200ms, cache: \"off\", block: \"true\", my_option: x") == [])
+        #expect(messages(driver: "resilient", "backoff: 200ms, cache: \"off\", block: \"true\", my_option: x, backoff_max: \"2\"") == [])
         #expect(messages(driver: "exec", "idle_timeout: 5, backof: 2") == [])
     }
 }
