@@ -62,7 +62,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         self.machine = ConnectionMachine(
             id: id, openedAt: Int64(eventLoop.now.uptimeNanoseconds), link: link, seed: relay.configuration.seed,
             bufferLimit: max(1, relay.configuration.bufferLimit), observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP,
-            linkEpoch: relay.startedAt)
+            linkEpoch: relay.startedAt, simulatesHandshake: relay.configuration.simulatesHandshake)
         machine.reportsDelays = relay.configuration.delays != nil && layer != .http
         readsMayBeTimed = ownSocket && layer == .whole && relay.configuration.preciseRelease
         client.pair = self

@@ -51,6 +51,10 @@ public struct RelayConfiguration: Sendable {
     /// (``Relay/defaultConnectionLimit(splice:)``), so the relay never runs out of descriptors.
     /// At least 1 (less is taken as 1).
     public var maximumConnections: Int?
+    /// A new connection pays the simulated link's handshake (its first bytes leave a round trip
+    /// after the connect, docs/link-models.md#connect). Off for `netsim serve`, whose toxics
+    /// keep Toxiproxy's timings: a Toxiproxy proxy connects at once too.
+    public var simulatesHandshake: Bool
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -66,8 +70,10 @@ public struct RelayConfiguration: Sendable {
         delays: (any DelayObserver)? = nil,
         preciseRelease: Bool = true,
         splice: Bool = false,
-        maximumConnections: Int? = nil
+        maximumConnections: Int? = nil,
+        simulatesHandshake: Bool = true
     ) {
+        self.simulatesHandshake = simulatesHandshake
         self.splice = splice
         self.maximumConnections = maximumConnections
         self.tls = tls

@@ -20,7 +20,8 @@ extension ToxiproxyAPI {
         // proxy is created. Before, it was a 500 that blamed the listen address.
         let connector: (any UpstreamConnector)? = (try? AddressConnector(resolving: upstream)) ?? HostConnector(upstream)
         let relay = Relay(
-            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics), delays: entry.metrics),
+            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics), delays: entry.metrics,
+                                              simulatesHandshake: false),  // Toxiproxy's timings
             eventLog: log, group: group, connector: connector)
         let bound: Endpoint
         do {

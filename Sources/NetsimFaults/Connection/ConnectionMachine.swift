@@ -134,8 +134,10 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
 
     /// - Parameter linkEpoch: when a traced link's time 0 is (the relay's start, so every
     ///   connection meets the recording at the same moment); nil: when this connection opened.
+    /// - Parameter simulatesHandshake: whether the first bytes wait for the simulated handshake
+    ///   (``clientMaySend``); off, a connection's bytes count from when they were read.
     public init(id: ConnectionID, openedAt: Int64, link: LinkConfiguration, seed: UInt64,
-                bufferLimit: Int, observesHTTP: Bool, linkEpoch: Int64? = nil) {
+                bufferLimit: Int, observesHTTP: Bool, linkEpoch: Int64? = nil, simulatesHandshake: Bool = true) {
         self.id = id
         self.openedAt = openedAt
         self.lastActivity = openedAt
@@ -145,8 +147,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         self.link = link
         self.random = SeededRandom(seed: seed).derived(id.raw)
         let rtt = link.roundTripNanoseconds
-        clientMaySend = openedAt.addingSaturating(rtt)
-        serverMaySend = clientMaySend.addingSaturating(max(0, link.up.latency.nanoseconds))
+        clientMaySend = simulatesHandshake ? openedAt.addingSaturating(rtt) : openedAt
+        serverMaySend = simulatesHandshake ? clientMaySend.addingSaturating(max(0, link.up.latency.nanoseconds)) : openedAt
         let epoch = linkEpoch ?? openedAt
         up = ShapedDirection(direction: .up, shaper: DirectionShaper(link: link.up, roundTripNanoseconds: rtt, random: random.derived(1), traceEpoch: epoch))
         down = ShapedDirection(direction: .down, shaper: DirectionShaper(link: link.down, roundTripNanoseconds: rtt, random: random.derived(2), traceEpoch: epoch))
