@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 /// A host and port as written on a command line: `127.0.0.1:8080`, `[::1]:8080`, `localhost:80`.
 public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     public var host: String
@@ -37,12 +32,12 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// any spelling, and 127.x mapped into IPv6 (`::ffff:127.0.0.1`, which was warned about as
     /// open to the network).
     public var isLoopback: Bool {
-        if host.lowercased() == "localhost" || host.hasPrefix("127.") { return true }
-        var address = in6_addr()
-        guard host.contains(":"), inet_pton(AF_INET6, host, &address) == 1 else { return false }
-        let bytes = withUnsafeBytes(of: &address) { Array($0) }
-        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
-        return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+        if host.lowercased() == "localhost" { return true }
+        guard let bytes = DNSMapping.addressBytes(host) else { return false }
+        if bytes.count == 4 { return bytes[0] == 127 }
+        let loopback6 = bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+        let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+        return loopback6 || mapped && bytes[12] == 127
     }
 
     public var description: String {

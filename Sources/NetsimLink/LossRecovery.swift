@@ -83,24 +83,13 @@ public struct LossRecovery: Sendable {
         // more of the stream is right behind it. An idle pipe has nothing in flight.
         let backlogged = Double(ready.subtractingSaturating(origin)) <= nextDeparture
         if !backlogged { alreadyDrawn = 0 }
-        if alreadyDrawn > 0 {
-            alreadyDrawn -= 1
-        } else {
-            while loss.nextSegmentIsLost(using: &random) {
-                if losses == 0, backlogged, loss.isStateful {
-                    // The rest of the window crosses the path before the retransmission does, and
-                    // moves a bursty chain along: a burst hits a window's segments, which one
-                    // recovery repairs, not the same segment's retransmissions one timeout after
-                    // another (at 1% average loss in bursts of 4 that stalled a download for
-                    // minutes and gave up on 1 burst in 50).
-                    let inFlight = max(0, Int(congestionWindow) - 1)
-                    for _ in 0..<inFlight { _ = loss.nextSegmentIsLost(using: &random) }
-                    alreadyDrawn = inFlight
-                }
-                if recordLoss(&losses, &stall, &timeout) { return Delivery(departure: Release.neverNanoseconds, losses: losses, stallNanoseconds: Int64.max) }
-            }
+        // A segment that crossed the path with an earlier recovery's window draws nothing.
+        let crossedAlready = alreadyDrawn > 0
+        alreadyDrawn = max(0, alreadyDrawn - 1)
+        while !crossedAlready, loss.nextSegmentIsLost(using: &random) {
+            if losses == 0, backlogged, loss.isStateful { sendRestOfWindow(loss: &loss, random: &random) }
+            if recordLoss(&losses, &stall, &timeout) { return Delivery(departure: Release.neverNanoseconds, losses: losses, stallNanoseconds: Int64.max) }
         }
-
 
         let departure = max(Double(ready.subtractingSaturating(origin)), nextDeparture) + stall
         if congestionWindow < slowStartThreshold {
@@ -114,6 +103,17 @@ public struct LossRecovery: Sendable {
             losses: losses,
             stallNanoseconds: Self.wholeNanoseconds(stall)
         )
+    }
+
+    /// The rest of the window (cwnd − 1 segments) crosses the path before the lost segment's
+    /// retransmission does, and moves a bursty chain along: a burst hits a window's segments,
+    /// which one recovery repairs, not the same segment's retransmissions one timeout after
+    /// another (at 1% average loss in bursts of 4 that stalled a download for minutes and gave up
+    /// on 1 burst in 50). Those segments do not draw again when the stream reaches them.
+    private mutating func sendRestOfWindow(loss: inout LossProcess, random: inout SeededRandom) {
+        let inFlight = max(0, Int(congestionWindow) - 1)
+        for _ in 0..<inFlight { _ = loss.nextSegmentIsLost(using: &random) }
+        alreadyDrawn = inFlight
     }
 
     /// One loss of the segment being sent: the window halves, and the timeout it costs doubles

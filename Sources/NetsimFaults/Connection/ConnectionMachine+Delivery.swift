@@ -2,6 +2,13 @@ import NetsimCore
 import NetsimLink
 
 extension ConnectionMachine {
+    /// Applies a new link model to bytes arriving from now on.
+    public mutating func update(link: LinkConfiguration) {
+        self.link = link
+        up.update(link: link.up, roundTripNanoseconds: link.roundTripNanoseconds)
+        down.update(link: link.down, roundTripNanoseconds: link.roundTripNanoseconds)
+    }
+
     // MARK: Delivery
 
     /// Writes every queued piece of `direction` that is due, then arms the timer for the next.

@@ -386,13 +386,6 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         }
     }
 
-    /// Applies a new link model to bytes arriving from now on.
-    public mutating func update(link: LinkConfiguration) {
-        self.link = link
-        up.update(link: link.up, roundTripNanoseconds: link.roundTripNanoseconds)
-        down.update(link: link.down, roundTripNanoseconds: link.roundTripNanoseconds)
-    }
-
     /// Closes both legs at once (relay shutdown): the relay's close, in the log.
     public mutating func closeNow() {
         if ending == nil { ending = (.relay, .fin) }
