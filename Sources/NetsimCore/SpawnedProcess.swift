@@ -150,15 +150,33 @@ public final class SpawnedProcess: Sendable {
         if result == nil { kill(pid, signal) }
     }
 
+    /// How the child ended, as `waitid` reported it.
+    private static func termination(_ info: siginfo_t) -> Termination {
+        #if canImport(Glibc)
+        let status = info._sifields._sigchld.si_status
+        #else
+        let status = info.si_status
+        #endif
+        return info.si_code == CLD_EXITED ? .exited(status) : .signalled(status)
+    }
+
     private func awaitExit(_ onExit: (@Sendable (Termination) -> Void)?) {
         // Wait without reaping, so the pid stays this child's until `result` says it has ended.
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
         var status: Int32 = 0
         ending.lock()
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        let signal = status & 0x7F
-        let termination: Termination = signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)
+        var reaped = waitpid(pid, &status, 0)
+        while reaped < 0, errno == EINTR { reaped = waitpid(pid, &status, 0) }
+        let termination: Termination
+        if reaped == pid {
+            let signal = status & 0x7F
+            termination = signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)
+        } else {
+            // Reaped by someone else (SIGCHLD ignored, a waitpid(-1) elsewhere): the status is
+            // the one waitid saw, never a made-up "exit 0".
+            termination = Self.termination(info)
+        }
         result = termination
         ending.broadcast()
         ending.unlock()

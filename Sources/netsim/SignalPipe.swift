@@ -41,6 +41,7 @@ final class SignalPipe: @unchecked Sendable {
         self.signals = signals
         self.writeEnd = fds[1]
         let thread = Thread {
+            Self.takeOnThisThread(signals)
             while true {
                 var number: UInt8 = 0
                 let count = read(readEnd, &number, 1)
@@ -49,7 +50,6 @@ final class SignalPipe: @unchecked Sendable {
                 return  // the write end is never closed; this is only reached on a broken pipe
             }
         }
-        thread.name = "netsim signals"
         thread.start()
         let table = Self.writeEnds
         var action = sigaction()
@@ -70,6 +70,20 @@ final class SignalPipe: @unchecked Sendable {
             table[Int(sig)] = fds[1]
             sigaction(sig, &action, nil)
         }
+    }
+
+    /// Names the reading thread and unblocks `signals` on it. A thread inherits its creator's
+    /// mask, and the creator is usually one of Dispatch's or the cooperative pool's threads, which
+    /// block nearly every signal; so do NIO's loops made from them. The kernel then had only the
+    /// main thread to hand a Ctrl-C to (libdispatch parks it in `sigsuspend`), and a CI run once
+    /// went on to exit 0 after its SIGINT. With the reader taking them too, a thread that is
+    /// waiting in `read(2)` can always take the signal.
+    private static func takeOnThisThread(_ signals: [Int32]) {
+        Thread.current.name = "netsim signals"  // set from the thread itself, or Linux never sees it
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in signals where sig > 0 && sig < 128 { sigaddset(&set, sig) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// Gives the signals still routed here their default action back. The pipe and its thread

@@ -14,9 +14,10 @@ struct InterruptionTests {
                                      directory: NetsimProcess.root)
         // The timeline's first wait: requests have gone through the relay, more are to come.
         _ = try await run.line(.output, within: .seconds(60)) { $0.contains("▶ wait") }
+        let sent = ContinuousClock.now
         kill(run.processIdentifier, SIGINT)
         let result = try await run.result(within: .seconds(20))
-        #expect(result.status == 130, "\(result.standardError)")
+        #expect(result.status == 130, "exited \(ContinuousClock.now - sent) after the SIGINT; it said:\n\(result.standardOutput)\n\(result.standardError)")
         #expect(result.standardError.contains("netsim run: interrupted by SIGINT; the runs in flight were stopped"), "\(result.standardError)")
         let profile = try await NetsimProcess.run(["profile", pcap.path])
         #expect(profile.status == 0, "the capture so far is a whole pcap: \(profile.stderr)")

@@ -33,6 +33,43 @@ struct SignalPipeTests {
         withExtendedLifetime(pipe) {}
     }
 
+    /// The pipe's reading thread takes its signals even when the thread that made the pipe
+    /// blocks them (Dispatch's and the cooperative pool's threads block nearly all, and a new
+    /// thread inherits its maker's mask): in `netsim run` every other thread but libdispatch's
+    /// parked main thread blocked SIGINT, and a CI run once ignored its Ctrl-C.
+    @Test func theReadingThreadTakesItsSignalsWhateverItsMakerBlocks() async throws {
+        let before = Set(Self.threads(named: "netsim signals"))
+        let made = Mutex<SignalPipe?>(nil)
+        let maker = Thread {
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, SIGUSR1)
+            pthread_sigmask(SIG_BLOCK, &set, nil)
+            made.withLock { $0 = SignalPipe(signals: [SIGUSR1]) { _ in } }
+        }
+        maker.start()
+        var reader: Int?
+        try await Self.waitUntil {
+            reader = Self.threads(named: "netsim signals").first { !before.contains($0) }
+            return reader != nil
+        }
+        let tid = try #require(reader, "no new thread named \"netsim signals\"")
+        let status = try String(contentsOfFile: "/proc/self/task/\(tid)/status", encoding: .utf8)
+        let blocked = try #require(status.split(separator: "\n").first { $0.hasPrefix("SigBlk:") }?.split(separator: "\t").last)
+        let mask = try #require(UInt64(blocked, radix: 16))
+        #expect(mask & (1 << UInt64(SIGUSR1 - 1)) == 0, "the reader blocks SIGUSR1 (SigBlk \(blocked))")
+        withExtendedLifetime(made) {}
+    }
+
+    /// The ids of this process's threads called `name`.
+    static func threads(named name: String) -> [Int] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { tid in
+            let comm = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? ""
+            return comm.trimmingCharacters(in: .whitespacesAndNewlines) == name ? Int(tid) : nil
+        }
+    }
+
     /// The first signal ends the wait (the command then stops cleanly); one while stopping exits
     /// at once, so a stop that hangs never traps the user.
     @Test func theFirstSignalStopsTheSecondForcesTheExit() async throws {
