@@ -50,9 +50,10 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     }
 
     /// `ownSocket`: the client's channel is a socket the relay's listener accepted, with nothing in
-    /// front of the pair's handler (its reads may be timed: ``timesReads``).
+    /// front of the pair's handler (its reads may be timed: ``timesReads``). `handshakeDone`: see
+    /// ``Relay/adoptNow(_:connector:handshakeDone:)``.
     init(id: ConnectionID, layer: ConnectionLayer = .whole, relay: Relay, eventLoop: any EventLoop, link: LinkConfiguration,
-         connector: any UpstreamConnector, ownSocket: Bool = false) {
+         connector: any UpstreamConnector, ownSocket: Bool = false, handshakeDone: Bool = false) {
         self.id = id
         self.layer = layer
         self.relay = relay
@@ -62,7 +63,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         self.machine = ConnectionMachine(
             id: id, openedAt: Int64(eventLoop.now.uptimeNanoseconds), link: link, seed: relay.configuration.seed,
             bufferLimit: max(1, relay.configuration.bufferLimit), observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP,
-            linkEpoch: relay.startedAt, simulatesHandshake: relay.configuration.simulatesHandshake)
+            linkEpoch: relay.startedAt, simulatesHandshake: relay.configuration.simulatesHandshake && !handshakeDone)
         machine.reportsDelays = relay.configuration.delays != nil && layer != .http
         readsMayBeTimed = ownSocket && layer == .whole && relay.configuration.preciseRelease
         client.pair = self
