@@ -38,7 +38,7 @@ extension ExpectationJudge {
         }
         matching.sort { $0.time < $1.time }
         let phrase = Self.describe(filter)
-        var wants = (range.map { "\($0) " } ?? "") + "requests" + (phrase.isEmpty ? "" : " \(phrase)") + " \(describe(filter.window))"
+        var wants = (range?.of("request") ?? "requests") + (phrase.isEmpty ? "" : " \(phrase)") + " \(describe(filter.window))"
         if let minimumInterval { wants += ", each at least \(minimumInterval.compactDescription) after the one before" }
         verdict.expected = wants
         var actual = sightings(matching, among: all, noun: "requests")
@@ -77,7 +77,7 @@ extension ExpectationJudge {
         }
         matching.sort { $0.time < $1.time }
         let phrase = Self.describe(filter)
-        verdict.expected = "\(range) responses" + (phrase.isEmpty ? "" : " \(phrase)") + " \(describe(filter.window))"
+        verdict.expected = range.of("response") + (phrase.isEmpty ? "" : " \(phrase)") + " \(describe(filter.window))"
         verdict.actual = sightings(matching, among: all, noun: "responses")
         verdict.passed = range.contains(matching.count)
         verdict.focus = matching.first?.time ?? filter.window.from?.nanoseconds

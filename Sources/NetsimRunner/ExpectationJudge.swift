@@ -29,7 +29,7 @@ struct ExpectationJudge {
                 (method == nil || $0.method == method) && (path == nil || $0.path == path)
             }
             if case .serverCount(let range) = located.check {
-                verdict.expected = "\(range) requests"
+                verdict.expected = range.of("request")
                 verdict.actual = "the server received \(matching.count)"
                     + (matching.isEmpty ? "" : ": " + matching.prefix(5).map { "\($0.method) \($0.path) at \(formatNanoseconds($0.time))" }.joined(separator: ", "))
                 verdict.passed = range.contains(matching.count)
@@ -55,7 +55,7 @@ struct ExpectationJudge {
     /// connection is one the relay accepted since.
     private func judgeRequests(_ check: Check, _ outcomes: [RequestOutcome], began: Int64, into verdict: inout CheckVerdict) {
         if case .requestCount(let range) = check {
-            verdict.expected = "\(range) requests"
+            verdict.expected = range.of("request")
             verdict.actual = "\(outcomes.count) ran"
             verdict.passed = range.contains(outcomes.count)
             verdict.focus = outcomes.first?.started
@@ -130,7 +130,7 @@ struct ExpectationJudge {
         switch check {
         case .newConnections(let window, let range):
             let opened = openedTimes(in: window)
-            verdict.expected = "\(range) new connections \(describe(window))"
+            verdict.expected = "\(range.of("new connection")) \(describe(window))"
             verdict.actual = "the relay accepted \(opened.count)" + times(opened)
             verdict.passed = range.contains(opened.count)
             verdict.focus = window.from?.nanoseconds ?? opened.first
@@ -166,7 +166,7 @@ struct ExpectationJudge {
             for event in observations.events where window.contains(event.time) {
                 if case .bytes(let d, let count) = event.kind, direction == nil || d == direction { total += count }
             }
-            verdict.expected = "\(range) bytes \(direction.map { $0 == .up ? "up (client → server)" : "down (server → client)" } ?? "in both directions") \(describe(window))"
+            verdict.expected = "\(range.of("byte")) \(direction.map { $0 == .up ? "up (client → server)" : "down (server → client)" } ?? "in both directions") \(describe(window))"
             verdict.actual = "\(total) bytes crossed the relay"
             verdict.passed = range.contains(total)
             verdict.focus = window.from?.nanoseconds

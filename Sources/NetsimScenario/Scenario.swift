@@ -362,4 +362,16 @@ public struct CountRange: Equatable, Sendable, CustomStringConvertible {
         case (nil, nil): "any number"
         }
     }
+
+    /// The range with its noun, singular where the bound is 1: "exactly 1 request", "at most 2
+    /// requests", "any number of requests". `plural` defaults to `singular` + "s".
+    public func of(_ singular: String, plural: String? = nil) -> String {
+        let plural = plural ?? singular + "s"
+        switch (minimum, maximum) {
+        case let (a?, b?) where a == b: return "\(self) \(a == 1 ? singular : plural)"
+        case (1, nil), (nil, 1): return "\(self) \(singular)"
+        case (nil, nil): return "any number of \(plural)"
+        default: return "\(self) \(plural)"
+        }
+    }
 }

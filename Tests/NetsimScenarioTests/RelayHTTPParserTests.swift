@@ -95,4 +95,17 @@ struct RelayHTTPParserTests {
         #expect(Answerer.relay.matches("portal") && !Answerer.relay.matches(nil))
         #expect(Answerer.fault("outage").matches("outage") && !Answerer.fault("outage").matches("portal"))
     }
+
+    /// A count says its noun in the singular where the bound is one ("exactly 1 requests" was
+    /// printed before).
+    @Test func aCountWithItsNoun() {
+        #expect(CountRange.exactly(1).of("request") == "exactly 1 request")
+        #expect(CountRange.exactly(2).of("request") == "exactly 2 requests")
+        #expect(CountRange.exactly(0).of("new connection") == "exactly 0 new connections")
+        #expect(CountRange(minimum: 1).of("response") == "at least 1 response")
+        #expect(CountRange(maximum: 1).of("byte") == "at most 1 byte")
+        #expect(CountRange(minimum: 1, maximum: 3).of("request") == "between 1 and 3 requests")
+        #expect(CountRange().of("request") == "any number of requests")
+        #expect(CountRange(minimum: 2).of("attempt", plural: "attempts") == "at least 2 attempts")
+    }
 }
