@@ -6,7 +6,9 @@ import NetsimRelay
 /// `--fault` given.
 struct FaultOptions: ParsableArguments {
     @Option(name: .customLong("fault"), help: ArgumentHelp(
-        "Inject a connection fault (repeatable): \(FaultCatalog.allowedForms). outage and portal answer plain HTTP in the server's place. Example: --fault portal",
+        "Inject a connection fault (repeatable). Example: --fault portal",
+        // The forms go in the discussion: a bad value's error repeats only the abstract.
+        discussion: "A fault is \(FaultCatalog.allowedForms). outage and portal answer plain HTTP in the server's place.",
         valueName: "kind[=arg]"), transform: parseFault)
     var faults: [FaultKind] = []
 

@@ -106,6 +106,16 @@ struct RelayFlagTests {
         #expect(text.contains(expected), "\(arguments) → \(text)")
     }
 
+    /// A bad `--fault` value gets its own forms, and the `Help:` line after it is one line, not
+    /// the whole catalog (about 1000 characters); `--help` still lists every fault.
+    @Test func aBadFaultValueIsNotFollowedByTheWholeCatalog() throws {
+        let error = try #require(throws: (any Error).self) { try parse(["--fault", "stale=rts"]) }
+        let text = RelayCommand.fullMessage(for: error)
+        #expect(text.contains("stale[=fin|rst]") && !text.contains("max-streams"), "\(text)")
+        let help = RelayCommand.helpMessage(columns: 1000)
+        for fault in FaultCatalog.all { #expect(help.contains(fault.name + fault.syntax), "\(fault.name) in --help") }
+    }
+
     @Test func upstreamIsRequired() {
         #expect(throws: (any Error).self) { try RelayCommand.parse([]) }
     }
