@@ -65,7 +65,11 @@ struct ExpectationJudge {
         case .status(let status): ("status \(status)", { $0.response.status == status })
         case .body(.equals(let text)): ("the body \(quoted(text))", { $0.response.body == text && $0.response.error == nil })
         case .body(.contains(let text)): ("a body containing \(quoted(text))", { $0.response.body?.contains(text) == true })
+        case .body(.notContains(let text)): ("an answer whose body lacks \(quoted(text))", { $0.response.error == nil && $0.response.body?.contains(text) != true })
         case .body(.sha256(let digest)): ("a body with SHA-256 \(digest)", { $0.response.bodySHA256?.lowercased() == digest.lowercased() })
+        case .headers(let checks):
+            ("an answer with " + checks.map(Self.describe).joined(separator: " and "),
+             { outcome in outcome.response.error == nil && checks.allSatisfy { $0.holds(in: outcome.response.headers) } })
         case .error(.none): ("no error", { $0.response.error == nil })
         case .error(.any): ("an error", { $0.response.error != nil })
         case .error(.kind(let kind)): ("the error \(kind.rawValue)", { $0.response.error == kind })
@@ -106,9 +110,21 @@ struct ExpectationJudge {
             // The digest it got, comparable with the one expected (the body itself may be binary).
             let digest = outcome.response.bodySHA256.map { "SHA-256 \($0.lowercased())" } ?? "no body"
             return "\(outcome.summary); body \(digest)"
+        case .body(.notContains(let text)):
+            guard outcome.response.error == nil, let body = outcome.response.body, let found = body.range(of: text) else { return outcome.summary }
+            // Where the text is, with some of what surrounds it.
+            let from = body.index(found.lowerBound, offsetBy: -40, limitedBy: body.startIndex) ?? body.startIndex
+            let to = body.index(found.upperBound, offsetBy: 40, limitedBy: body.endIndex) ?? body.endIndex
+            return "\(outcome.summary); its body has it: \(from == body.startIndex ? "" : "…")\(quoted(String(body[from..<to])))\(to == body.endIndex ? "" : "…")"
         case .body:
             let body = outcome.response.body.map { quoted(String($0.prefix(120))) } ?? "no body"
             return "\(outcome.summary); body \(body)"
+        case .headers(let checks):
+            guard outcome.response.error == nil else { return outcome.summary }
+            let seen = checks.map { check in
+                HeaderCheck.value(of: check.name, in: outcome.response.headers).map { "\(check.name): \(quoted($0))" } ?? "no \(check.name)"
+            }
+            return "\(outcome.summary); " + seen.joined(separator: ", ")
         case .errorMessage:
             let time = formatNanoseconds(outcome.duration)
             let on = outcome.connection.map { " on connection \($0)" } ?? ""
@@ -214,7 +230,9 @@ struct ExpectationJudge {
         case .status(let status): "status \(status)"
         case .body(.equals): "body equals"
         case .body(.contains(let text)): "body contains \(quoted(text))"
+        case .body(.notContains(let text)): "body lacks \(quoted(text))"
         case .body(.sha256): "body digest"
+        case .headers(let checks): "headers " + checks.map(\.name).joined(separator: ", ")
         case .error(.none): "error none"
         case .error(.any): "error any"
         case .error(.kind(let kind)): "error \(kind.rawValue)"
@@ -232,6 +250,16 @@ struct ExpectationJudge {
                 + [range?.description, interval.map { "each at least \($0.compactDescription) after the one before" }].compactMap { $0 }.joined(separator: ", ")
         case .httpResponses(let filter, let range):
             ["responses", describe(filter)].filter { !$0.isEmpty }.joined(separator: " ") + ": \(range)"
+        }
+    }
+
+    /// `Content-Type containing "json"`, `no Set-Cookie`.
+    static func describe(_ check: HeaderCheck) -> String {
+        switch check.expectation {
+        case .equals(let value): "\(check.name) \(quoted(value))"
+        case .contains(let text): "\(check.name) containing \(quoted(text))"
+        case .present(true): "a \(check.name) header"
+        case .present(false): "no \(check.name) header"
         }
     }
 

@@ -179,6 +179,8 @@ public enum Check: Equatable, Sendable {
     // Over request outcomes (subjects .request / .requestsAfter):
     case status(Int)
     case body(BodyCheck)
+    /// Each request was answered with headers that match, every one of them.
+    case headers([HeaderCheck])
     case error(ErrorExpectation)
     /// Each request finished — answered or failed — within this long (pair with `error: none`
     /// for "succeeded within").
@@ -300,13 +302,6 @@ public enum TextMatch: Equatable, Sendable {
         case .contains(let part): text.contains(part)
         }
     }
-}
-
-public enum BodyCheck: Equatable, Sendable {
-    case equals(String)
-    case contains(String)
-    /// Lower-case hex SHA-256 of the whole body.
-    case sha256(String)
 }
 
 public enum ErrorExpectation: Equatable, Sendable {

@@ -5,7 +5,7 @@ extension Validator {
     static let subjectKeys = ["request", "after", "server", "relay"]
     /// Keys any expectation may carry besides its subject and checks.
     static let expectationKeys = ["judges"]
-    static let requestCheckKeys = ["status", "error", "within", "body", "connection", "requests", "message"]
+    static let requestCheckKeys = ["status", "error", "within", "body", "headers", "connection", "requests", "message"]
     static let serverCheckKeys = ["count"]
     static let relayCheckKeys = ["new_connections", "attempts", "bytes", "requests", "responses"]
     static let errorWords = ["none", "any"] + ErrorKind.allCases.map(\.rawValue)
@@ -143,6 +143,7 @@ extension Validator {
             }).map { .error($0) }
         case "within": return positiveDuration(entry).map { .within($0) }
         case "body": return bodyCheck(entry).map { .body($0) }
+        case "headers": return headerChecks(entry).map { .headers($0) }
         case "connection":
             return choice(entry, what: "connection use", options: [("new", ConnectionUse.new), ("reused", .reused)]).map { .connection($0) }
         case "requests": return countRange(entry).map { .requestCount($0) }
@@ -158,11 +159,12 @@ extension Validator {
             return .equals(scalar.string)
         case .mapping:
             guard let map = mapping(entry, place: "'body'"),
-                  let form = oneForm(of: map, named: "'body'", forms: ["equals", "contains", "sha256"]),
-                  let value = text(form) else { return nil }
+                  let form = oneForm(of: map, named: "'body'", forms: ["equals", "contains", "not_contains", "sha256"]),
+                  let value = text(form, allowEmpty: form.key == "equals") else { return nil }
             switch form.key {
             case "equals": return .equals(value)
             case "contains": return .contains(value)
+            case "not_contains": return .notContains(value)
             default:
                 let digest = value.lowercased()
                 guard digest.count == 64, digest.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else {
@@ -173,7 +175,7 @@ extension Validator {
                 return .sha256(digest)
             }
         default:
-            error(entry.valueLocation, "'body' must be text or one of { equals: … }, { contains: … }, { sha256: … }, found \(entry.value.foundDescription)")
+            error(entry.valueLocation, "'body' must be text or one of { equals: … }, { contains: … }, { not_contains: … }, { sha256: … }, found \(entry.value.foundDescription)")
             return nil
         }
     }

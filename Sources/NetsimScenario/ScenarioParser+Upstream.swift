@@ -185,18 +185,23 @@ extension Validator {
         return value
     }
 
+    /// An HTTP token (RFC 9110): visible ASCII without separators.
+    static func isHeaderName(_ name: String) -> Bool {
+        !name.isEmpty && name.unicodeScalars.allSatisfy { c in
+            c.isASCII && c.value > 32 && c.value < 127 && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains(c)
+        }
+    }
+
+    static let headerNameHint = "header names are single words of letters, digits and dashes, such as Content-Type"
+
     /// Header names and values, in the order written.
     func headers(_ entry: Entry) -> [HTTPHeader]? {
         guard let pairs = stringPairs(entry, what: "header") else { return nil }
         var headers: [HTTPHeader] = []
         var ok = true
         for pair in pairs {
-            let isToken = !pair.key.isEmpty && pair.key.unicodeScalars.allSatisfy { c in
-                c.isASCII && c.value > 32 && c.value < 127 && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains(c)
-            }
-            if !isToken {
-                error(pair.location, "'\(pair.key)' is not a valid header name",
-                      hint: "header names are single words of letters, digits and dashes, such as Content-Type")
+            if !Self.isHeaderName(pair.key) {
+                error(pair.location, "'\(pair.key)' is not a valid header name", hint: Self.headerNameHint)
                 ok = false
             } else if pair.value.contains("\n") || pair.value.contains("\r") {
                 error(pair.location, "the value of header '\(pair.key)' contains a line break")

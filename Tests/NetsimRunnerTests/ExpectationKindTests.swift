@@ -16,6 +16,7 @@ struct ExpectationKindTests {
         upstream:
           routes:
             - path: /hello
+              headers: { X-Served-By: edge-1 }
               body: hello world
             - path: /big
               body_bytes: 20000
@@ -78,6 +79,16 @@ struct ExpectationKindTests {
             requests: { min: 3 }
           - request: hello
             connection: reused
+          - request: hello
+            headers: { x-served-by: edge-1, Content-Length: { present: true }, Set-Cookie: { present: false } }
+            body: { not_contains: "error" }
+          - request: hello
+            headers: { X-Served-By: { contains: edge-2 } }
+            body: { not_contains: "world" }
+          - request: refused
+            headers: { Set-Cookie: { present: false } }
+          - request: again
+            headers: { X-Served-By: { equals: edge-1 } }
           - request: big
             body: { sha256: "\(sha256Hex(BuiltinServer.generatedBody(bytes: 20000)))" }
           - request: big
@@ -137,6 +148,12 @@ struct ExpectationKindTests {
             ("request hello: error any", false),
             ("request hello: requests at least 3", false),
             ("request hello: connection reused", false),  // the first request opened its connection
+            ("request hello: headers x-served-by, Content-Length, Set-Cookie", true),
+            ("request hello: body lacks \"error\"", true),
+            ("request hello: headers X-Served-By", false),
+            ("request hello: body lacks \"world\"", false),
+            ("request refused: headers Set-Cookie", false),  // no answer, so no headers to judge
+            ("request again: headers X-Served-By", true),
             ("request slow: within 200ms", false),
             ("request slow: within 5s", true),
             ("request missing: status 404", true),
@@ -163,6 +180,11 @@ struct ExpectationKindTests {
         // A failed digest shows the digest it got, not the (binary) body.
         let got = "SHA-256 \(Self.sha256Hex(BuiltinServer.generatedBody(bytes: 20000)))"
         #expect(digests.last?.actual.contains(got) == true, "\(digests.last?.actual ?? "")")
+        // A failed header check shows what the header was; a failed not_contains, where the text is.
+        #expect(result.verdict("request hello: headers X-Served-By")?.actual.contains("X-Served-By: \"edge-1\"") == true,
+                "\(result.verdict("request hello: headers X-Served-By")?.actual ?? "")")
+        #expect(result.verdict("request hello: body lacks \"world\"")?.actual.contains("its body has it: \"hello world\"") == true,
+                "\(result.verdict("request hello: body lacks \"world\"")?.actual ?? "")")
         let windows = result.verdicts.filter { $0.title == "relay: new connections at least 1" }.map(\.passed)
         #expect(windows == [true, false], "a window from 1h on sees nothing")
         let attempts = result.verdicts.filter { $0.title == "relay: connection attempts" }.map(\.passed)
