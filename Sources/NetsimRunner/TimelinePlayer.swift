@@ -56,7 +56,8 @@ final class TimelinePlayer: Sendable {
             switch step.action {
             case .request(let request):
                 fired(step, "request \(request.name): \(request.method) \(request.path)"
-                    + (request.count > 1 ? " ×\(request.count)" : "") + (request.parallel > 1 ? ", \(request.parallel) at a time" : ""))
+                    + (request.count > 1 ? " ×\(request.count)" : "") + (request.parallel > 1 ? ", \(request.parallel) at a time" : "")
+                    + (request.every.map { ", one every \($0.compactDescription)" } ?? ""))
                 let task = Task { await self.send(request) }
                 requestTasks.append(task)
                 previous = task
@@ -90,8 +91,9 @@ final class TimelinePlayer: Sendable {
         observer?.stepFired(step, at: now, description: description)
     }
 
-    /// Sends `count` requests, at most `parallel` at once.
+    /// Sends `count` requests, at most `parallel` at once, or one each `every`.
     private func send(_ request: RequestStep) async {
+        if let every = request.every { return await send(request, every: every) }
         await withTaskGroup(of: Void.self) { group in
             var next = 0
             for _ in 0..<min(request.parallel, request.count) {
@@ -103,6 +105,20 @@ final class TimelinePlayer: Sendable {
                 let index = next
                 group.addTask { await self.perform(request, index: index) }
                 next += 1
+            }
+        }
+    }
+
+    /// Request `i` starts at the step's start + i × `every`, on scenario time, whatever is still
+    /// in flight: a polling timer, not a loop that waits for each answer.
+    private func send(_ request: RequestStep, every: Duration) async {
+        let start = now
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<request.count {
+                let due = start + every.nanoseconds * Int64(index)
+                let delay = due - now
+                if delay > 0 { try? await Task.sleep(for: .nanoseconds(delay)) }
+                group.addTask { await self.perform(request, index: index) }
             }
         }
     }

@@ -109,7 +109,9 @@ public struct TimelineStep: Equatable, Sendable {
     }
 }
 
-/// Requests the driver sends: `count` of them, at most `parallel` in flight at once.
+/// Requests the driver sends: `count` of them, at most `parallel` in flight at once; or, with
+/// `every`, one each `every` from the step's start whether or not the ones before have
+/// finished (a polling timer).
 public struct RequestStep: Equatable, Sendable {
     public var name: String
     public var method: String
@@ -118,8 +120,10 @@ public struct RequestStep: Equatable, Sendable {
     public var body: String?
     public var count: Int
     public var parallel: Int
+    public var every: Duration?
 
-    public init(name: String, method: String = "GET", path: String, headers: [HTTPHeader] = [], body: String? = nil, count: Int = 1, parallel: Int = 1) {
+    public init(name: String, method: String = "GET", path: String, headers: [HTTPHeader] = [], body: String? = nil, count: Int = 1,
+                parallel: Int = 1, every: Duration? = nil) {
         self.name = name
         self.method = method
         self.path = path
@@ -127,6 +131,7 @@ public struct RequestStep: Equatable, Sendable {
         self.body = body
         self.count = count
         self.parallel = parallel
+        self.every = every
     }
 }
 

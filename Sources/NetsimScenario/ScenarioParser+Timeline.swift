@@ -6,7 +6,7 @@ import NetsimFaults
 extension Validator {
     static let stepActions = ["request", "fault", "clear", "link", "wait", "login"]
     static let actionKeys: [String: [String]] = [
-        "request": ["method", "path", "headers", "body", "count", "parallel"],
+        "request": ["method", "path", "headers", "body", "count", "parallel", "every"],
         "fault": ["name", "target", "probability", "after_open", "for"],
         "clear": [],
         "link": [],
@@ -161,6 +161,20 @@ extension Validator {
                       hint: "parallel is how many of the count requests are in flight at once")
             } else {
                 step.parallel = v
+            }
+        }
+        if let e = map["every"], let v = positiveDuration(e) {
+            if let parallel = map["parallel"] {
+                error(parallel.keyLocation, "'parallel' and 'every' exclude each other: with 'every' a request starts on time whatever is in flight",
+                      hint: "remove 'parallel'; 'every: \(v.compactDescription)' with 'count' sends one request each \(v.compactDescription)")
+            } else if countOK, step.count < 2 {
+                error(e.keyLocation, "'every' needs 'count' of 2 or more: it is the time between the starts of the step's requests",
+                      hint: "for example: count: 5 with every: \(v.compactDescription)")
+            } else if countOK, v * (step.count - 1) > Duration.maximumParsed {
+                error(e.valueLocation, "'every' × ('count' − 1) is longer than a year (8760h): the last request would never start",
+                      hint: "use fewer requests or a shorter 'every'")
+            } else {
+                step.every = v
             }
         }
         return .request(step)
