@@ -66,7 +66,11 @@ async function perform(request) {
     answered = true;
     const data = Buffer.from(await response.arrayBuffer());
     answer.status = response.status;
-    response.headers.forEach((value, name) => { answer.headers[name] = value; });
+    // Repeated headers joined with ", " (the protocol's rule); forEach hands each Set-Cookie
+    // over on its own, so assigning kept only the last.
+    response.headers.forEach((value, name) => {
+      answer.headers[name] = name in answer.headers ? `${answer.headers[name]}, ${value}` : value;
+    });
     answer.body_sha256 = createHash("sha256").update(data).digest("hex");
     answer.body_length = data.length;
     answer.body = data.subarray(0, 65536).toString("utf8");

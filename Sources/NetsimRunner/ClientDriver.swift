@@ -46,13 +46,19 @@ public struct DriverResponse: Sendable, Equatable {
     /// Lower-case hex SHA-256 of the whole body.
     public var bodySHA256: String?
     public var bodyLength: Int?
-    /// The body as text (at most 64 KiB), for `body: { contains: … }`.
+    /// The body as text (at most ``textLimit`` bytes of it), for `body: { contains: … }`.
     public var body: String?
     public var error: ErrorKind?
     /// The client library's own error text.
     public var errorMessage: String?
     /// The client-side TCP port of the connection that carried the final attempt, when known.
     public var localPort: Int?
+
+    /// How much of a body drivers report as text: its first 64 KiB.
+    public static let textLimit = 65536
+
+    /// The body's text is only its start (``textLimit``): a text not found in it may be further on.
+    public var bodyTextIsPartial: Bool { (bodyLength ?? 0) > Self.textLimit }
 
     public init(
         status: Int? = nil, headers: [HTTPHeader] = [], bodySHA256: String? = nil, bodyLength: Int? = nil,

@@ -13,7 +13,7 @@ enum DriverCheckScenarios {
         upstream:
           routes:
             - path: /text
-              headers: { Content-Type: text/plain, X-Check: Yes }
+              headers: { Content-Type: text/plain, X-Check: Yes, Set-Cookie: one=1, set-cookie: two=2 }
               body: '\(text)'
             - path: /echo
               method: POST
@@ -86,9 +86,15 @@ enum DriverCheckScenarios {
         findings.append(Finding("answer", problems.isEmpty ? .pass : .fail, problems.isEmpty ? "status, body, body_sha256, body_length" : problems.joined(separator: "; ")))
         let upper = response.headers.map(\.name).filter { $0 != $0.lowercased() }
         let check = response.headers.first { $0.name == "x-check" }?.value
-        findings.append(Finding("answer headers", upper.isEmpty && check == "Yes" ? .pass : .fail,
-                                !upper.isEmpty ? "names must be lower-cased: \(upper.joined(separator: ", "))"
-                                    : check == "Yes" ? "lower-cased names, values as sent" : "x-check is \(check.map { "\"\($0)\"" } ?? "missing"), the server sent \"Yes\""))
+        // A header sent twice is one entry, its values joined in the order sent (Set-Cookie's
+        // way; node's fetch hands each over on its own and a client kept only the last).
+        let repeated = response.headers.filter { $0.name == "set-cookie" }.map(\.value)
+        let headerProblem = !upper.isEmpty ? "names must be lower-cased: \(upper.joined(separator: ", "))"
+            : check != "Yes" ? "x-check is \(check.map { "\"\($0)\"" } ?? "missing"), the server sent \"Yes\""
+            : repeated != ["one=1, two=2"] ? "set-cookie is \(repeated.isEmpty ? "missing" : repeated.map { "\"\($0)\"" }.joined(separator: " and ")); the server sent it twice (one=1, then two=2): report \"one=1, two=2\""
+            : nil
+        findings.append(Finding("answer headers", headerProblem == nil ? .pass : .fail,
+                                headerProblem ?? "lower-cased names, values as sent, a repeated header's values joined"))
 
         // The request tag: every request carries X-Netsim-Request; the relay saw it.
         let map = ConnectionMap(events: run.events)

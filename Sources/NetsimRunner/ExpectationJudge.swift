@@ -65,7 +65,9 @@ struct ExpectationJudge {
         case .status(let status): ("status \(status)", { $0.response.status == status })
         case .body(.equals(let text)): ("the body \(quoted(text))", { $0.response.body == text && $0.response.error == nil })
         case .body(.contains(let text)): ("a body containing \(quoted(text))", { $0.response.body?.contains(text) == true })
-        case .body(.notContains(let text)): ("an answer whose body lacks \(quoted(text))", { $0.response.error == nil && $0.response.body?.contains(text) != true })
+        case .body(.notContains(let text)):
+            ("an answer whose body lacks \(quoted(text))",
+             { $0.response.error == nil && $0.response.body?.contains(text) != true && !$0.response.bodyTextIsPartial })
         case .body(.sha256(let digest)): ("a body with SHA-256 \(digest)", { $0.response.bodySHA256?.lowercased() == digest.lowercased() })
         case .headers(let checks):
             ("an answer with " + checks.map(Self.describe).joined(separator: " and "),
@@ -111,14 +113,18 @@ struct ExpectationJudge {
             let digest = outcome.response.bodySHA256.map { "SHA-256 \($0.lowercased())" } ?? "no body"
             return "\(outcome.summary); body \(digest)"
         case .body(.notContains(let text)):
-            guard outcome.response.error == nil, let body = outcome.response.body, let found = body.range(of: text) else { return outcome.summary }
+            guard outcome.response.error == nil, let body = outcome.response.body, let found = body.range(of: text) else {
+                guard outcome.response.error == nil, outcome.response.bodyTextIsPartial else { return outcome.summary }
+                return "\(outcome.summary); not in the body's first 64 KiB, but the body is \(outcome.response.bodyLength ?? 0) bytes and the rest was not seen"
+            }
             // Where the text is, with some of what surrounds it.
             let from = body.index(found.lowerBound, offsetBy: -40, limitedBy: body.startIndex) ?? body.startIndex
             let to = body.index(found.upperBound, offsetBy: 40, limitedBy: body.endIndex) ?? body.endIndex
             return "\(outcome.summary); its body has it: \(from == body.startIndex ? "" : "…")\(quoted(String(body[from..<to])))\(to == body.endIndex ? "" : "…")"
         case .body:
             let body = outcome.response.body.map { quoted(String($0.prefix(120))) } ?? "no body"
-            return "\(outcome.summary); body \(body)"
+            let seen = outcome.response.bodyTextIsPartial ? " (text checks see its first 64 KiB of \(outcome.response.bodyLength ?? 0) bytes)" : ""
+            return "\(outcome.summary); body \(body)\(seen)"
         case .headers(let checks):
             guard outcome.response.error == nil else { return outcome.summary }
             let seen = checks.map { check in
@@ -258,8 +264,8 @@ struct ExpectationJudge {
         switch check.expectation {
         case .equals(let value): "\(check.name) \(quoted(value))"
         case .contains(let text): "\(check.name) containing \(quoted(text))"
-        case .present(true): "a \(check.name) header"
-        case .present(false): "no \(check.name) header"
+        case .present(true): "\(check.name) present"
+        case .present(false): "no \(check.name)"
         }
     }
 

@@ -33,15 +33,21 @@ public struct HeaderCheck: Equatable, Sendable {
     public func holds(in headers: [HTTPHeader]) -> Bool {
         let value = Self.value(of: name, in: headers)
         switch expectation {
-        case .equals(let expected): return value == expected
+        case .equals(let expected): return value == Self.trimmed(expected)
         case .contains(let text): return value?.contains(text) == true
         case .present(let wanted): return (value != nil) == wanted
         }
     }
 
-    /// The header's value, its repeats joined with `, `; nil when there is none.
+    /// The header's value, its repeats joined with `, `; nil when there is none. Spaces and tabs
+    /// around a value are not part of it (RFC 9110 §5.5); some clients keep trailing ones, others
+    /// trim them, and a check must judge every client alike.
     public static func value(of name: String, in headers: [HTTPHeader]) -> String? {
-        let values = headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        let values = headers.filter { $0.name.lowercased() == name.lowercased() }.map { trimmed($0.value) }
         return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
+    static func trimmed(_ value: String) -> String {
+        String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

@@ -43,20 +43,31 @@ extension Validator {
         let forms = "its value as text, or one of { equals: … }, { contains: … }, { present: true|false }"
         switch header.value {
         case .scalar where !header.value.isNull:
-            return text(header).map { .equals($0) }
+            return headerText(header).map { .equals($0) }
         case .mapping:
             guard let map = mapping(header, place: "header '\(header.key)'"),
                   let form = oneForm(of: map, named: "header '\(header.key)'", forms: ["equals", "contains", "present"],
                                      hint: Self.headerCheckExample) else { return nil }
             switch form.key {
-            case "equals": return text(form).map { .equals($0) }
-            case "contains": return text(form, allowEmpty: false).map { .contains($0) }
+            case "equals": return headerText(form).map { .equals($0) }
+            case "contains": return headerText(form, allowEmpty: false).map { .contains($0) }
             default: return boolean(form).map { .present($0) }
             }
         default:
             error(header.valueLocation, "header '\(header.key)' must be \(forms), found \(header.value.foundDescription)",
-                  hint: Self.headerCheckExample)
+                  hint: header.value.isNull ? "write { present: true } for any value, or quote the text: \"null\"" : Self.headerCheckExample)
             return nil
         }
+    }
+
+    /// A value to look for: one line, as a header's value is (a line break could never match).
+    private func headerText(_ entry: Entry, allowEmpty: Bool = true) -> String? {
+        guard let value = text(entry, allowEmpty: allowEmpty) else { return nil }
+        if value.contains("\n") || value.contains("\r") {
+            error(entry.valueLocation, "the value for '\(entry.key)' contains a line break; a header's value is one line",
+                  hint: "check part of it with { contains: … }")
+            return nil
+        }
+        return value
     }
 }

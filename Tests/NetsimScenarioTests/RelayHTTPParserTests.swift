@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimRoutes
 import Testing
 @testable import NetsimScenario
 
@@ -107,5 +108,17 @@ struct RelayHTTPParserTests {
         #expect(CountRange(minimum: 1, maximum: 3).of("request") == "between 1 and 3 requests")
         #expect(CountRange().of("request") == "any number of requests")
         #expect(CountRange(minimum: 2).of("attempt", plural: "attempts") == "at least 2 attempts")
+    }
+
+    /// Spaces and tabs around a header's value are not part of it: clients that keep a trailing
+    /// one and clients that trim it get the same verdict.
+    @Test func headerValuesAreComparedWithoutSurroundingWhitespace() {
+        let kept = [HTTPHeader("X-Space", "padded  "), HTTPHeader("x-space", "\tsecond")]
+        #expect(HeaderCheck.value(of: "x-SPACE", in: kept) == "padded, second")
+        #expect(HeaderCheck(name: "X-Space", .equals("padded, second")).holds(in: kept))
+        #expect(HeaderCheck(name: "X-Space", .equals(" padded, second ")).holds(in: kept))
+        #expect(!HeaderCheck(name: "X-Space", .equals("padded")).holds(in: kept))
+        #expect(HeaderCheck(name: "X-None", .present(false)).holds(in: kept))
+        #expect(!HeaderCheck(name: "x-space", .present(false)).holds(in: kept))
     }
 }

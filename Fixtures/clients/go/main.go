@@ -198,6 +198,10 @@ func perform(client *http.Client, r request) answer {
 	digest := hex.EncodeToString(sum[:])
 	text := utf8Text(data)
 	a.Status, a.BodyLength, a.BodySHA256, a.Body = &status, &length, &digest, &text
+	// net/http moves Transfer-Encoding out of Header; it was sent, so it is reported.
+	if len(resp.TransferEncoding) > 0 {
+		a.Headers["transfer-encoding"] = strings.Join(resp.TransferEncoding, ", ")
+	}
 	for name, values := range resp.Header {
 		a.Headers[strings.ToLower(name)] = strings.Join(values, ", ")
 	}

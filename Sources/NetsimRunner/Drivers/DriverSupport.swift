@@ -51,7 +51,7 @@ enum ResponseBuilder {
             headers: normalized(headers),
             bodySHA256: sha256(body),
             bodyLength: body.count,
-            body: String(decoding: body.prefix(65536), as: UTF8.self),
+            body: String(decoding: body.prefix(DriverResponse.textLimit), as: UTF8.self),
             localPort: localPort)
     }
 

@@ -89,7 +89,7 @@ public final class URLSessionDriver: ClientDriver {
             let headers = http.allHeaderFields.compactMap { key, value -> HTTPHeader? in
                 guard let name = key as? String else { return nil }
                 return HTTPHeader(name, "\(value)")
-            }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+            }.sorted { ($0.name.lowercased(), $0.name) < ($1.name.lowercased(), $1.name) }  // a stable order for X-A and x-a
             return ResponseBuilder.response(status: http.statusCode, headers: headers, body: [UInt8](data), localPort: nil)
         } catch {
             let nsError = error as NSError
