@@ -190,8 +190,26 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     private let proxy: ForwardProxy
     private var buffered: ByteBuffer?
     private var done = false
+    /// The client ended its side after its head, before the relay took the connection over.
+    private var inputClosedEarly = false
 
     init(proxy: ForwardProxy) { self.proxy = proxy }
+
+    /// The client's end of input (half-closure is allowed, so NIO reports it as an event). Before
+    /// a whole head (a port probe, a cancelled request) the connection is closed: the socket used
+    /// to stay in CLOSE-WAIT for good, holding one of `--max-connections`. After it, the relay is
+    /// told once it has taken the connection over.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let channelEvent = event as? ChannelEvent, channelEvent == .inputClosed else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        if done {
+            inputClosedEarly = true
+        } else {
+            done = true
+            context.close(promise: nil)
+        }
+    }
 
     func channelActive(context: ChannelHandlerContext) {
         if !proxy.isAllowed(context.channel.remoteAddress) {
@@ -321,6 +339,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         // The bytes read with the head are the connection's first; then the relay reads.
         if firstBytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(firstBytes)) }
         context.fireChannelReadComplete()
+        if inputClosedEarly { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
         context.pipeline.syncOperations.removeHandler(self, promise: nil)
         _ = context.channel.setOption(ChannelOptions.autoRead, value: true)
     }

@@ -54,4 +54,28 @@ struct ForwardProxyLimitTests {
         }
         #expect(changes.prefix(2) == ["paused", "resumed"], "\(changes)")
     }
+
+    /// A client that ends its side before a whole head (a port probe, a cancelled request) is
+    /// closed, so it does not hold a connection for good: with a limit of one, a half head
+    /// ended by the client, then a real tunnel. Before, the first stayed in CLOSE-WAIT and the
+    /// listener paused for ever.
+    @Test func aClientThatLeavesBeforeItsHeadFreesItsPlace() async throws {
+        let echo = try LoopbackServer.echo()
+        defer { echo.stop() }
+        let proxy = ForwardProxy(configuration: .init(maximumConnections: 1), threads: 1)
+        let bound = try await proxy.start()
+        let outcome = try await offload { () -> (closed: Bool, served: String?) in
+            let probe = try BlockingSocket.connect(to: bound)
+            defer { probe.close() }
+            try probe.send("GET http://\(echo.endpoint)/ HTTP/1.1\r\n")
+            probe.shutdownWrite()
+            let closed = (try? probe.receiveToEnd(timeout: .seconds(30)))?.isEmpty == true
+            let (next, head) = try Self.tunnel(bound, to: echo.endpoint, within: .seconds(30))
+            next.close()
+            return (closed, head)
+        }
+        await proxy.stop()
+        #expect(outcome.closed, "the proxy kept the half-closed connection open")
+        #expect(outcome.served?.hasPrefix("HTTP/1.1 200") == true, "the next client was not served: \(String(describing: outcome.served))")
+    }
 }
