@@ -1,0 +1,200 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NetsimCore
+import NetsimLink
+import NetsimRelay
+
+/// Reads one request head from a client, then joins it to the destination through its relay.
+final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    static let maximumHead = 64 * 1024
+    private let proxy: ForwardProxy
+    private var buffered: ByteBuffer?
+    private var done = false
+    /// The client ended its side after its head, before the relay took the connection over.
+    private var inputClosedEarly = false
+
+    init(proxy: ForwardProxy) { self.proxy = proxy }
+
+    /// The client's end of input (half-closure is allowed, so NIO reports it as an event). Before
+    /// a whole head (a port probe, a cancelled request) the connection is closed: the socket used
+    /// to stay in CLOSE-WAIT for good, holding one of `--max-connections`. After it, the relay is
+    /// told once it has taken the connection over.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let channelEvent = event as? ChannelEvent, channelEvent == .inputClosed else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        if done {
+            inputClosedEarly = true
+        } else {
+            done = true
+            context.close(promise: nil)
+        }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        if !proxy.isAllowed(context.channel.remoteAddress) {
+            reply(context, "403 Forbidden", "netsim proxy: clients from \(context.channel.remoteAddress?.ipAddress ?? "?") are not allowed (see --allow)\n")
+            return
+        }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else { return }
+        var incoming = unwrapInboundIn(data)
+        if buffered == nil { buffered = incoming } else { buffered!.writeBuffer(&incoming) }
+        let view = buffered!.readableBytesView
+        guard let end = view.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            if view.count > Self.maximumHead { reply(context, "431 Request Header Fields Too Large", "request head too large\n") }
+            return
+        }
+        done = true
+        let headLength = end.upperBound - view.startIndex
+        let headText = String(decoding: view.prefix(headLength), as: UTF8.self)
+        var rest = buffered!
+        rest.moveReaderIndex(forwardBy: headLength)
+        buffered = nil
+        handle(head: headText, rest: rest, context: context)
+    }
+
+    private func handle(head: String, rest: ByteBuffer, context: ChannelHandlerContext) {
+        var lines = head.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        let requestLine = lines.isEmpty ? [] : lines.removeFirst().split(separator: " ").map(String.init)
+        guard requestLine.count == 3 else { return reply(context, "400 Bad Request", "malformed request line\n") }
+        let (method, target, version) = (requestLine[0], requestLine[1], requestLine[2])
+        let destination: Endpoint
+        var first: ByteBuffer
+        if method == "CONNECT" {
+            guard let endpoint = try? Endpoint(parsing: target) else {
+                return reply(context, "400 Bad Request", "CONNECT needs HOST:PORT\n")
+            }
+            destination = endpoint
+            first = rest
+        } else {
+            guard let (endpoint, path) = Self.splitAbsolute(target) else {
+                return reply(context, "400 Bad Request", "netsim proxy takes absolute-form requests (GET http://host/path) and CONNECT\n")
+            }
+            destination = endpoint
+            let hopByHop: Set<String> = ["connection", "proxy-connection", "keep-alive", "proxy-authorization"]
+            var text = "\(method) \(path) \(version)\r\n"
+            var hasHost = false
+            for line in lines {
+                let name = line.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+                if name == "host" { hasHost = true }
+                if !hopByHop.contains(name) { text += line + "\r\n" }
+            }
+            // The Host header names the site for the server (and for a portal's or an outage's answer).
+            if !hasHost { text += "Host: \(Self.authority(of: target))\r\n" }
+            text += "Connection: close\r\n\r\n"
+            first = context.channel.allocator.buffer(string: text)
+            var rest = rest
+            first.writeBuffer(&rest)
+        }
+        let isConnect = method == "CONNECT"
+        let channel = context.channel
+        let proxy = self.proxy
+        _ = channel.setOption(ChannelOptions.autoRead, value: false)
+        let relayFuture = channel.eventLoop.makeFutureWithTask { try await proxy.relay(to: destination, tunnel: isConnect) }
+        // Without a stand-in, look up (under the DNS faults) and connect first: an unreachable
+        // destination gets a 502 from the proxy.
+        let upstream: EventLoopFuture<(any Channel)?> = proxy.mayStandIn
+            ? channel.eventLoop.makeSucceededFuture(nil)
+            : proxy.lookup.lookUp(destination.host, on: channel.eventLoop).flatMap {
+                Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
+                    .channelOption(ChannelOptions.autoRead, value: false)
+                    .connect(host: destination.host, port: destination.port).map { Optional($0) }
+            }
+        let bound = NIOLoopBound((self, context), eventLoop: channel.eventLoop)
+        let firstBytes = first
+        relayFuture.and(upstream).assumeIsolated().whenComplete { result in
+            let (handler, context) = bound.value
+            switch result {
+            case .failure(let failure as ProxyLookup.Failure):
+                handler.reply(context, failure.status, failure.body)
+            case .failure(let error):
+                handler.reply(context, "502 Bad Gateway", "netsim proxy: cannot reach \(destination): \(SocketFailureText.describe(error))\n")
+            case .success(let (relay, outbound)):
+                if let outbound {
+                    // Once the client's connection is gone, the destination's has no use.
+                    context.channel.closeFuture.whenComplete { _ in outbound.close(promise: nil) }
+                }
+                let connector = outbound.map { ConnectedUpstream($0, name: destination.description) }
+                let wait = isConnect ? Self.connectExchange(on: relay.link) : 0
+                guard wait > 0 else {
+                    if isConnect { handler.established(context) }
+                    return handler.join(context, relay, connector, firstBytes, handshakeDone: false)
+                }
+                context.eventLoop.scheduleTask(in: .nanoseconds(wait)) {
+                    let (handler, context) = bound.value
+                    guard context.channel.isActive else { return }
+                    handler.established(context)
+                    handler.join(context, relay, connector, firstBytes, handshakeDone: true)
+                }
+            }
+        }
+    }
+
+    /// How long a client waits for `200 Connection Established` on `link`, from when the proxy
+    /// could answer: the TCP handshake's round trip and the CONNECT's own. The proxy's answer
+    /// does not cross the link model (an intercepted tunnel's model sees plaintext), so the
+    /// proxy holds it back that long and the tunnel is adopted with its handshake paid. Without
+    /// it a tunnel cost one round trip less than a real proxy's: the 200 came at once.
+    static func connectExchange(on link: LinkConfiguration) -> Int64 {
+        link.roundTripNanoseconds.addingSaturating(link.roundTripNanoseconds)
+    }
+
+    private func established(_ context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
+    }
+
+    /// Hands the client's connection to `relay`; the bytes read with the head are its first.
+    private func join(_ context: ChannelHandlerContext, _ relay: Relay, _ connector: ConnectedUpstream?, _ firstBytes: ByteBuffer,
+                      handshakeDone: Bool) {
+        do {
+            try relay.adoptNow(context.channel, connector: connector, handshakeDone: handshakeDone)
+            proxy.handedToRelay(context.channel)
+        } catch {
+            context.close(promise: nil)
+            return
+        }
+        // The bytes read with the head are the connection's first; then the relay reads.
+        if firstBytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(firstBytes)) }
+        context.fireChannelReadComplete()
+        if inputClosedEarly { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+        context.pipeline.syncOperations.removeHandler(self, promise: nil)
+        _ = context.channel.setOption(ChannelOptions.autoRead, value: true)
+    }
+
+    /// `http://host[:port]/path` → `host[:port]`.
+    static func authority(of target: String) -> String {
+        let afterScheme = target.dropFirst("http://".count)
+        return String(afterScheme[..<(afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex)])
+    }
+
+    /// `http://host[:port]/path` → (host:port, /path).
+    static func splitAbsolute(_ target: String) -> (Endpoint, String)? {
+        guard target.lowercased().hasPrefix("http://") else { return nil }
+        let afterScheme = target.dropFirst("http://".count)
+        let slash = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
+        let authority = String(afterScheme[..<slash])
+        let path = slash == afterScheme.endIndex ? "/" : String(afterScheme[slash...])
+        guard !authority.isEmpty, !authority.contains("@") else { return nil }
+        if let endpoint = try? Endpoint(parsing: authority) { return (endpoint, path) }
+        if let endpoint = try? Endpoint(parsing: authority + ":80") { return (endpoint, path) }
+        return nil
+    }
+
+    private func reply(_ context: ChannelHandlerContext, _ status: String, _ message: String) {
+        done = true
+        let text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain\r\nContent-Length: \(message.utf8.count)\r\nConnection: close\r\n\r\n\(message)"
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: text))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+}
