@@ -50,10 +50,10 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     }
 
     /// `ownSocket`: the client's channel is a socket the relay's listener accepted, with nothing in
-    /// front of the pair's handler (its reads may be timed: ``timesReads``). `handshakeDone`: see
-    /// ``Relay/adoptNow(_:connector:handshakeDone:)``.
+    /// front of the pair's handler (its reads may be timed: ``timesReads``). `openedAt`: see
+    /// ``Relay/adoptNow(_:connector:openedAt:)``; now by default.
     init(id: ConnectionID, layer: ConnectionLayer = .whole, relay: Relay, eventLoop: any EventLoop, link: LinkConfiguration,
-         connector: any UpstreamConnector, ownSocket: Bool = false, handshakeDone: Bool = false) {
+         connector: any UpstreamConnector, ownSocket: Bool = false, openedAt: NIODeadline? = nil) {
         self.id = id
         self.layer = layer
         self.relay = relay
@@ -61,9 +61,9 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         self.eventLoop = eventLoop
         self.client = LegHandler(leg: .client)
         self.machine = ConnectionMachine(
-            id: id, openedAt: Int64(eventLoop.now.uptimeNanoseconds), link: link, seed: relay.configuration.seed,
+            id: id, openedAt: Int64(min(openedAt ?? eventLoop.now, eventLoop.now).uptimeNanoseconds), link: link, seed: relay.configuration.seed,
             bufferLimit: max(1, relay.configuration.bufferLimit), observesHTTP: relay.configuration.observeHTTP && layer.seesHTTP,
-            linkEpoch: relay.startedAt, simulatesHandshake: relay.configuration.simulatesHandshake && !handshakeDone)
+            linkEpoch: relay.startedAt, simulatesHandshake: relay.configuration.simulatesHandshake)
         machine.reportsDelays = relay.configuration.delays != nil && layer != .http
         readsMayBeTimed = ownSocket && layer == .whole && relay.configuration.preciseRelease
         client.pair = self

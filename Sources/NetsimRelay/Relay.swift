@@ -228,19 +228,19 @@ public final class Relay: @unchecked Sendable {
     }
 
     /// ``adopt(_:connector:)`` from the channel's own event loop: done when this returns.
-    /// - Parameter handshakeDone: the client has already waited for the connection's handshake
-    ///   (a proxy held its `200 Connection Established` back for it), so the link model does not
-    ///   charge it again.
-    public func adoptNow(_ channel: any Channel, connector: (any UpstreamConnector)? = nil, handshakeDone: Bool = false) throws {
+    /// - Parameter openedAt: when the client connected, if before now: a proxy that held the
+    ///   connection while it answered a CONNECT (its client already waited out the handshake).
+    ///   The link model counts the handshake and per-connection fault times from then.
+    public func adoptNow(_ channel: any Channel, connector: (any UpstreamConnector)? = nil, openedAt: NIODeadline? = nil) throws {
         channel.eventLoop.preconditionInEventLoop()
-        let pair = makePair(on: channel.eventLoop, connector: connector, handshakeDone: handshakeDone)
+        let pair = makePair(on: channel.eventLoop, connector: connector, openedAt: openedAt)
         try channel.pipeline.syncOperations.addHandler(pair.client)
     }
 
     /// `ownSocket`: the client's channel is a socket the relay's listener accepted (see
     /// ``ConnectionPair/timesReads``).
     func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil, ownSocket: Bool = false,
-                  handshakeDone: Bool = false) -> ConnectionPair {
+                  openedAt: NIODeadline? = nil) -> ConnectionPair {
         let id = allocateConnectionID()
         var connector = connector ?? self.connector
         // A connector handed over with an adopted connection is intercepted as the relay's own is.
@@ -249,7 +249,7 @@ public final class Relay: @unchecked Sendable {
         }
         let link = link(for: id)
         return ConnectionPair(id: id, layer: connector is InterceptConnector ? .wire : .whole, relay: self, eventLoop: eventLoop,
-                              link: link, connector: connector, ownSocket: ownSocket, handshakeDone: handshakeDone)
+                              link: link, connector: connector, ownSocket: ownSocket, openedAt: openedAt)
     }
 
     /// The address clients connect to, once started.

@@ -18,6 +18,10 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// The client ended its side after its head, before the relay took the connection over.
     private var inputClosedEarly = false
 
+    /// When the client connected (a CONNECT's tunnel counts from then: its client waited out
+    /// the handshake while the proxy held its answer back).
+    private var connectedAt = NIODeadline.now()
+
     init(proxy: ForwardProxy) { self.proxy = proxy }
 
     /// The client's end of input (half-closure is allowed, so NIO reports it as an event). Before
@@ -37,6 +41,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        connectedAt = context.eventLoop.now
         if !proxy.isAllowed(context.channel.remoteAddress) {
             reply(context, "403 Forbidden", "netsim proxy: clients from \(context.channel.remoteAddress?.ipAddress ?? "?") are not allowed (see --allow)\n")
             return
@@ -124,27 +129,29 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                     context.channel.closeFuture.whenComplete { _ in outbound.close(promise: nil) }
                 }
                 let connector = outbound.map { ConnectedUpstream($0, name: destination.description) }
-                let wait = isConnect ? Self.connectExchange(on: relay.link) : 0
+                let wait = isConnect ? Self.answerDelay(on: relay.link) : 0
                 guard wait > 0 else {
                     if isConnect { handler.established(context) }
-                    return handler.join(context, relay, connector, firstBytes, handshakeDone: false)
+                    return handler.join(context, relay, connector, firstBytes, tunnel: isConnect)
                 }
                 context.eventLoop.scheduleTask(in: .nanoseconds(wait)) {
                     let (handler, context) = bound.value
                     guard context.channel.isActive else { return }
                     handler.established(context)
-                    handler.join(context, relay, connector, firstBytes, handshakeDone: true)
+                    handler.join(context, relay, connector, firstBytes, tunnel: true)
                 }
             }
         }
     }
 
-    /// How long a client waits for `200 Connection Established` on `link`, from when the proxy
-    /// could answer: the TCP handshake's round trip and the CONNECT's own. The proxy's answer
-    /// does not cross the link model (an intercepted tunnel's model sees plaintext), so the
-    /// proxy holds it back that long and the tunnel is adopted with its handshake paid. Without
-    /// it a tunnel cost one round trip less than a real proxy's: the 200 came at once.
-    static func connectExchange(on link: LinkConfiguration) -> Int64 {
+    /// How long a client waits for an answer the proxy writes itself (`200 Connection
+    /// Established`, or an error such as 502), from when the proxy could answer: the TCP
+    /// handshake's round trip and the request's own. These answers do not cross the link model
+    /// (an intercepted tunnel's model sees plaintext), so the proxy holds them back that long, and
+    /// a tunnel is adopted with its handshake paid. Before, they came at once: a tunnel cost a
+    /// round trip less than through a real proxy, and an error came back in a millisecond. The
+    /// link's mean latency: jitter, loss and connect faults do not change it.
+    static func answerDelay(on link: LinkConfiguration) -> Int64 {
         link.roundTripNanoseconds.addingSaturating(link.roundTripNanoseconds)
     }
 
@@ -153,10 +160,14 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     /// Hands the client's connection to `relay`; the bytes read with the head are its first.
+    /// `tunnel`: a CONNECT whose answer the proxy held back for the handshake and its own round
+    /// trip; the relay counts the connection from when the client connected. A plain request's
+    /// connection counts from now: its handshake is still to pay, as through a real proxy, which
+    /// reads the request only once the connection is up.
     private func join(_ context: ChannelHandlerContext, _ relay: Relay, _ connector: ConnectedUpstream?, _ firstBytes: ByteBuffer,
-                      handshakeDone: Bool) {
+                      tunnel: Bool) {
         do {
-            try relay.adoptNow(context.channel, connector: connector, handshakeDone: handshakeDone)
+            try relay.adoptNow(context.channel, connector: connector, openedAt: tunnel ? connectedAt : nil)
             proxy.handedToRelay(context.channel)
         } catch {
             context.close(promise: nil)
@@ -189,12 +200,15 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         return nil
     }
 
+    /// Answers the client itself and closes, after ``answerDelay(on:)``.
     private func reply(_ context: ChannelHandlerContext, _ status: String, _ message: String) {
         done = true
         let text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain\r\nContent-Length: \(message.utf8.count)\r\nConnection: close\r\n\r\n\(message)"
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: text))).whenComplete { _ in
-            channel.close(promise: nil)
-        }
+        let answer = channel.allocator.buffer(string: text)
+        let send = { channel.writeAndFlush(answer).whenComplete { _ in channel.close(promise: nil) } }
+        let wait = Self.answerDelay(on: proxy.configuration.link)
+        guard wait > 0 else { return send() }
+        channel.eventLoop.scheduleTask(in: .nanoseconds(wait)) { send() }
     }
 }

@@ -133,6 +133,50 @@ struct ForwardProxyTests {
         #expect(seconds >= rtt - 0.01 && seconds < 1.9 * rtt, "round trip took \(seconds) s")
     }
 
+    /// A tunnel's per-connection fault times count from when its client connected, not from when
+    /// the proxy handed it to the relay after holding the CONNECT's answer (two round trips).
+    @Test("a tunnel's fault-after counts from the client's connect")
+    func tunnelFaultAfterCountsFromTheConnect() async throws {
+        let echo = try LoopbackServer.echo()
+        let proxy = ForwardProxy(configuration: .init(link: LinkConfiguration(both: DirectionLink(latency: .milliseconds(250))),
+                                                      faults: [FaultRule(.rst, trigger: .after(.milliseconds(1500)))]), threads: 1)
+        let bound = try await proxy.start()
+        _ = try await proxy.relay(to: echo.endpoint, tunnel: true)
+        let seconds = try? await offload { () -> Double in
+            let connected = ContinuousClock.now
+            let socket = try BlockingSocket.connect(to: bound)
+            defer { socket.close() }
+            try socket.send("CONNECT \(echo.endpoint) HTTP/1.1\r\nHost: \(echo.endpoint)\r\n\r\n")
+            _ = try? socket.receiveToEnd(timeout: Self.patience)  // the 200 at 1 s, then the reset
+            return (ContinuousClock.now - connected) / .seconds(1)
+        }
+        await proxy.stop()
+        echo.stop()
+        let elapsed = try #require(seconds)
+        // From the connect: 1.5 s; counted from the hand-over it was 2.5 s.
+        #expect(elapsed >= 1.49 && elapsed < 2.3, "the reset came \(elapsed) s after the connect")
+    }
+
+    /// An answer the proxy writes itself crosses the link as any other would: a 502 for a
+    /// destination that refuses comes two round trips after the request (handshake, request).
+    @Test("the proxy's own error answers pay the link's round trips")
+    func errorAnswersPayTheLink() async throws {
+        let proxy = ForwardProxy(configuration: .init(link: Self.link), threads: 1)
+        let bound = try await proxy.start()
+        let result = try? await offload { () -> (String, Double) in
+            let started = ContinuousClock.now
+            let socket = try BlockingSocket.connect(to: bound)
+            defer { socket.close() }
+            try socket.send("CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n")
+            let answer = try socket.receiveToEnd(timeout: Self.patience)
+            return (String(decoding: answer, as: UTF8.self), (ContinuousClock.now - started) / .seconds(1))
+        }
+        await proxy.stop()
+        let (answer, seconds) = try #require(result)
+        #expect(answer.hasPrefix("HTTP/1.1 502"), "\(answer)")
+        #expect(seconds >= 0.39 && seconds < Self.patience / .seconds(1), "the 502 came after \(seconds) s")
+    }
+
     @Test("bad requests get 400; CIDR ranges match")
     func badRequestsAndRanges() async throws {
         let proxy = ForwardProxy(configuration: .init(), threads: 1)
