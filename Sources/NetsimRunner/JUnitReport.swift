@@ -8,12 +8,16 @@ public enum JUnitReport {
         public var seconds: Double
         /// nil when it passed.
         public var failure: String?
+        /// The `<failure>`'s `message`: what failed, in a line. The failure's first line when nil
+        /// (a run's report starts with its checks in order, passed ones too).
+        public var message: String?
         /// `<system-out>`: e.g. the report of a failure the matrix baseline expects.
         public var output: String?
         /// JUnit's `<error>`: netsim could not run it (a harness problem, not the client's
         /// failure); CI systems show the two apart.
         public var error: String?
-        public init(name: String, file: String, seconds: Double, failure: String?, output: String? = nil, error: String? = nil) {
+        public init(name: String, file: String, seconds: Double, failure: String?, message: String? = nil, output: String? = nil, error: String? = nil) {
+            self.message = message
             self.name = name
             self.file = file
             self.seconds = seconds
@@ -54,6 +58,12 @@ public enum JUnitReport {
         }
     }
 
+    /// A failed run's `message`: how many checks failed, and the first.
+    public static func message(for result: RunResult) -> String? {
+        guard let first = result.failures.first else { return nil }
+        return "\(result.failures.count) of \(result.verdicts.count) check\(result.verdicts.count == 1 ? "" : "s") failed, first: \(first.title)"
+    }
+
     public static func render(_ cases: [Case], suiteName: String = "netsim") -> String {
         let failures = cases.filter { $0.failure != nil }.count
         let errors = cases.filter { $0.failure == nil && $0.error != nil }.count
@@ -69,7 +79,7 @@ public enum JUnitReport {
                 xml += #"      <error message="\#(escape(firstLine))">\#(escape(error))</error>"# + "\n"
                 xml += "    </testcase>\n"
             } else if let failure = item.failure {
-                let firstLine = failure.split(separator: "\n").first.map(String.init) ?? "failed"
+                let firstLine = item.message ?? failure.split(separator: "\n").first.map(String.init) ?? "failed"
                 xml += open + ">\n"
                 xml += #"      <failure message="\#(escape(firstLine))">\#(escape(failure))</failure>"# + "\n"
                 if let output = item.output { xml += "      <system-out>\(escape(output))</system-out>\n" }

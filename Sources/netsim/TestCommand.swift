@@ -116,7 +116,7 @@ struct TestCommand: AsyncParsableCommand {
             case .success(let result):
                 cases.append(JUnitReport.Case(
                     name: job.name, file: job.scenario.file, seconds: Double(result.duration) / 1e9,
-                    failure: result.passed ? nil : TextReport.render(result)))
+                    failure: result.passed ? nil : TextReport.render(result), message: JUnitReport.message(for: result)))
                 entries.append(.run(JSONReport.Run(result)))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, MatrixOutcome(result))
                 pages.append(HTMLReport.Entry(.run(result), cell: place))

@@ -195,6 +195,8 @@ struct ExpectationKindTests {
                 "\(result.verdict("request hello: body lacks \"world\"")?.actual ?? "")")
         #expect(result.verdict("request huge: body lacks \"not in there\"")?.actual.contains("the body is 70000 bytes and the rest was not seen") == true,
                 "\(result.verdict("request huge: body lacks \"not in there\"")?.actual ?? "")")
+        // JUnit's failure message names what failed, not the report's first line (a passed check).
+        #expect(JUnitReport.message(for: result) == "\(result.failures.count) of \(result.verdicts.count) checks failed, first: request hello: status 404")
         let windows = result.verdicts.filter { $0.title == "relay: new connections at least 1" }.map(\.passed)
         #expect(windows == [true, false], "a window from 1h on sees nothing")
         let attempts = result.verdicts.filter { $0.title == "relay: connection attempts" }.map(\.passed)

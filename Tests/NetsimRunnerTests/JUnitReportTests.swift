@@ -29,4 +29,13 @@ struct JUnitReportTests {
         #expect(XMLParser(data: Data(xml.utf8)).parse())
         #expect(cases.filter(\.didNotPass).map(\.name) == ["bad", "broken"])
     }
+
+    /// A failed run's report starts with its checks in order, passed ones too: the `message` is
+    /// the one given (which check failed), not that first line.
+    @Test func theFailureMessageIsTheOneGivenNotTheReportsFirstLine() {
+        let report = "✔ request r: status 200\n✘ request r: body contains \"nope\""
+        let xml = JUnitReport.render([JUnitReport.Case(name: "r", file: "r.scn", seconds: 1, failure: report,
+                                                       message: "1 of 2 checks failed, first: request r: body contains \"nope\"")])
+        #expect(xml.contains(#"<failure message="1 of 2 checks failed, first: request r: body contains &quot;nope&quot;">"#), "\(xml)")
+    }
 }
