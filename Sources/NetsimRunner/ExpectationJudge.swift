@@ -127,8 +127,10 @@ struct ExpectationJudge {
             return "\(outcome.summary); body \(body)\(seen)"
         case .headers(let checks):
             guard outcome.response.error == nil else { return outcome.summary }
+            // Each header it got, the ones that fail the check marked with what was wanted.
             let seen = checks.map { check in
-                HeaderCheck.value(of: check.name, in: outcome.response.headers).map { "\(check.name): \(quoted($0))" } ?? "no \(check.name)"
+                let got = HeaderCheck.value(of: check.name, in: outcome.response.headers).map { "\(check.name): \(quoted($0))" } ?? "no \(check.name)"
+                return check.holds(in: outcome.response.headers) ? got : "\(got) (wanted \(Self.describe(check)))"
             }
             return "\(outcome.summary); " + seen.joined(separator: ", ")
         case .errorMessage:

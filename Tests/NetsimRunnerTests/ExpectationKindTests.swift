@@ -189,7 +189,7 @@ struct ExpectationKindTests {
         let got = "SHA-256 \(Self.sha256Hex(BuiltinServer.generatedBody(bytes: 20000)))"
         #expect(digests.last?.actual.contains(got) == true, "\(digests.last?.actual ?? "")")
         // A failed header check shows what the header was; a failed not_contains, where the text is.
-        #expect(result.verdict("request hello: headers X-Served-By")?.actual.contains("X-Served-By: \"edge-1\"") == true,
+        #expect(result.verdict("request hello: headers X-Served-By")?.actual.contains("X-Served-By: \"edge-1\" (wanted X-Served-By containing \"edge-2\")") == true,
                 "\(result.verdict("request hello: headers X-Served-By")?.actual ?? "")")
         #expect(result.verdict("request hello: body lacks \"world\"")?.actual.contains("its body has it: \"hello world\"") == true,
                 "\(result.verdict("request hello: body lacks \"world\"")?.actual ?? "")")
