@@ -1,5 +1,6 @@
 import Foundation
 import NetsimHTTP
+import NetsimScenario
 
 /// `--json`: a run, or a suite of runs, as one JSON document (docs/running.md).
 ///
@@ -72,13 +73,17 @@ public enum JSONReport {
         public var error: String?
         public var errorMessage: String?
         public var bodySHA256: String?
+        public var bodyLength: Int?
+        /// The answer's headers, names lower-cased, repeats joined with `, ` (what `headers:`
+        /// checks judge); absent on failure.
+        public var headers: [String: String]?
         /// The relay connection that carried it, when known.
         public var connection: Int?
         public var reusedConnection: Bool?
 
         enum CodingKeys: String, CodingKey {
             case name, index, method, path, started, finished, status, error, errorMessage = "error_message"
-            case bodySHA256 = "body_sha256", connection, reusedConnection = "reused_connection"
+            case bodySHA256 = "body_sha256", bodyLength = "body_length", headers, connection, reusedConnection = "reused_connection"
         }
 
         public init(_ outcome: RequestOutcome) {
@@ -92,6 +97,10 @@ public enum JSONReport {
             error = outcome.response.error?.rawValue
             errorMessage = outcome.response.errorMessage
             bodySHA256 = outcome.response.bodySHA256
+            bodyLength = outcome.response.bodyLength
+            let names = Set(outcome.response.headers.map { $0.name.lowercased() })
+            headers = outcome.response.error != nil ? nil
+                : Dictionary(uniqueKeysWithValues: names.compactMap { name in HeaderCheck.value(of: name, in: outcome.response.headers).map { (name, $0) } })
             connection = outcome.connection.map { Int($0.raw) }
             reusedConnection = outcome.reusedConnection
         }

@@ -54,10 +54,13 @@ struct JSONReportTests {
         let requests = try #require(run["requests"] as? [[String: Any]])
         #expect(requests.count == 2)
         let base: Set = ["name", "index", "method", "path", "started", "finished", "connection", "reused_connection"]
-        // The answered request has a status and a digest; the failed one an error, no status.
-        #expect(Set(requests[0].keys) == base.union(["status", "body_sha256"]))
+        // The answered request has a status, a digest, a length and its headers (what header
+        // checks judge); the failed one an error, no status, no headers.
+        #expect(Set(requests[0].keys) == base.union(["status", "body_sha256", "body_length", "headers"]))
         #expect(requests[0]["status"] as? Int == 200 && requests[0]["reused_connection"] as? Bool == false)
-        #expect(Set(requests[1].keys).isSuperset(of: ["error", "error_message"]) && requests[1]["status"] == nil)
+        #expect(requests[0]["body_length"] as? Int == 5)
+        #expect((requests[0]["headers"] as? [String: String])?["content-length"] == "5", "\(requests[0])")
+        #expect(Set(requests[1].keys).isSuperset(of: ["error", "error_message"]) && requests[1]["status"] == nil && requests[1]["headers"] == nil)
 
         let served = try #require(run["server_requests"] as? [[String: Any]])
         #expect(served.map { Set($0.keys) } == [["method", "path", "connection", "time", "status", "version"]])   // "stream" on h2 only
