@@ -43,6 +43,8 @@ struct PolicyVerdictTests {
         let text = TextReport.render(result)
         #expect(text.contains("✘ request one: status 201 [app policy]"), "\(text)")
         #expect(text.contains("1 of 2 checks failed, all of them app policy: the library's own behaviour passed"), "\(text)")
+        // The HTML page marks it as the text does (its data is JSON inside the page).
+        #expect(HTMLReport.render(result).contains("request one: status 201 [app policy]"))
     }
 
     @Test func policyCellsReadBackAndSortBetweenPassAndFail() {

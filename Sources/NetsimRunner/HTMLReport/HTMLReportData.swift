@@ -161,7 +161,9 @@ extension HTMLReportData.Run {
 extension HTMLReportData.Check {
     init(_ verdict: CheckVerdict, in result: RunResult) {
         self.init(
-            title: verdict.title, passed: verdict.passed, expected: verdict.expected, actual: verdict.actual,
+            // Marked as the text report marks it: an app's policy, not the library's behaviour.
+            title: verdict.title + (verdict.expectation.judges == .policy ? " [app policy]" : ""),
+            passed: verdict.passed, expected: verdict.expected, actual: verdict.actual,
             location: verdict.check.location.description,
             source: sourceLine(verdict.check.location.line, in: result.scenario.sourceLines),
             focus: verdict.focus.map(micros))
