@@ -1,4 +1,5 @@
 import Foundation
+import NetsimCore
 import NetsimHTTP
 import NetsimScenario
 import NIOConcurrencyHelpers
@@ -40,7 +41,7 @@ public enum ExecClientServer {
             }
         }
         await driver.shutdown()
-        FileHandle.standardError.write(Data(await driver.log.utf8))
+        StandardStream.error.write(await driver.log)
     }
 }
 
@@ -87,6 +88,6 @@ private final class AnswerWriter: Sendable {
     }
 
     private func emit(_ data: Data) {
-        lock.withLock { FileHandle.standardOutput.write(data + Data([0x0A])) }
+        lock.withLock { StandardStream.output.write(bytes: [UInt8](data) + [0x0A]) }
     }
 }

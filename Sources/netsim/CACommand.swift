@@ -1,3 +1,4 @@
+import NetsimCore
 import ArgumentParser
 import Foundation
 import NetsimTLS
@@ -26,7 +27,7 @@ struct CACommand: ParsableCommand {
         do {
             authority = try CertificateAuthority.load(from: home, regenerate: regenerate)
         } catch let error as TLSSetupError {
-            FileHandle.standardError.write(Data("netsim ca: \(error)\n".utf8))
+            StandardStream.error.write("netsim ca: \(error)\n")
             throw ExitCode(2)
         }
         if pem {

@@ -1,3 +1,4 @@
+import NetsimCore
 import ArgumentParser
 import Foundation
 import NetsimScenario
@@ -73,10 +74,10 @@ struct CheckCommand: ParsableCommand {
     func run() throws {
         let report = Self.check(paths: files)
         if !report.output.isEmpty {
-            FileHandle.standardOutput.write(Data(report.output.utf8))
+            StandardStream.output.write(report.output)
         }
         if !report.errors.isEmpty {
-            FileHandle.standardError.write(Data(report.errors.utf8))
+            StandardStream.error.write(report.errors)
         }
         if !report.allValid { throw ExitCode(2) }
     }

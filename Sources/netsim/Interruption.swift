@@ -20,7 +20,7 @@ enum Interruption {
         pipe = SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP]) { sig in
             let stopped = InterruptCleanup.runAll()
             let line = "\nnetsim \(command): interrupted by \(signalName(sig)); \(stopped == 0 ? "nothing was running" : "the runs in flight were stopped (their clients sent SIGTERM, their captures closed, their packet links removed)"); no report was written\n"
-            FileHandle.standardError.write(Data(line.utf8))
+            StandardStream.error.write(line)
             fflush(nil)
             _exit(128 + sig)  // not exit(): no atexit handlers racing the event loops' threads
         }

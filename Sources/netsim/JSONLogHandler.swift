@@ -1,3 +1,4 @@
+import NetsimCore
 import Foundation
 import Logging
 
@@ -22,7 +23,7 @@ struct JSONLogHandler: LogHandler {
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         let line = Self.line(time: Date(), level: event.level, label: label, message: event.message.description,
                              metadata: merged, source: event.source)
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardStream.error.write((line + "\n"))
     }
 
     /// One log line; separate from `log` so that tests check it without capturing stderr.

@@ -60,17 +60,17 @@ final class LiveView: RunObserver, @unchecked Sendable {
     private func emit(_ line: String) {
         lock.withLock {
             flushPrinted()
-            if progressShown { FileHandle.standardOutput.write(Data("\r\u{1B}[2K".utf8)) }
+            if progressShown { StandardStream.output.write("\r\u{1B}[2K") }
             progressShown = false
             lastOutput = .now
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            StandardStream.output.write((line + "\n"))
         }
     }
 
     private func clearProgress() {
         lock.withLock {
             flushPrinted()
-            if progressShown { FileHandle.standardOutput.write(Data("\r\u{1B}[2K".utf8)) }
+            if progressShown { StandardStream.output.write("\r\u{1B}[2K") }
             progressShown = false
         }
     }
@@ -91,7 +91,7 @@ final class LiveView: RunObserver, @unchecked Sendable {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             let waiting = inFlight > 0 ? "\(inFlight) request\(inFlight == 1 ? "" : "s") in flight" : "waiting for the next step"
             flushPrinted()
-            FileHandle.standardOutput.write(Data("\r\u{1B}[2K  \(String(format: "%.1f", seconds))s … \(waiting)".utf8))
+            StandardStream.output.write("\r\u{1B}[2K  \(String(format: "%.1f", seconds))s … \(waiting)")
             progressShown = true
         }
     }

@@ -1,3 +1,4 @@
+import NetsimCore
 import ArgumentParser
 import Foundation
 import NetsimRunner
@@ -26,13 +27,13 @@ struct MatrixOptions: ParsableArguments {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            FileHandle.standardError.write(Data("netsim test: cannot read the matrix baseline \(path): \(error.localizedDescription)\n".utf8))
+            StandardStream.error.write("netsim test: cannot read the matrix baseline \(path): \(error.localizedDescription)\n")
             throw ExitCode(2)
         }
         do {
             return try ClientMatrix.parse(markdown: text)
         } catch {
-            FileHandle.standardError.write(Data("netsim test: \(path): \(error)\n".utf8))
+            StandardStream.error.write("netsim test: \(path): \(error)\n")
             throw ExitCode(2)
         }
     }

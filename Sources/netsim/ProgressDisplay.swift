@@ -1,3 +1,4 @@
+import NetsimCore
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -109,7 +110,7 @@ final class ProgressDisplay: @unchecked Sendable {
     }
 
     private func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        StandardStream.output.write(text)
     }
 
     /// Columns of the terminal on standard output.

@@ -157,7 +157,7 @@ enum ScenarioLoading {
         do {
             return try ScenarioParser.parse(file: path)
         } catch {
-            FileHandle.standardError.write(Data((rendered(error) + "\n").utf8))
+            StandardStream.error.write((rendered(error) + "\n"))
             throw ExitCode(2)
         }
     }
@@ -169,7 +169,7 @@ enum ScenarioLoading {
     }
 
     static func exit(for error: RunnerError) -> ExitCode {
-        FileHandle.standardError.write(Data("netsim: \(error)\n".utf8))
+        StandardStream.error.write("netsim: \(error)\n")
         switch error {
         case .invalid: return ExitCode(2)
         case .failed: return ExitCode(1)

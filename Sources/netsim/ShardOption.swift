@@ -1,3 +1,4 @@
+import NetsimCore
 import ArgumentParser
 import Foundation
 import NetsimRunner
@@ -12,7 +13,7 @@ enum ShardOption {
         do {
             return try Shard(parsing: text)
         } catch {
-            FileHandle.standardError.write(Data("netsim test: \(error)\n".utf8))
+            StandardStream.error.write("netsim test: \(error)\n")
             throw ExitCode(2)
         }
     }

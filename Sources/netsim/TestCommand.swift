@@ -77,12 +77,12 @@ struct TestCommand: AsyncParsableCommand {
             do {
                 scenarios.append(try ScenarioParser.parse(file: file))
             } catch {
-                FileHandle.standardError.write(Data((ScenarioLoading.rendered(error) + "\n").utf8))
+                StandardStream.error.write((ScenarioLoading.rendered(error) + "\n"))
                 invalid += 1
             }
         }
         if invalid > 0 {
-            FileHandle.standardError.write(Data("netsim test: \(invalid) of \(files.count) scenarios are invalid; nothing ran\n".utf8))
+            StandardStream.error.write("netsim test: \(invalid) of \(files.count) scenarios are invalid; nothing ran\n")
             throw ExitCode(2)
         }
         // Scenarios this machine cannot run (link mode packet without root): said, not failed.
@@ -147,7 +147,7 @@ struct TestCommand: AsyncParsableCommand {
             let title = "netsim test " + paths.joined(separator: " ")
             save { try writeOrFail(HTMLReport.render(pages, matrix: wantsMatrix ? measurement : nil, title: title), to: html) }
         }
-        for message in unsaved { FileHandle.standardError.write(Data("Error: \(message)\n".utf8)) }
+        for message in unsaved { StandardStream.error.write("Error: \(message)\n") }
         let failed = cases.filter(\.didNotPass).count  // failed, or netsim could not run it
         print("\(cases.count - failed) passed, \(failed) failed")
         if !unsaved.isEmpty { throw ExitCode(1) }
