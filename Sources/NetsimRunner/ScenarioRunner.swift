@@ -75,7 +75,14 @@ public protocol RunObserver: Sendable {
     /// upstream at NETSIM_HOST.
     func started(_ scenario: Scenario, driver: String, relay: Endpoint)
     func stepFired(_ step: TimelineStep, at nanoseconds: Int64, description: String)
+    /// A request was handed to the client (a step's `count` start one by one: `parallel` at a
+    /// time, or on `every`'s timer).
+    func requestStarted(name: String, index: Int)
     func requestFinished(_ outcome: RequestOutcome)
+}
+
+extension RunObserver {
+    public func requestStarted(name: String, index: Int) {}
 }
 
 /// Runs scenarios: starts the upstream, the relay (or a packet link) and the client, plays the

@@ -130,6 +130,7 @@ final class TimelinePlayer: Sendable {
         }
         let url = "\(scenario.scheme)://\(authority)\(request.path)"
         log.record(.requestStarted(name: request.name, index: index, method: request.method, path: request.path))
+        observer?.requestStarted(name: request.name, index: index)
         let started = now
         let response: DriverResponse
         do {

@@ -26,8 +26,13 @@ final class LiveView: RunObserver, @unchecked Sendable {
     }
 
     func stepFired(_ step: TimelineStep, at nanoseconds: Int64, description: String) {
-        if case .request(let request) = step.action { lock.withLock { inFlight += request.count } }
         emit("\(stamp(nanoseconds))  ▶ \(description)")
+    }
+
+    /// Counted as it starts: a step's requests wait their turn (`parallel`, `every`), and the
+    /// progress line said all of them were in flight from the step on.
+    func requestStarted(name: String, index: Int) {
+        lock.withLock { inFlight += 1 }
     }
 
     func requestFinished(_ outcome: RequestOutcome) {

@@ -1,3 +1,5 @@
+import Foundation
+import NetsimCore
 import NetsimRunner
 import NetsimScenario
 import Testing
@@ -31,8 +33,28 @@ struct PeriodicRequestTests {
             requests: 4
         """
 
+    /// Counts the requests started and not finished, as `netsim run`'s progress line does.
+    final class InFlight: RunObserver, @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        private(set) var most = 0
+        private(set) var starts: [String] = []
+        func started(_ scenario: Scenario, driver: String, relay: Endpoint) {}
+        func stepFired(_ step: TimelineStep, at nanoseconds: Int64, description: String) {}
+        func requestStarted(name: String, index: Int) {
+            lock.withLock { count += 1; most = max(most, count); starts.append("\(name)#\(index)") }
+        }
+        func requestFinished(_ outcome: RequestOutcome) { lock.withLock { count -= 1 } }
+        var now: Int { lock.withLock { count } }
+    }
+
     @Test func eachRequestStartsOnTimeWhateverIsInFlight() async throws {
-        let result = try await run(try scenario(Self.source))
+        let inFlight = InFlight()
+        let result = try await ScenarioRunner.run(try scenario(Self.source), options: RunOptions(workingDirectory: repositoryRoot, observer: inFlight))
+        // Observers hear of each request as it starts, in order; 600 ms answers polled every
+        // 200 ms overlap three or four at a time, and none is left.
+        #expect(inFlight.starts == ["poll#0", "poll#1", "poll#2", "poll#3", "next#0"], "\(inFlight.starts)")
+        #expect((3...4).contains(inFlight.most) && inFlight.now == 0, "most \(inFlight.most), left \(inFlight.now)")
         #expect(result.passed, "\(result.failures.map { "\($0.title): \($0.actual)" })")
         let polls = result.outcomes.filter { $0.name == "poll" }.sorted { $0.index < $1.index }
         try #require(polls.count == 4)
