@@ -68,7 +68,7 @@ public final class ExecDriver: ClientDriver {
         let started = NIOLockedValueBox<SpawnedProcess?>(nil)
         let (input, output, errors) = (self.input, self.output, self.errors)
         do {
-            (process, stopOnInterrupt) = try InterruptCleanup.create(undo: { started.withLockedValue { $0 }?.send(SIGTERM) }) {
+            (process, stopOnInterrupt) = try InterruptCleanup.create(undo: { started.withLockedValue { $0 }.map(Self.stopAtOnce) }) {
                 let process = try SpawnedProcess("/usr/bin/env", command,
                                                  environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
                                                  directory: workingDirectory,
@@ -89,6 +89,13 @@ public final class ExecDriver: ClientDriver {
             // Foundation's NSError for the broken pipe says nothing more than this.
             clientLog.note("[netsim] the exec client did not take its config line (its stdin is closed: it had exited)")
         }
+    }
+
+    /// An interrupted run's client: SIGTERM, and SIGKILL if it is still there 1 s later (one
+    /// that ignored SIGTERM outlived netsim).
+    private static func stopAtOnce(_ process: SpawnedProcess) {
+        process.send(SIGTERM)
+        if process.waitForExit(timeout: .seconds(1)) == nil { process.send(SIGKILL) }
     }
 
     /// A write into the pipe of a client that has exited must fail with EPIPE, not kill netsim

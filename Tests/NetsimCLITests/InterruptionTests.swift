@@ -23,4 +23,56 @@ struct InterruptionTests {
         #expect(profile.status == 0, "the capture so far is a whole pcap: \(profile.stderr)")
         #expect(profile.stdout.contains("TCP flows"), "\(profile.stdout)")
     }
+
+    /// An exec client that ignores SIGTERM does not outlive an interrupted run: it gets SIGKILL
+    /// a second later. It kept running, reparented to init, until it ended by itself.
+    @Test func anExecClientThatIgnoresSIGTERMIsKilled() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-stubborn-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pidFile = folder.appendingPathComponent("pid").path
+        try """
+            import json, os, signal, sys, time
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            open(sys.argv[1], "w").write(str(os.getpid()))
+            sys.stdin.readline()
+            print(json.dumps({"type": "hello", "name": "stubborn", "version": "1", "protocol": 1}), flush=True)
+            time.sleep(60)
+            """.write(to: folder.appendingPathComponent("stubborn.py"), atomically: true, encoding: .utf8)
+        try """
+            name: stubborn
+            description: a client that answers nothing and ignores SIGTERM
+            upstream:
+              routes:
+                - path: /
+                  body: ok
+            client:
+              driver: exec
+              command: [python3, \(folder.path)/stubborn.py, \(pidFile)]
+              timeout: 30s
+            timeline:
+              - request: never
+                path: /
+            expect:
+              - request: never
+                status: 200
+            """.write(to: folder.appendingPathComponent("stubborn.scn"), atomically: true, encoding: .utf8)
+        let run = try WatchedProcess(NetsimProcess.executable, ["run", folder.appendingPathComponent("stubborn.scn").path], directory: NetsimProcess.root)
+        _ = try await run.line(.output, within: .seconds(60)) { $0.contains("▶ request never") }
+        let pid = try #require(Int32((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""), "the client wrote no pid")
+        kill(run.processIdentifier, SIGINT)
+        let result = try await run.result(within: .seconds(20))
+        #expect(result.status == 130, "\(result.standardError)")
+        // Gone once reaped, or a zombie where nothing reaps orphans (a container's PID 1).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while Self.isRunning(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!Self.isRunning(pid), "the exec client \(pid) outlived the interrupted run")
+    }
+
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+        // The state follows the command in parentheses: "1234 (python3) S …".
+        let state = stat.split(separator: ")").last?.split(separator: " ").first
+        return state != "Z" && state != "X"
+    }
 }
