@@ -61,7 +61,7 @@ public enum JUnitReport {
     /// A failed run's `message`: how many checks failed, and the first.
     public static func message(for result: RunResult) -> String? {
         guard let first = result.failures.first else { return nil }
-        return "\(result.failures.count) of \(result.verdicts.count) check\(result.verdicts.count == 1 ? "" : "s") failed, first: \(first.title)"
+        return "\(result.failures.count) of \(result.verdicts.count) check\(result.verdicts.count == 1 ? "" : "s") failed\(TextReport.policyNote(result)), first: \(first.title)"
     }
 
     public static func render(_ cases: [Case], suiteName: String = "netsim") -> String {

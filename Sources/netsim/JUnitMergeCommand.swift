@@ -46,7 +46,7 @@ struct JUnitMergeCommand: ParsableCommand {
         xml += merge.suites.map { "  " + $0 }.joined(separator: "\n") + "\n</testsuites>\n"
         try writeOrFail(xml, to: output)
         let count = merge.suites.count
-        print("netsim junit-merge: \(count) suite\(count == 1 ? "" : "s"), \(totals.tests) tests, \(totals.failures) failed → \(output)")
+        print("netsim junit-merge: \(count) suite\(count == 1 ? "" : "s"), \(totals.tests) tests, \(totals.failures) failed\(totals.errors > 0 ? ", \(totals.errors) could not run" : "") → \(output)")
     }
 
     static func escape(_ text: String) -> String {

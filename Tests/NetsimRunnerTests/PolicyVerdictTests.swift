@@ -45,6 +45,7 @@ struct PolicyVerdictTests {
         #expect(text.contains("1 of 2 checks failed, all of them app policy: the library's own behaviour passed"), "\(text)")
         // The HTML page marks it as the text does (its data is JSON inside the page).
         #expect(HTMLReport.render(result).contains("request one: status 201 [app policy]"))
+        #expect(JUnitReport.message(for: result) == "1 of 2 checks failed, all of them app policy: the library's own behaviour passed, first: request one: status 201")
     }
 
     @Test func policyCellsReadBackAndSortBetweenPassAndFail() {
