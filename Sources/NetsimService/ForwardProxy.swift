@@ -70,7 +70,9 @@ public final class ForwardProxy: @unchecked Sendable {
     private let lock = NIOLock()
     private var listener: (any Channel)?
     /// Client connections no relay has taken over yet (reading their head, waiting for a lookup or
-    /// a CONNECT's answer): `stop()` closes them before the event loops go. Left to the loops'
+    /// a CONNECT's answer), and the proxy's own connects to destinations until then (one to a
+    /// destination that does not answer stays pending): `stop()` closes them before the event
+    /// loops go. Left to the loops'
     /// shutdown, their close scheduled work on a loop already gone (SwiftNIO's "Cannot schedule
     /// tasks on an EventLoop that has already shut down", printed at every Ctrl-C that found an
     /// idle client, such as a browser's preconnect).
@@ -144,8 +146,9 @@ public final class ForwardProxy: @unchecked Sendable {
         try? await group.shutdownGracefully()
     }
 
-    /// Tracks `channel` until a relay takes it over (``handedToRelay(_:)``) or it closes.
-    private func waitingForRelay(_ channel: any Channel) {
+    /// Tracks `channel` (a client's, or the proxy's to a destination) until a relay takes it
+    /// over (``handedToRelay(_:)``) or it closes.
+    func waitingForRelay(_ channel: any Channel) {
         let key = ObjectIdentifier(channel)
         lock.withLock { waiting[key] = channel }
         channel.closeFuture.whenComplete { [weak self] _ in self?.handedToRelay(channel) }

@@ -112,6 +112,10 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             : proxy.lookup.lookUp(destination.host, on: channel.eventLoop).flatMap {
                 Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
                     .channelOption(ChannelOptions.autoRead, value: false)
+                    .channelInitializer { outbound in  // tracked from before its connect: stop() ends a pending one
+                        proxy.waitingForRelay(outbound)
+                        return outbound.eventLoop.makeSucceededVoidFuture()
+                    }
                     .connect(host: destination.host, port: destination.port).map { Optional($0) }
             }
         let bound = NIOLoopBound((self, context), eventLoop: channel.eventLoop)
@@ -128,17 +132,17 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                     // Once the client's connection is gone, the destination's has no use.
                     context.channel.closeFuture.whenComplete { _ in outbound.close(promise: nil) }
                 }
-                let connector = outbound.map { ConnectedUpstream($0, name: destination.description) }
                 let wait = isConnect ? Self.answerDelay(on: relay.link) : 0
                 guard wait > 0 else {
                     if isConnect { handler.established(context) }
-                    return handler.join(context, relay, connector, firstBytes, tunnel: isConnect)
+                    return handler.join(context, relay, outbound, destination, firstBytes, tunnel: isConnect)
                 }
+                guard context.channel.isActive else { return }  // gone, or the proxy is stopping
                 context.eventLoop.scheduleTask(in: .nanoseconds(wait)) {
                     let (handler, context) = bound.value
                     guard context.channel.isActive else { return }
                     handler.established(context)
-                    handler.join(context, relay, connector, firstBytes, tunnel: true)
+                    handler.join(context, relay, outbound, destination, firstBytes, tunnel: true)
                 }
             }
         }
@@ -164,11 +168,13 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// trip; the relay counts the connection from when the client connected. A plain request's
     /// connection counts from now: its handshake is still to pay, as through a real proxy, which
     /// reads the request only once the connection is up.
-    private func join(_ context: ChannelHandlerContext, _ relay: Relay, _ connector: ConnectedUpstream?, _ firstBytes: ByteBuffer,
-                      tunnel: Bool) {
+    private func join(_ context: ChannelHandlerContext, _ relay: Relay, _ outbound: (any Channel)?, _ destination: Endpoint,
+                      _ firstBytes: ByteBuffer, tunnel: Bool) {
+        let connector = outbound.map { ConnectedUpstream($0, name: destination.description) }
         do {
             try relay.adoptNow(context.channel, connector: connector, openedAt: tunnel ? connectedAt : nil)
             proxy.handedToRelay(context.channel)
+            if let outbound { proxy.handedToRelay(outbound) }
         } catch {
             context.close(promise: nil)
             return
@@ -209,6 +215,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let send = { channel.writeAndFlush(answer).whenComplete { _ in channel.close(promise: nil) } }
         let wait = Self.answerDelay(on: proxy.configuration.link)
         guard wait > 0 else { return send() }
+        guard channel.isActive else { return }  // gone, or the proxy is stopping: nothing to answer
         channel.eventLoop.scheduleTask(in: .nanoseconds(wait)) { send() }
     }
 }
