@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimLink
 import NetsimLoopback
 import NetsimRelay
 import Testing
@@ -179,6 +180,26 @@ struct PortalTests {
         let result = try await Self.tlsEnding(how)
         #expect(result.ending == expected)
         #expect(Self.fired(result.events).contains { $0.contains("TLS ClientHello for api.example.com") })
+    }
+
+    /// The portal's reset crosses the link as its answers do: a fresh connection's ClientHello
+    /// reaches it after the handshake and the up latency, and the RST comes back after the
+    /// down latency, two round trips after the connect. It came at once.
+    @Test func theResetOfAClientHelloTakesTheLinksRoundTrips() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        let link = LinkConfiguration(both: DirectionLink(latency: .milliseconds(100)))
+        let seconds = try await withRelay(upstream: server.endpoint, link: link, faults: [FaultRule(.portal(PortalSettings(tls: .reset)))]) { _, endpoint in
+            try await offload { () -> Double in
+                let started = ContinuousClock.now
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                try socket.send(Self.clientHello(serverName: "api.example.com"))
+                _ = try? socket.receiveToEnd(timeout: .seconds(30))  // the reset
+                return (ContinuousClock.now - started) / .seconds(1)
+            }
+        }
+        #expect(seconds >= 0.39 && seconds < 30, "the reset came \(seconds) s after the connect")
     }
 
     // MARK: login

@@ -26,6 +26,8 @@ public enum ConnectionTimer: Hashable, Sendable {
     case fault(FaultID)
     /// A stand-in answers a request when it would have reached the server.
     case answer(Int)
+    /// A stand-in's close of bytes it refuses reaches the client (``ConnectionMachine/pendingRefusal``).
+    case refusal
 }
 
 /// What a ``ConnectionMachine`` asks its executor (the relay's channel handlers) to do, in order.

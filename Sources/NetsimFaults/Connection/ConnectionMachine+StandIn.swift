@@ -7,12 +7,15 @@ import NetsimCore
 extension ConnectionMachine {
     mutating func standInReceived(_ chunk: Chunk, now: Int64) {
         guard let standIn else { return }
+        if pendingRefusal != nil {  // refused already; the close is on its way
+            return log(.dropped(.up, count: chunk.count, fault: actingFault))
+        }
         if standInBytesParsed == 0, let refusal = standIn.refuses(firstBytes: chunk.bytes) {
             actingFault = standIn.faultName
             if case .impersonate(let kind) = refusal.how {
                 return impersonate(kind, answering: refusal.what, first: chunk, now: now)
             }
-            return refuse(refusal, swallowed: chunk.count)
+            return refuse(refusal, swallowed: chunk.count, now: now)
         }
         standInBytesParsed += chunk.count
         actions.append(.parseRequests(chunk))
@@ -40,7 +43,7 @@ extension ConnectionMachine {
         guard let standIn, phase != .finished else { return }
         actingFault = standIn.faultName
         if let refusal = standIn.refusesUnparseable() {
-            return refuse(refusal, swallowed: count)
+            return refuse(refusal, swallowed: count, now: now)
         }
         log(.dropped(.up, count: count, fault: standIn.faultName))
         closeGracefully(detail: "the client's bytes are not an HTTP request; closing as a server would")
@@ -85,8 +88,29 @@ extension ConnectionMachine {
     }
 
     /// A stand-in meets bytes it will not answer (TLS above all): close, reset or swallow them.
-    private mutating func refuse(_ refusal: StandInRefusal, swallowed: Int) {
+    /// A close reaches the client as an answer would: once the bytes reached the stand-in (the
+    /// up direction's delay) and the close came back (the down direction's latency). It came at
+    /// once, a round trip early.
+    private mutating func refuse(_ refusal: StandInRefusal, swallowed: Int, now: Int64) {
         log(.dropped(.up, count: swallowed, fault: actingFault))
+        if case .close = refusal.how {
+            let sent = sendTime(.up, now)
+            let reached = withLane(.up) { $0.markerReleaseTime(arrivedAt: sent) }
+            let due = reached.addingSaturating(max(0, link.down.latency.nanoseconds))
+            pendingRefusal = refusal
+            guard due <= now else { return actions.append(.arm(.refusal, at: due)) }
+            return refusalArrived()
+        }
+        act(on: refusal)
+    }
+
+    /// The close a stand-in decided on reaches the client.
+    mutating func refusalArrived() {
+        guard let refusal = pendingRefusal, phase != .finished else { return }
+        act(on: refusal)
+    }
+
+    private mutating func act(on refusal: StandInRefusal) {
         switch refusal.how {
         case .close(let how):
             endClientLeg(how, detail: "broke \(refusal.what): \(how.rawValue.uppercased()) to the client, as a portal that cannot answer it does")

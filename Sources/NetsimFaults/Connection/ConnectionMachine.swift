@@ -124,6 +124,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var requestsSeen = 0
     var pendingAnswers: [Int: HTTPRequestSummary] = [:]
     var nextAnswer = 0
+    /// A close a stand-in decided on (a portal's RST to a ClientHello), travelling the link.
+    var pendingRefusal: StandInRefusal?
 
     /// Ask for a ``ConnectionAction/delayed(_:nanoseconds:)`` for every chunk the link model holds
     /// back (metrics' latency histograms); off unless someone listens.
@@ -383,6 +385,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         case .answer(let number):
             guard let request = pendingAnswers.removeValue(forKey: number) else { return }
             answer(request, now: now)
+        case .refusal:
+            refusalArrived()
         }
     }
 
