@@ -21,7 +21,7 @@ struct TLSOptions: ParsableArguments {
     @Flag(name: .customLong("upstream-insecure"), help: "With --tls intercept: do not verify upstream's certificate at all (said loudly at start; never for anything but a test server).")
     var upstreamInsecure = false
 
-    @Option(name: .customLong("upstream-name"), help: ArgumentHelp("With --tls intercept: the name upstream's certificate must carry, sent as SNI. Default: upstream's host (an IP address is verified as one). Example: --upstream-name api.example.test", valueName: "name"))
+    @Option(name: .customLong("upstream-name"), help: ArgumentHelp("netsim relay only, with --tls intercept: the name upstream's certificate must carry, sent as SNI. Default: upstream's host (an IP address is verified as one). Example: --upstream-name api.example.test", valueName: "name"))
     var upstreamName: String?
 
     @Option(help: ArgumentHelp("With --tls intercept: the protocols offered to clients by ALPN, in order. Offer h2 only when upstream speaks it (an h2 client is carried on an h2 connection to upstream). Default: http/1.1. Example: --alpn h2,http/1.1", valueName: "list"),
