@@ -382,7 +382,9 @@ public final class Relay: @unchecked Sendable {
         if !open.isEmpty { logger.debug("stopping: closing open connections", metadata: ["open": "\(open.count)"]) }
         for pair in open { try? await pair.eventLoop.submit { pair.closeNow() }.get() }
         await connectionsClosed(within: .seconds(2))
-        eventLog.record(.listenerClosed(reason: "relay stopped"))
+        // Only a relay that listened closes a listener: the proxy's relays adopt connections
+        // and have none (each logged one at the proxy's stop).
+        if endpoint != nil { eventLog.record(.listenerClosed(reason: "relay stopped")) }
         logger.debug("stopped")
         if ownsGroup { try? await group.shutdownGracefully() }
     }
