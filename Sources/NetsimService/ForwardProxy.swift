@@ -42,11 +42,17 @@ public final class ForwardProxy: @unchecked Sendable {
         /// The most client connections open at once (each holds two descriptors); more wait in the
         /// listen queue. nil: what the open-file limit allows (``Relay/defaultConnectionLimit(splice:)``).
         public var maximumConnections: Int?
+        /// How long a client may take to send its whole request head; then `408 Request
+        /// Timeout` and a close (nginx's `client_header_timeout` is 60 s too). Without it,
+        /// clients that send half a head and wait held `--max-connections` places for good.
+        public var headTimeout: Duration
 
         public init(listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0), link: LinkConfiguration = .unimpaired,
                     faults: [FaultRule] = [], seed: UInt64 = 1, allow: [AddressRange] = [],
                     interception: (@Sendable (Endpoint) throws -> TLSInterception)? = nil,
-                    dns: DNSFaults = .none, dnsTimeout: Duration = .seconds(5), maximumConnections: Int? = nil) {
+                    dns: DNSFaults = .none, dnsTimeout: Duration = .seconds(5), maximumConnections: Int? = nil,
+                    headTimeout: Duration = .seconds(60)) {
+            self.headTimeout = headTimeout
             self.interception = interception
             self.maximumConnections = maximumConnections
             self.dns = dns

@@ -40,13 +40,28 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
     }
 
+    /// Ends a head that takes longer than the proxy's `headTimeout`.
+    private var headDeadline: Scheduled<Void>?
+
     func channelActive(context: ChannelHandlerContext) {
         connectedAt = context.eventLoop.now
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let timeout = proxy.configuration.headTimeout
+        headDeadline = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            let (handler, context) = bound.value
+            guard !handler.done, context.channel.isActive else { return }
+            handler.reply(context, "408 Request Timeout", "netsim proxy: no whole request head within \(timeout.compactDescription)\n")
+        }
         if !proxy.isAllowed(context.channel.remoteAddress) {
             reply(context, "403 Forbidden", "netsim proxy: clients from \(context.channel.remoteAddress?.ipAddress ?? "?") are not allowed (see --allow)\n")
             return
         }
         context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        headDeadline?.cancel()
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -59,6 +74,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             return
         }
         done = true
+        headDeadline?.cancel()
         let headLength = end.upperBound - view.startIndex
         let headText = String(decoding: view.prefix(headLength), as: UTF8.self)
         var rest = buffered!

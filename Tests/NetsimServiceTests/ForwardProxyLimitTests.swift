@@ -78,4 +78,19 @@ struct ForwardProxyLimitTests {
         #expect(outcome.closed, "the proxy kept the half-closed connection open")
         #expect(outcome.served?.hasPrefix("HTTP/1.1 200") == true, "the next client was not served: \(String(describing: outcome.served))")
     }
+
+    /// A client that sends half a head and waits is answered 408 and closed after the head
+    /// timeout, so such clients cannot hold every place (slowloris).
+    @Test func aHeadThatNeverEndsGets408() async throws {
+        let proxy = ForwardProxy(configuration: .init(maximumConnections: 1, headTimeout: .milliseconds(300)), threads: 1)
+        let bound = try await proxy.start()
+        let answer = try await offload { () -> String in
+            let slow = try BlockingSocket.connect(to: bound)
+            defer { slow.close() }
+            try slow.send("GET http://127.0.0.1:9/ HTTP/1.1\r\n")
+            return String(decoding: try slow.receiveToEnd(timeout: .seconds(30)), as: UTF8.self)
+        }
+        await proxy.stop()
+        #expect(answer.hasPrefix("HTTP/1.1 408 Request Timeout"), "\(answer)")
+    }
 }
