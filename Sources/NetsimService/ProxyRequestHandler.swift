@@ -21,6 +21,8 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// When the client connected (a CONNECT's tunnel counts from then: its client waited out
     /// the handshake while the proxy held its answer back).
     private var connectedAt = NIODeadline.now()
+    /// Ends a head that takes longer than the proxy's `headTimeout`.
+    private var headDeadline: Scheduled<Void>?
 
     init(proxy: ForwardProxy) { self.proxy = proxy }
 
@@ -39,9 +41,6 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             context.close(promise: nil)
         }
     }
-
-    /// Ends a head that takes longer than the proxy's `headTimeout`.
-    private var headDeadline: Scheduled<Void>?
 
     func channelActive(context: ChannelHandlerContext) {
         connectedAt = context.eventLoop.now

@@ -52,17 +52,21 @@ struct PeriodicRequestTests {
         let inFlight = InFlight()
         let result = try await ScenarioRunner.run(try scenario(Self.source), options: RunOptions(workingDirectory: repositoryRoot, observer: inFlight))
         // Observers hear of each request as it starts, in order; 600 ms answers polled every
-        // 200 ms overlap three or four at a time, and none is left.
+        // 200 ms overlap (three or four at a time, unless the machine is very late), and none
+        // is left.
         #expect(inFlight.starts == ["poll#0", "poll#1", "poll#2", "poll#3", "next#0"], "\(inFlight.starts)")
-        #expect((3...4).contains(inFlight.most) && inFlight.now == 0, "most \(inFlight.most), left \(inFlight.now)")
+        #expect((2...4).contains(inFlight.most) && inFlight.now == 0, "most \(inFlight.most), left \(inFlight.now)")
         #expect(result.passed, "\(result.failures.map { "\($0.title): \($0.actual)" })")
         let polls = result.outcomes.filter { $0.name == "poll" }.sorted { $0.index < $1.index }
         try #require(polls.count == 4)
         let every: Int64 = 200_000_000
+        // The timer counts from the step (its event is logged before the timer starts), not
+        // from the first request, which may itself start a little late.
+        let step = try #require(result.events.first { if case .step(let text) = $0.kind { text.hasPrefix("request poll") } else { false } })
         for (i, poll) in polls.enumerated() {
             // Never early; late only by the machine's scheduling (the bound is loose on purpose).
-            let offset = poll.started - polls[0].started
-            #expect(offset >= Int64(i) * every - 2_000_000 && offset < Int64(i) * every + 400_000_000, "request \(i) started \(offset) ns after the first")
+            let offset = poll.started - step.time
+            #expect(offset >= Int64(i) * every - 2_000_000 && offset < Int64(i) * every + 400_000_000, "request \(i) started \(offset) ns after the step")
         }
         // The second started while the first was still waiting for its 600 ms answer.
         #expect(polls[1].started < polls[0].finished, "the timer waited for an answer")
