@@ -23,7 +23,7 @@ struct JSONLogHandler: LogHandler {
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         let line = Self.line(time: Date(), level: event.level, label: label, message: event.message.description,
                              metadata: merged, source: event.source)
-        StandardStream.error.write((line + "\n"))
+        StandardStream.error.write(line + "\n")
     }
 
     /// One log line; separate from `log` so that tests check it without capturing stderr.

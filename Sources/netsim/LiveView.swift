@@ -68,7 +68,7 @@ final class LiveView: RunObserver, @unchecked Sendable {
             if progressShown { StandardStream.output.write("\r\u{1B}[2K") }
             progressShown = false
             lastOutput = .now
-            StandardStream.output.write((line + "\n"))
+            StandardStream.output.write(line + "\n")
         }
     }
 

@@ -157,7 +157,7 @@ enum ScenarioLoading {
         do {
             return try ScenarioParser.parse(file: path)
         } catch {
-            StandardStream.error.write((rendered(error) + "\n"))
+            StandardStream.error.write(rendered(error) + "\n")
             throw ExitCode(2)
         }
     }

@@ -11,7 +11,7 @@ import Darwin
 
 /// Status lines go to standard error so standard output stays clean for `--events -`.
 func printStatus(_ line: String) {
-    StandardStream.error.write((line + "\n"))
+    StandardStream.error.write(line + "\n")
 }
 
 /// A warning nobody can miss: framed, and in bold red on a terminal.

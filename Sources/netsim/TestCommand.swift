@@ -77,7 +77,7 @@ struct TestCommand: AsyncParsableCommand {
             do {
                 scenarios.append(try ScenarioParser.parse(file: file))
             } catch {
-                StandardStream.error.write((ScenarioLoading.rendered(error) + "\n"))
+                StandardStream.error.write(ScenarioLoading.rendered(error) + "\n")
                 invalid += 1
             }
         }
