@@ -113,8 +113,9 @@ struct ExpectationJudge {
             let digest = outcome.response.bodySHA256.map { "SHA-256 \($0.lowercased())" } ?? "no body"
             return "\(outcome.summary); body \(digest)"
         case .body(.notContains(let text)):
-            guard outcome.response.error == nil, let body = outcome.response.body, let found = body.range(of: text) else {
-                guard outcome.response.error == nil, outcome.response.bodyTextIsPartial else { return outcome.summary }
+            guard outcome.response.error == nil, let body = outcome.response.body else { return outcome.summary }
+            guard let found = body.range(of: text) else {
+                guard outcome.response.bodyTextIsPartial else { return outcome.summary }
                 return "\(outcome.summary); not in the body's first 64 KiB, but the body is \(outcome.response.bodyLength ?? 0) bytes and the rest was not seen"
             }
             // Where the text is, with some of what surrounds it.

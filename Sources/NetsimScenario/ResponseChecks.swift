@@ -1,3 +1,4 @@
+import Foundation
 import NetsimRoutes
 
 /// `body:` — what an answer's body must be.
@@ -47,7 +48,7 @@ public struct HeaderCheck: Equatable, Sendable {
         return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
-    static func trimmed(_ value: String) -> String {
-        String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
+    static func trimmed(_ value: String) -> String { value.trimmingCharacters(in: Self.spaceAndTab) }
+
+    private static let spaceAndTab = CharacterSet(charactersIn: " \t")
 }
