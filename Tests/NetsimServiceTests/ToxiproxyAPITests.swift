@@ -127,20 +127,21 @@ struct ToxiproxyAPITests {
                 let relay = try #require(await api.relay(ofProxy: "db"))
                 // Connections are numbered from 1 in accept order, and these open one at a time.
                 slowed = (1...16).map { relay.link(for: ConnectionID(UInt64($0))).down.latency == .milliseconds(150) }
-                var fastest = (slowed: Duration.seconds(60), leftAlone: Duration.seconds(60))
+                var fastestLeftAlone = Duration.seconds(60)
                 for isSlowed in slowed {
                     let start = ContinuousClock.now
                     _ = try await Self.echo("x", through: listen)
                     let roundTrip = ContinuousClock.now - start
                     if isSlowed {
                         #expect(roundTrip >= .milliseconds(149), "a slowed connection took \(roundTrip)")
-                        fastest.slowed = min(fastest.slowed, roundTrip)
                     } else {
-                        fastest.leftAlone = min(fastest.leftAlone, roundTrip)
+                        fastestLeftAlone = min(fastestLeftAlone, roundTrip)
                     }
                 }
-                // Compared with each other, not with a bound: a loaded machine stretches both.
-                #expect(fastest.leftAlone + .milliseconds(100) < fastest.slowed, "the connections left alone are not slowed: \(fastest)")
+                // 150 ms is a floor for a slowed connection, whatever the load; a loaded machine
+                // only stretches round trips (CI saw a left-alone one take 88 ms), so the
+                // fastest of the ~8 left alone is held to that floor, not to a margin below it.
+                #expect(fastestLeftAlone < .milliseconds(149), "the connections left alone are slowed too: the fastest took \(fastestLeftAlone)")
             }
             return slowed
         }
