@@ -82,6 +82,18 @@ public final class WatchedProcess: Sendable {
         return line
     }
 
+    /// Calls `action` with the first line of `stream` (already read or still to come) that
+    /// satisfies `predicate`, once, on the thread reading that stream, as soon as it is read.
+    ///
+    /// For a test that must act on a child's output at once whatever the load: a task awaiting
+    /// ``line(_:within:where:)`` resumes on Swift's cooperative pool (two threads on a 2-core
+    /// machine), which a busy suite can keep from it for seconds. CI sent a Ctrl-C meant for the
+    /// middle of a 7 s run after the run had ended. `action` runs with no lock held: keep it quick.
+    public func whenLine(_ stream: Stream, where predicate: @escaping @Sendable (String) -> Bool,
+                         do action: @escaping @Sendable (String) -> Void) {
+        reader(stream).whenLine(where: predicate, do: action)
+    }
+
     /// The exit status once the child has exited; nil if it is still running after `timeout`
     /// (it is then sent SIGTERM).
     public func exit(within timeout: Duration) async -> Int32? {
@@ -124,6 +136,10 @@ private final class PipeReader: Sendable {
         var allLines: [String] = []
         var partial: [UInt8] = []
         var ended = false
+        /// ``whenLine(where:do:)``'s watchers whose line has not come yet.
+        var watchers: [(predicate: @Sendable (String) -> Bool, action: @Sendable (String) -> Void)] = []
+        /// Watchers' actions whose line has come, for the reading thread to call outside the lock.
+        var due: [() -> Void] = []
 
         mutating func append(_ chunk: ArraySlice<UInt8>) {
             bytes += chunk
@@ -145,6 +161,16 @@ private final class PipeReader: Sendable {
             let line = String(decoding: bytes, as: UTF8.self)
             lines.append(line)
             allLines.append(line)
+            watchers.removeAll { watcher in
+                guard watcher.predicate(line) else { return false }
+                due.append { watcher.action(line) }
+                return true
+            }
+        }
+
+        mutating func takeDue() -> [() -> Void] {
+            defer { due = [] }
+            return due
         }
     }
 
@@ -159,7 +185,12 @@ private final class PipeReader: Sendable {
                 let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else { break }
-                state.update { $0.append(buffer[..<count]) }
+                var due: [() -> Void] = []
+                state.update {
+                    $0.append(buffer[..<count])
+                    due = $0.takeDue()
+                }
+                due.forEach { $0() }
             }
             state.update { $0.end() }
         }.start()
@@ -179,6 +210,18 @@ private final class PipeReader: Sendable {
             if let line = state.allLines.first(where: predicate) { return .some(line) }
             return state.ended ? .some(nil) : nil
         } ?? nil
+    }
+
+    func whenLine(where predicate: @escaping @Sendable (String) -> Bool, do action: @escaping @Sendable (String) -> Void) {
+        var already: String?
+        state.update { state in
+            if let line = state.allLines.first(where: predicate) {
+                already = line
+            } else {
+                state.watchers.append((predicate, action))
+            }
+        }
+        if let already { action(already) }
     }
 
     func end(within timeout: Duration) async -> Bool {

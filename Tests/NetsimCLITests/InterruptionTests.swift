@@ -12,12 +12,18 @@ struct InterruptionTests {
         defer { try? FileManager.default.removeItem(at: pcap) }
         let run = try WatchedProcess(NetsimProcess.executable, ["run", "Scenarios/lockscreen-long.scn", "--pcap", pcap.path],
                                      directory: NetsimProcess.root)
-        // The timeline's first wait: requests have gone through the relay, more are to come.
-        _ = try await run.line(.output, within: .seconds(60)) { $0.contains("▶ wait") }
-        let sent = ContinuousClock.now
-        kill(run.processIdentifier, SIGINT)
-        let result = try await run.result(within: .seconds(20))
-        #expect(result.status == 130, "exited \(ContinuousClock.now - sent) after the SIGINT; it said:\n\(result.standardOutput)\n\(result.standardError)")
+        // The timeline's first wait: requests have gone through the relay, more are to come. The
+        // Ctrl-C goes from the thread reading the output the moment that line comes: a task
+        // awaiting it can resume seconds late on a busy machine, and CI's went after the run's end.
+        let sent = Waitable<ContinuousClock.Instant?>(nil)
+        let pid = run.processIdentifier
+        run.whenLine(.output, where: { $0.contains("▶ wait") }) { _ in
+            kill(pid, SIGINT)
+            sent.update { $0 = .now }
+        }
+        let result = try await run.result(within: .seconds(80))
+        let after = sent.value.map { "\(ContinuousClock.now - $0) after the SIGINT" } ?? "with no SIGINT sent"
+        #expect(result.status == 130, "exited \(after); it said:\n\(result.standardOutput)\n\(result.standardError)")
         #expect(result.standardError.contains("netsim run: interrupted by SIGINT; the runs in flight were stopped"), "\(result.standardError)")
         let profile = try await NetsimProcess.run(["profile", pcap.path])
         #expect(profile.status == 0, "the capture so far is a whole pcap: \(profile.stderr)")
