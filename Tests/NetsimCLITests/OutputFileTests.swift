@@ -85,3 +85,19 @@ struct OutputFileTests {
             .contains("--upstream 127.0.0.1:0: give the server's port (1-65535)"))
     }
 }
+
+/// `netsim test --pcap DIR` names each run's capture after it, readably: `lockscreen [go]`
+/// was `lockscreen--go-.pcap`.
+@Suite("capture file names")
+struct PcapFolderTests {
+    @Test func eachRunsCaptureIsNamedAfterItWithOneDashPerRunOfOtherCharacters() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-pcaps-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let names = ["lockscreen [go]", "lockscreen [go]", "server-fin", "a/b: c_d", "[]"]
+        let paths = try PcapFolder.paths(for: names, in: folder).map { $0.map { ($0 as NSString).lastPathComponent } }
+        #expect(paths == ["lockscreen-go.pcap", "lockscreen-go-2.pcap", "server-fin.pcap", "a-b-c_d.pcap", "run.pcap"])
+        var isFolder: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue)
+        #expect(try PcapFolder.paths(for: names, in: nil).allSatisfy { $0 == nil })
+    }
+}
