@@ -34,8 +34,10 @@ extension Validator {
             error(map.location, "the exec driver needs 'command': the program to run and its arguments",
                   hint: "for example: command: [python3, Fixtures/clients/urllib3_client.py]")
         }
-        if let e = map["timeout"] { spec.timeout = positiveDuration(e) }
-        if let e = map["connect_timeout"] { spec.connectTimeout = positiveDuration(e) }
+        if let e = map["timeout"] { spec.timeout = positiveDuration(e, hint: "leave 'timeout' out to keep the client's own") }
+        if let e = map["connect_timeout"] {
+            spec.connectTimeout = positiveDuration(e, hint: "leave 'connect_timeout' out to keep the client's own")
+        }
         if let e = map["pool"] {
             spec.pool = integer(e, range: 1...Int.max, expected: "a number of connections, at least 1")
         }
@@ -79,10 +81,10 @@ extension Validator {
     }
 
     /// A duration greater than zero (timeouts).
-    func positiveDuration(_ entry: Entry) -> Duration? {
+    func positiveDuration(_ entry: Entry, hint: String) -> Duration? {
         guard let value = duration(entry) else { return nil }
         guard value > .zero else {
-            error(entry.valueLocation, "'\(entry.key)' must be longer than 0")
+            error(entry.valueLocation, "'\(entry.key)' must be longer than 0", hint: hint)
             return nil
         }
         return value

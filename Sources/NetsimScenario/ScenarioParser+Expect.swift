@@ -141,7 +141,7 @@ extension Validator {
             return choice(entry, what: "error kind", options: Self.errorWords.map { word in
                 (word, word == "none" ? ErrorExpectation.none : word == "any" ? .any : .kind(ErrorKind(rawValue: word)!))
             }).map { .error($0) }
-        case "within": return positiveDuration(entry).map { .within($0) }
+        case "within": return positiveDuration(entry, hint: "the longest a request may take, e.g. within: 2s").map { .within($0) }
         case "body": return bodyCheck(entry).map { .body($0) }
         case "headers": return headerChecks(entry).map { .headers($0) }
         case "connection":

@@ -23,7 +23,9 @@ extension Validator {
         let method = map["method"].flatMap(self.method)
         let path = map["path"].flatMap(pathPattern)
         let answeredBy = map["answered_by"].flatMap(answerer)
-        let interval = map["min_interval"].flatMap(positiveDuration)
+        let interval = map["min_interval"].flatMap {
+            positiveDuration($0, hint: "the shortest gap allowed between consecutive requests, e.g. min_interval: 2s")
+        }
         let range = counted(map, in: "'requests'", extra: "min_interval", unknown: unknown,
                             needs: "'requests' needs 'count', 'min', 'max' or 'min_interval'",
                             hint: "a filter alone checks nothing: add 'count: N', 'min'/'max', or 'min_interval: 2s' (consecutive requests at least 2s apart)")

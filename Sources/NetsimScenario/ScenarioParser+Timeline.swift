@@ -163,7 +163,8 @@ extension Validator {
                 step.parallel = v
             }
         }
-        if let e = map["every"], let v = positiveDuration(e) {
+        if let e = map["every"], let v = positiveDuration(e, hint: "it is the time between the starts of the step's requests; "
+                                                             + "to start several at once, use 'parallel' instead") {
             if let parallel = map["parallel"] {
                 error(parallel.keyLocation, "'parallel' and 'every' exclude each other: with 'every' a request starts on time whatever is in flight",
                       hint: "remove 'parallel'; 'every: \(v.compactDescription)' with 'count' sends one request each \(v.compactDescription)")
@@ -225,7 +226,9 @@ extension Validator {
             rule.trigger = .after(v)
             afterOpen = e
         }
-        if let e = map["for"], let v = positiveDuration(e) { rule.lasts = v }
+        if let e = map["for"], let v = positiveDuration(e, hint: "leave 'for' out to keep the fault until a 'clear' step lifts it") {
+            rule.lasts = v
+        }
         guard let kind, errorCount == errorsBefore else { return nil }
         if kind.isPortal, state.firstPortal == nil { state.firstPortal = action.valueLocation }
         do {
