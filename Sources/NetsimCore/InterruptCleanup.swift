@@ -9,13 +9,33 @@ import Foundation
 /// what is left, once, then exits. In NetsimCore so that every module that makes such a resource
 /// can register it.
 public enum InterruptCleanup {
-    private static let actions = LockedBox<(next: UInt64, pending: [UInt64: @Sendable () -> Void])>((0, [:]))
+    /// What an action undoes, for the line that says what the interruption did.
+    public enum Kind: Int, Sendable, CaseIterable {
+        /// A scenario run under way: nothing to undo, counted for the message.
+        case run
+        case execClient, capture, namespace, resolverFiles
 
-    /// Registers `action`; returns the key that ``unregister(_:)`` takes.
-    public static func register(_ action: @escaping @Sendable () -> Void) -> UInt64 {
+        /// `count` of them, done: "2 exec clients sent SIGTERM (SIGKILL 1 s later)".
+        public func done(_ count: Int) -> String {
+            let many = count > 1
+            return switch self {
+            case .run: "\(count) run\(many ? "s" : "") stopped"
+            case .execClient: "\(count) exec client\(many ? "s" : "") sent SIGTERM (SIGKILL 1 s later)"
+            case .capture: "\(count) capture\(many ? "s" : "") closed"
+            case .namespace: "\(count) packet link namespace\(many ? "s" : "") deleted"
+            case .resolverFiles: "\(count) namespace resolver folder\(many ? "s" : "") removed"
+            }
+        }
+    }
+
+    private static let actions = LockedBox<(next: UInt64, pending: [UInt64: (kind: Kind, run: @Sendable () -> Void)])>((0, [:]))
+
+    /// Registers `action`, which undoes a resource of `kind`; returns the key that
+    /// ``unregister(_:)`` takes.
+    public static func register(_ kind: Kind, _ action: @escaping @Sendable () -> Void) -> UInt64 {
         actions.withLock {
             $0.next += 1
-            $0.pending[$0.next] = action
+            $0.pending[$0.next] = (kind, action)
             return $0.next
         }
     }
@@ -24,7 +44,7 @@ public enum InterruptCleanup {
         _ = actions.withLock { $0.pending.removeValue(forKey: key) }
     }
 
-    /// Held while a resource is made through ``create(undo:_:)``, and by ``runAll()`` for good:
+    /// Held while a resource is made through ``create(_:undo:_:)``, and by ``runAll()`` for good:
     /// an interruption waits for a making under way (and then undoes it), and nothing is made
     /// after it began (the maker blocks until the process exits). Recursive, so a making may
     /// make another on its thread.
@@ -35,10 +55,11 @@ public enum InterruptCleanup {
     /// ``unregister(_:)`` once the resource is gone. An interruption never falls between the
     /// making and the registration: one that comes while `make` runs waits for it and then
     /// undoes it; after one has begun, this never returns (the process is exiting).
-    public static func create<Made>(undo: @escaping @Sendable () -> Void, _ make: () throws -> Made) throws -> (made: Made, key: UInt64) {
+    public static func create<Made>(_ kind: Kind, undo: @escaping @Sendable () -> Void,
+                                    _ make: () throws -> Made) throws -> (made: Made, key: UInt64) {
         making.lock()
         defer { making.unlock() }
-        let key = register(undo)
+        let key = register(kind, undo)
         do {
             return (try make(), key)
         } catch {
@@ -47,17 +68,29 @@ public enum InterruptCleanup {
         }
     }
 
-    /// Runs every registered action, newest first, and forgets them; returns how many ran.
-    /// Waits for a ``create(undo:_:)`` under way and keeps any later one from starting: call it
+    /// Runs every registered action, newest first, and forgets them; returns how many of each
+    /// kind ran (kinds none of which ran are left out).
+    /// Waits for a ``create(_:undo:_:)`` under way and keeps any later one from starting: call it
     /// only when the process is about to exit.
     @discardableResult
-    public static func runAll() -> Int {
+    public static func runAll() -> [Kind: Int] {
         making.lock()  // never unlocked: the process exits next
         let pending = actions.withLock { state in
             defer { state.pending = [:] }
             return state.pending.sorted { $0.key > $1.key }.map(\.value)
         }
-        for action in pending { action() }
-        return pending.count
+        var done: [Kind: Int] = [:]
+        for action in pending {
+            action.run()
+            done[action.kind, default: 0] += 1
+        }
+        return done
+    }
+
+    /// What ``runAll()`` did, as a list in ``Kind``'s order: "1 run stopped, 1 exec client sent
+    /// SIGTERM (SIGKILL 1 s later), 1 capture closed"; nil when it did nothing.
+    public static func describe(_ done: [Kind: Int]) -> String? {
+        let parts = Kind.allCases.compactMap { kind in done[kind].map(kind.done) }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
 }

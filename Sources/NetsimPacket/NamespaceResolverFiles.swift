@@ -24,7 +24,7 @@ public struct NamespaceResolverFiles: Sendable {
         self.directory = directory
         // `netsim run` interrupted removes them too, even while they are written (they waited
         // for the next run's sweep).
-        onInterrupt = try InterruptCleanup.create(undo: { try? FileManager.default.removeItem(atPath: directory) }) {
+        onInterrupt = try InterruptCleanup.create(.resolverFiles, undo: { try? FileManager.default.removeItem(atPath: directory) }) {
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
                 let resolv = """

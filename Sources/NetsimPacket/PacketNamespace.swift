@@ -55,7 +55,7 @@ public final class PacketNamespace: @unchecked Sendable {
         do {
             // `netsim run` interrupted even during the setup deletes it (the devices die with
             // the process), rather than leaving it to the next run's sweep.
-            onInterrupt = try InterruptCleanup.create(undo: { _ = try? IPRoute.run(["netns", "delete", name.description]) }) {
+            onInterrupt = try InterruptCleanup.create(.namespace, undo: { _ = try? IPRoute.run(["netns", "delete", name.description]) }) {
                 try configure()
             }.key
         } catch {

@@ -68,7 +68,7 @@ public final class ExecDriver: ClientDriver {
         let started = NIOLockedValueBox<SpawnedProcess?>(nil)
         let (input, output, errors) = (self.input, self.output, self.errors)
         do {
-            (process, stopOnInterrupt) = try InterruptCleanup.create(undo: { started.withLockedValue { $0 }.map(Self.stopAtOnce) }) {
+            (process, stopOnInterrupt) = try InterruptCleanup.create(.execClient, undo: { started.withLockedValue { $0 }.map(Self.stopAtOnce) }) {
                 let process = try SpawnedProcess("/usr/bin/env", command,
                                                  environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
                                                  directory: workingDirectory,

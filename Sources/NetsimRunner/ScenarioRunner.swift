@@ -107,6 +107,9 @@ public enum ScenarioRunner {
         logger[metadataKey: "scenario"] = "\(scenario.name)"
         logger[metadataKey: "driver"] = "\(options.driverName(for: scenario))"
         let log = EventLog()
+        // Counted in the line an interrupted command prints (nothing to undo: the process exits).
+        let inFlight = InterruptCleanup.register(.run) {}
+        defer { InterruptCleanup.unregister(inFlight) }
         // Every part is registered as it starts; whatever fails unwinds exactly what started.
         let started = StartedParts()
         do {
@@ -122,7 +125,7 @@ public enum ScenarioRunner {
             do { recorder = packet != nil ? nil : try options.pcapPath.map(PcapRecorder.init(path:)) } catch {
                 throw RunnerError.invalid("cannot record the run: \(error)")
             }
-            let closeOnInterrupt = recorder.map { recorder in InterruptCleanup.register { recorder.close() } }
+            let closeOnInterrupt = recorder.map { recorder in InterruptCleanup.register(.capture) { recorder.close() } }
             started.push {
                 recorder?.close()
                 closeOnInterrupt.map(InterruptCleanup.unregister)

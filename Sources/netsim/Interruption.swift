@@ -18,8 +18,8 @@ enum Interruption {
     static func install(for command: String) {
         // Without a pipe (out of descriptors) the default action stays.
         pipe = SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP]) { sig in
-            let stopped = InterruptCleanup.runAll()
-            let line = "\nnetsim \(command): interrupted by \(signalName(sig)); \(stopped == 0 ? "nothing was running" : "the runs in flight were stopped (their clients sent SIGTERM, then SIGKILL after 1 s, their captures closed, their packet links removed)"); no report was written\n"
+            let done = InterruptCleanup.describe(InterruptCleanup.runAll()) ?? "nothing was running"
+            let line = "\nnetsim \(command): interrupted by \(signalName(sig)): \(done); no report was written\n"
             StandardStream.error.write(line)
             fflush(nil)
             _exit(128 + sig)  // not exit(): no atexit handlers racing the event loops' threads

@@ -24,7 +24,7 @@ struct InterruptionTests {
         let result = try await run.result(within: .seconds(80))
         let after = sent.value.map { "\(ContinuousClock.now - $0) after the SIGINT" } ?? "with no SIGINT sent"
         #expect(result.status == 130, "exited \(after); it said:\n\(result.standardOutput)\n\(result.standardError)")
-        #expect(result.standardError.contains("netsim run: interrupted by SIGINT; the runs in flight were stopped"), "\(result.standardError)")
+        #expect(result.standardError.contains("netsim run: interrupted by SIGINT: 1 run stopped, 1 exec client sent SIGTERM (SIGKILL 1 s later), 1 capture closed; no report was written"), "\(result.standardError)")
         let profile = try await NetsimProcess.run(["profile", pcap.path])
         #expect(profile.status == 0, "the capture so far is a whole pcap: \(profile.stderr)")
         #expect(profile.stdout.contains("TCP flows"), "\(profile.stdout)")

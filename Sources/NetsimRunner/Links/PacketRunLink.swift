@@ -38,7 +38,7 @@ final class PacketRunLink: RunLink, @unchecked Sendable {
             throw RunnerError.invalid("cannot record the run: \(error)")
         }
         // An interrupted run still leaves a whole capture (libpcap's buffer was lost with the process).
-        finishOnInterrupt = tap.map { tap in InterruptCleanup.register { tap.finish() } }
+        finishOnInterrupt = tap.map { tap in InterruptCleanup.register(.capture) { tap.finish() } }
         do {
             shell = try PacketShell(link: configuration, seed: seed, tap: tap, events: log, observeConnections: true)
         } catch {
