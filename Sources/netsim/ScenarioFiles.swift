@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import NetsimScenario
 
@@ -35,8 +34,16 @@ enum ScenarioFiles {
             .map { (folder as NSString).appendingPathComponent($0) }
     }
 
+    /// Paths that name no scenario: each missing one, or a folder with none, as `netsim check`
+    /// says it (`PATH: error: …`, a line each).
+    struct NotFound: Error, CustomStringConvertible {
+        var lines: [String]
+        var description: String { lines.joined(separator: "\n") }
+    }
+
     /// `.scn` files named directly or found (recursively, sorted) in folders; a file named twice
-    /// (`Scenarios/ Scenarios/x.scn`) runs once.
+    /// (`Scenarios/ Scenarios/x.scn`) runs once. Throws ``NotFound`` naming every path that
+    /// gives none.
     static func collect(_ paths: [String]) throws -> [String] {
         var seen = Set<String>()
         return try collectAll(paths).filter { seen.insert(URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path).inserted }
@@ -44,20 +51,23 @@ enum ScenarioFiles {
 
     private static func collectAll(_ paths: [String]) throws -> [String] {
         var files: [String] = []
+        var notFound: [String] = []
         for raw in paths {
             let path = resolve(raw)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw ValidationError("\(raw): no such file or folder")
+                notFound.append("\(raw): error: no such file or folder")
+                continue
             }
             if isDirectory.boolValue {
                 let found = scenarios(inFolder: path)
-                if found.isEmpty { throw ValidationError("\(raw): \(noScenarios)") }
+                if found.isEmpty { notFound.append("\(raw): error: \(noScenarios)") }
                 files += found
             } else {
                 files.append(path)
             }
         }
+        guard notFound.isEmpty else { throw NotFound(lines: notFound) }
         return files
     }
 }

@@ -58,7 +58,6 @@ struct TestCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        _ = try ScenarioFiles.collect(paths)  // a missing path is a usage error of `netsim test`, with its usage
         for (path, option) in [(junit, "--junit"), (json, "--json"), (html, "--html")] {
             try OutputFile.check(path, option: option)
         }
@@ -70,7 +69,12 @@ struct TestCommand: AsyncParsableCommand {
         logging.bootstrap()
         Interruption.install(for: "test")
         let shard = try ShardOption.parse(self.shard)
-        let files = try ScenarioFiles.collect(paths)
+        let files: [String]
+        do { files = try ScenarioFiles.collect(paths) } catch let notFound as ScenarioFiles.NotFound {
+            // Invalid input, as for `netsim run` and `netsim check` (exit 2), not a usage error.
+            StandardStream.error.write("\(notFound)\nnetsim test: nothing ran\n")
+            throw ExitCode(2)
+        }
         var scenarios: [Scenario] = []
         var invalid = 0
         for file in files {

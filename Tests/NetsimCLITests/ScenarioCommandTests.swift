@@ -119,4 +119,17 @@ struct ScenarioCommandTests {
         #expect(err.contains("b.scn:"), "\(err)")
         #expect(!out.contains("PASS"), "nothing ran")
     }
+
+    /// A path that names no scenario is invalid input (2), as for `netsim run` and `netsim
+    /// check`, each one said as `check` says it; it was a usage error (64) naming the first only.
+    @Test func testWithAPathThatNamesNoScenarioExitsTwoNamingEachOne() async throws {
+        let empty = Self.temporary("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: empty) }
+        let missing = Self.temporary("missing") + ".scn"
+        let (status, out, err) = try await Self.netsim(["test", missing, "Scenarios/server-fin.scn", empty])
+        #expect(status == 2, "\(err)")
+        #expect(err == "\(missing): error: no such file or folder\n\(empty): error: no .scn files in this folder (or its subfolders)\nnetsim test: nothing ran\n")
+        #expect(!out.contains("PASS"), "nothing ran: \(out)")
+    }
 }
