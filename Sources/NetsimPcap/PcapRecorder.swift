@@ -36,6 +36,7 @@ public final class PcapRecorder: RelayTap, @unchecked Sendable {
     private var legs: [LegKey: Leg] = [:]
     private var packets = 0
     private var closed = false
+    private var delayedFlush = DelayedFlush()
     /// Wall-clock minus monotonic, in nanoseconds: tap times are monotonic, pcap times are not.
     private let wallOffset: Int64
 
@@ -60,7 +61,13 @@ public final class PcapRecorder: RelayTap, @unchecked Sendable {
     }
 
     /// Makes everything written so far visible to readers of the file.
-    public func flush() { lock.withLock { writer.flush() } }
+    public func flush() {
+        lock.withLock {
+            delayedFlush.flushed()
+            guard !closed else { return }
+            writer.flush()
+        }
+    }
 
     // MARK: RelayTap
 
@@ -142,6 +149,7 @@ public final class PcapRecorder: RelayTap, @unchecked Sendable {
     private func emit(_ output: [[UInt8]], at time: Int64) {
         for packet in output { writer.write(packet, nanoseconds: time + wallOffset) }
         packets += output.count
+        if !output.isEmpty { delayedFlush.written { [weak self] in self?.flush() } }
     }
 
     private static func clockNanoseconds(_ clock: clockid_t) -> Int64 {

@@ -26,7 +26,7 @@ struct ProxyCommand: AsyncParsableCommand {
             With --fault portal or outage nothing is resolved or connected while the fault answers.
             --dns-delay delays each lookup of a destination name; --dns-fail nxdomain|servfail
             answers 502, timeout answers 504 after 5 s (the proxy's resolver timeout).
-            See docs/service.md. Stops on Ctrl-C (SIGINT) or SIGTERM, or after --duration.
+            See docs/service.md. Stops on Ctrl-C (SIGINT), SIGTERM or SIGHUP, or after --duration.
             """
     )
 

@@ -22,7 +22,7 @@ struct RelayCommand: AsyncParsableCommand {
 
             Durations: 30ms, 1.5s, 250us, 2m. Rates: 256kbit, 2mbit, 1gbit, 64kbps, 100KB/s.
             Percentages: 2%, 0.5%. Sizes: 1400, 64KB, 1MiB.
-            Stops on Ctrl-C (SIGINT) or SIGTERM, or after --duration.
+            Stops on Ctrl-C (SIGINT), SIGTERM or SIGHUP, or after --duration.
             """
     )
 

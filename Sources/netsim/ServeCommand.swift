@@ -16,7 +16,7 @@ struct ServeCommand: AsyncParsableCommand {
 
             Existing Toxiproxy clients work unchanged (toxiproxy-python, toxiproxy-go, toxiproxy-ruby, ...).
             Prometheus metrics: GET /metrics. See docs/service.md.
-            Stops on Ctrl-C (SIGINT) or SIGTERM, or after --duration.
+            Stops on Ctrl-C (SIGINT), SIGTERM or SIGHUP, or after --duration.
             """
     )
 

@@ -61,7 +61,7 @@ struct RuntimeError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// SIGINT and SIGTERM, caught from the moment this is made: a command makes one before it
+/// SIGINT, SIGTERM and SIGHUP, caught from the moment this is made: a command makes one before it
 /// announces itself, so a signal sent right after the announcement is never lost. The first
 /// signal ends ``wait(duration:)`` and the command stops cleanly (closes connections, writes the
 /// rest of its event log and capture). A signal while that is under way (the second Ctrl-C, or
@@ -77,10 +77,11 @@ final class StopSignal: @unchecked Sendable {
     private var pipe: SignalPipe?
 
     /// - Parameters:
-    ///   - signals: what stops the command (SIGINT and SIGTERM; tests use others).
+    ///   - signals: what stops the command: SIGINT, SIGTERM and SIGHUP (the terminal closed: its
+    ///     default action cut a relay's capture mid-packet); tests use others.
     ///   - command: the name the forced exit's line gives, `netsim relay`.
     ///   - forceExit: what a signal while stopping does; by default, exit at once.
-    init(signals: [Int32] = [SIGINT, SIGTERM], command: String = "netsim",
+    init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], command: String = "netsim",
          forceExit: @escaping @Sendable (Int32) -> Void = StopSignal.exitAtOnce) {
         pipe = SignalPipe(signals: signals) { [weak self] sig in
             guard let self else { return }

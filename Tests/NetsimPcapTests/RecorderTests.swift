@@ -218,4 +218,27 @@ struct RecorderTests {
         let bad = try await Tshark.run(["-r", path, "-o", "tcp.check_checksum:TRUE", "-Y", "tcp.checksum.status != 1 or tcp.analysis.flags"])
         #expect(bad.isEmpty)
     }
+
+    /// A recorder left open shows its packets in the file within a second or so: `netsim relay
+    /// --pcap` showed 0 bytes for as long as libpcap's buffer lasted, and a `kill -9` lost it all.
+    @Test func packetsReachTheFileWhileTheRecorderIsStillOpen() async throws {
+        let path = temporaryPath("live.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = try PcapRecorder(path: path)
+        defer { recorder.close() }
+        let client = try SocketAddress(ipAddress: "127.0.0.1", port: 50_000)
+        let relay = try SocketAddress(ipAddress: "127.0.0.1", port: 8080)
+        var buffer = ByteBufferAllocator().buffer(capacity: 5)
+        buffer.writeString("hello")
+        recorder.legOpened(ConnectionID(1), leg: .client, local: relay, remote: client, at: 1_000)
+        recorder.received(ConnectionID(1), leg: .client, buffer, at: 2_000)
+        // Polled: nothing outside the file says when it was flushed. Bounded at 10 s.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var capture: Capture?
+        while capture?.flows.first?.request.bytes != [UInt8](text: "hello"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            capture = try? Capture.load(path: path)
+        }
+        #expect(capture?.flows.first?.request.bytes == [UInt8](text: "hello"), "the file holds \((try? FileManager.default.attributesOfItem(atPath: path)[.size]) ?? "nothing") bytes")
+    }
 }
