@@ -73,6 +73,7 @@ class _PortNoting:
 
     def connect(self):
         _attempt.write_error = None
+        _attempt.port = None  # a connect that fails has no connection: not the previous attempt's
         super().connect()
         self._note_port()
 

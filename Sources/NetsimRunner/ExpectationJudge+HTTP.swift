@@ -14,12 +14,10 @@ extension ExpectationJudge {
         /// nil: the upstream.
         var answeredBy: String?
 
-        /// `GET /data at 1.20 s on #3 (answered by outage)`.
-        var line: String { line(decimals: 2) }
-
-        /// With milliseconds (`1.203 s`), where gaps of a few milliseconds matter.
-        func line(decimals: Int) -> String {
-            what + " at " + String(format: "%.\(decimals)f s", Double(time) / 1e9) + (connection.map { " on \($0)" } ?? "")
+        /// `GET /data at 1.203 s on #3 (answered by outage)`: to the millisecond, so requests
+        /// a few milliseconds apart (a retry loop's) can be told apart.
+        var line: String {
+            what + " at " + String(format: "%.3f s", Double(time) / 1e9) + (connection.map { " on \($0)" } ?? "")
                 + (answeredBy.map { " (answered by \($0))" } ?? "")
         }
     }
@@ -52,7 +50,7 @@ extension ExpectationJudge {
                 let gaps = zip(matching, matching.dropFirst()).map { (earlier: $0, later: $1, gap: $1.time - $0.time) }
                 let shortest = gaps.min { $0.gap < $1.gap }!
                 let short = gaps.filter { $0.gap < minimumInterval.nanoseconds }.count
-                actual += "\nthe shortest gap was \(formatNanoseconds(shortest.gap)): \(shortest.earlier.line(decimals: 3)), then \(shortest.later.line(decimals: 3))"
+                actual += "\nthe shortest gap was \(formatNanoseconds(shortest.gap)): \(shortest.earlier.line), then \(shortest.later.line)"
                 if short > 0 {
                     passed = false
                     actual += "\n\(short) of \(gaps.count) gaps were shorter than \(minimumInterval.compactDescription)"

@@ -32,6 +32,7 @@ struct ExpectationJudge {
                 verdict.expected = range.of("request")
                 verdict.actual = "the server received \(matching.count)"
                     + (matching.isEmpty ? "" : ": " + matching.prefix(5).map { "\($0.method) \($0.path) at \(formatNanoseconds($0.time))" }.joined(separator: ", "))
+                    + (matching.count > 5 ? ", … and \(matching.count - 5) more" : "")
                 verdict.passed = range.contains(matching.count)
                 verdict.focus = matching.first?.time
             }
@@ -110,6 +111,11 @@ struct ExpectationJudge {
         switch check {
         case .connection:
             guard let connection = outcome.connection, let opened = outcome.connectionOpened else {
+                // A connect that failed made no connection to name; only an answered request
+                // (or one that failed after connecting) without a port is the client's silence.
+                if let error = outcome.response.error, [.refused, .dns].contains(error) {
+                    return "it went over no relay connection: \(outcome.summary)"
+                }
                 return "the client did not report its local port, so its relay connection is unknown (\(outcome.summary))"
             }
             return "went over connection \(connection), opened at \(formatNanoseconds(opened))"

@@ -115,6 +115,8 @@ struct ExpectationKindTests {
             error: timeout
           - request: refused
             error: none
+          - request: refused
+            connection: new
           - server: { method: POST, path: /order }
             count: 1
           - server: { path: /order }
@@ -170,6 +172,7 @@ struct ExpectationKindTests {
             ("request refused: error refused", true),  // the listener is closed: a real ECONNREFUSED
             ("request refused: error timeout", false),
             ("request refused: error none", false),
+            ("request refused: connection new", false),
             ("server POST /order: count exactly 1", true),
             ("server /order: count exactly 2", false),
             ("server: count between 1 and 3", false),  // hello ×2, big, huge, slow, order, missing, fresh, again: 9
@@ -197,6 +200,12 @@ struct ExpectationKindTests {
                 "\(result.verdict("request huge: body lacks \"not in there\"")?.actual ?? "")")
         // JUnit's failure message names what failed, not the report's first line (a passed check).
         #expect(JUnitReport.message(for: result) == "\(result.failures.count) of \(result.verdicts.count) checks failed, first: request hello: status 404")
+        // A refused request had no connection: not the client's silence about its port.
+        #expect(result.verdict("request refused: connection new")?.actual.contains("it went over no relay connection: refused after") == true,
+                "\(result.verdict("request refused: connection new")?.actual ?? "")")
+        // A count past five says how many it left out.
+        #expect(result.verdict("server: count between 1 and 3")?.actual.hasSuffix(", … and 4 more") == true,
+                "\(result.verdict("server: count between 1 and 3")?.actual ?? "")")
         let windows = result.verdicts.filter { $0.title == "relay: new connections at least 1" }.map(\.passed)
         #expect(windows == [true, false], "a window from 1h on sees nothing")
         let attempts = result.verdicts.filter { $0.title == "relay: connection attempts" }.map(\.passed)
