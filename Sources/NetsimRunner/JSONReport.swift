@@ -12,6 +12,8 @@ public enum JSONReport {
         public var scenario: String
         public var file: String
         public var driver: String
+        /// The seed of the run's random decisions: `netsim run --seed N` makes the same ones.
+        public var seed: UInt64?
         public var passed: Bool
         public var durationSeconds: Double
         public var checks: [Check]
@@ -21,7 +23,7 @@ public enum JSONReport {
         public var securityFindings: [String]?
 
         enum CodingKeys: String, CodingKey {
-            case scenario, file, driver, passed, durationSeconds = "duration_seconds", checks, requests
+            case scenario, file, driver, seed, passed, durationSeconds = "duration_seconds", checks, requests
             case serverRequests = "server_requests", securityFindings = "security_findings"
         }
 
@@ -29,6 +31,7 @@ public enum JSONReport {
             scenario = result.scenario.name
             file = result.scenario.file
             driver = result.driverName
+            seed = result.seed
             passed = result.passed
             durationSeconds = Double(result.duration) / 1e9
             checks = result.verdicts.map(Check.init)

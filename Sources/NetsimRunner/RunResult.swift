@@ -15,6 +15,8 @@ public struct RunResult: Sendable {
     public var duration: Int64
     /// What the client logged (stderr of an exec client).
     public var clientLog: String
+    /// The seed every random decision of the run came from (`--seed`, else the scenario's).
+    public var seed: UInt64 = 1
 
     public var passed: Bool { verdicts.allSatisfy(\.passed) }
     public var failures: [CheckVerdict] { verdicts.filter { !$0.passed } }

@@ -73,7 +73,7 @@ public struct RunOptions: Sendable {
 public protocol RunObserver: Sendable {
     /// `relay`: where the client connects — the relay's listener, or on a packet link the
     /// upstream at NETSIM_HOST.
-    func started(_ scenario: Scenario, driver: String, relay: Endpoint)
+    func started(_ scenario: Scenario, driver: String, relay: Endpoint, seed: UInt64)
     func stepFired(_ step: TimelineStep, at nanoseconds: Int64, description: String)
     /// A request was handed to the client (a step's `count` start one by one: `parallel` at a
     /// time, or on `every`'s timer).
@@ -158,7 +158,7 @@ public enum ScenarioRunner {
 
             // Scenario time starts now that the server, the relay and the client are all up.
             log.rebase(toMonotonic: log.clock.now())
-            options.observer?.started(scenario, driver: driver.name, relay: target)
+            options.observer?.started(scenario, driver: driver.name, relay: target, seed: options.seed ?? scenario.seed)
             let timeline = TimelinePlayer(scenario: scenario, link: link, authority: authority, driver: driver, log: log, observer: options.observer)
             let outcomes = await timeline.play()
             let finished = log.clock.now() - log.origin
@@ -175,7 +175,7 @@ public enum ScenarioRunner {
             await started.stopLast()  // the packet link
             await started.stopLast()  // the key log
             let result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests, peers: peers,
-                               driverName: driver.name, duration: finished, clientLog: clientLog)
+                               driverName: driver.name, duration: finished, clientLog: clientLog, seed: options.seed ?? scenario.seed)
             logger.debug("judged", metadata: ["passed": "\(result.passed)", "seconds": "\(Double(finished) / 1e9)"])
             return result
         } catch {
@@ -186,14 +186,15 @@ public enum ScenarioRunner {
     }
 
     private static func judge(_ scenario: Scenario, log: EventLog, outcomes: [RequestOutcome], serverRequests: [ServerRequest],
-                              peers: [Int: Endpoint], driverName: String, duration finished: Int64, clientLog: String) -> RunResult {
+                              peers: [Int: Endpoint], driverName: String, duration finished: Int64, clientLog: String,
+                              seed: UInt64) -> RunResult {
         let events = log.events
         let mapped = ConnectionMap(events: events, serverRequests: serverRequests, peers: peers).attach(to: outcomes)
         let observations = Observations(outcomes: mapped, serverRequests: serverRequests, events: events)
         let verdicts = ExpectationJudge(observations: observations).judge(scenario.expectations)
         return RunResult(
             scenario: scenario, driverName: driverName, outcomes: mapped, serverRequests: serverRequests,
-            events: events, verdicts: verdicts, duration: finished, clientLog: clientLog)
+            events: events, verdicts: verdicts, duration: finished, clientLog: clientLog, seed: seed)
     }
 }
 

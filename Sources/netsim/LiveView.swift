@@ -16,11 +16,11 @@ final class LiveView: RunObserver, @unchecked Sendable {
 
     init(tty: Bool = isatty(STDOUT_FILENO) == 1) { self.tty = tty }
 
-    func started(_ scenario: Scenario, driver: String, relay: Endpoint) {
+    func started(_ scenario: Scenario, driver: String, relay: Endpoint, seed: UInt64) {
         emit("netsim run \(scenario.file): \(scenario.name)")
         if let sentence = Self.firstSentence(of: scenario.description) { emit("  \(sentence)") }
         let path = scenario.linkMode == .packet ? "packet link, in a namespace, to \(relay)" : "relay \(relay)"
-        emit("  client: \(driver) · \(path) · link: \(scenario.link)")
+        emit("  client: \(driver) · \(path) · link: \(scenario.link) · seed \(seed)")
         lock.withLock { runStart = .now }
         if tty { startTicker() }
     }

@@ -41,7 +41,9 @@ struct JSONReportTests {
     @Test func aRunHasItsChecksRequestsAndServerRequests() async throws {
         let result = try await run(try scenario(Self.source, file: "report.scn"))
         let run = try Self.object(JSONReport.Run(result))
-        #expect(Set(run.keys) == ["scenario", "file", "driver", "passed", "duration_seconds", "checks", "requests", "server_requests"])
+        #expect(Set(run.keys) == ["scenario", "file", "driver", "seed", "passed", "duration_seconds", "checks", "requests", "server_requests"])
+        // The seed in force, so a report says how to make the same random decisions again.
+        #expect(run["seed"] as? Int == Int(result.scenario.seed))
         #expect(run["scenario"] as? String == "report" && run["file"] as? String == "report.scn")
         #expect(run["driver"] as? String == result.driverName && run["passed"] as? Bool == false)
 

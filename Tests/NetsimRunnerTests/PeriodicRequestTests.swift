@@ -39,7 +39,7 @@ struct PeriodicRequestTests {
         private var count = 0
         private(set) var most = 0
         private(set) var starts: [String] = []
-        func started(_ scenario: Scenario, driver: String, relay: Endpoint) {}
+        func started(_ scenario: Scenario, driver: String, relay: Endpoint, seed: UInt64) {}
         func stepFired(_ step: TimelineStep, at nanoseconds: Int64, description: String) {}
         func requestStarted(name: String, index: Int) {
             lock.withLock { count += 1; most = max(most, count); starts.append("\(name)#\(index)") }

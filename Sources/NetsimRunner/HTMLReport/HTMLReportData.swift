@@ -18,6 +18,8 @@ struct HTMLReportData: Encodable {
         var scenario: String
         var file: String
         var driver: String
+        /// The run's seed; nil for a run that could not start.
+        var seed: UInt64?
         var description: String
         var passed: Bool
         /// Why netsim could not run it; nothing else is known then.
@@ -127,7 +129,7 @@ extension HTMLReportData.Run {
         let end = max(result.duration, result.events.last?.time ?? 0, 1000)
         let lanes = LaneBuilder(events: result.events, end: end)
         self.init(
-            id: id, scenario: result.scenario.name, file: result.scenario.file, driver: result.driverName,
+            id: id, scenario: result.scenario.name, file: result.scenario.file, driver: result.driverName, seed: result.seed,
             description: result.scenario.description, passed: result.passed, error: nil,
             duration: micros(result.duration), end: micros(end),
             steps: Self.steps(result), checks: result.verdicts.map { HTMLReportData.Check($0, in: result) },
@@ -138,7 +140,7 @@ extension HTMLReportData.Run {
     /// A run that could not start: its name and why.
     init(id: String, scenario: String, file: String, driver: String, error: String) {
         self.init(
-            id: id, scenario: scenario, file: file, driver: driver, description: "", passed: false, error: error,
+            id: id, scenario: scenario, file: file, driver: driver, seed: nil, description: "", passed: false, error: error,
             duration: 0, end: 1, steps: [], checks: [], relay: [], lanes: [], requests: [], bin: 1)
     }
 

@@ -137,7 +137,7 @@ enum HTMLReportScript {
       function section(run) {
         var failed = run.checks.filter(function (c) { return !c.passed; }).length;
         var meta = run.error ? run.file : run.file + ' · ' + run.checks.length + ' check' + (run.checks.length === 1 ? '' : 's') + ', ' + failed + ' failed · ' +
-          short(run.duration) + ' · ' + run.lanes.length + ' connection' + (run.lanes.length === 1 ? '' : 's');
+          short(run.duration) + ' · ' + run.lanes.length + ' connection' + (run.lanes.length === 1 ? '' : 's') + ' · seed ' + run.seed;
         var details = el('details', { class: 'run ' + state(run), id: run.id }, [el('summary', null, [
           el('span', { class: 'badge ' + state(run), text: run.error ? 'ERROR' : run.passed ? 'PASS' : 'FAIL' }),
           el('span', { class: 'name', text: run.scenario }), el('span', { class: 'driver', text: run.driver }),
