@@ -12,7 +12,14 @@ enum OutputFile {
     /// file system or /proc: a regular file is opened for writing (not truncated), and in a
     /// folder a uniquely named file is created and removed at once (the report is written
     /// through such a file and a rename).
-    static func check(_ path: String?, option: String) throws {
+    ///
+    /// - Parameter standardOutputHolds: what the command itself prints on standard output
+    ///   (`netsim run`'s report), where `-` would mix with it: `-` is then refused. It was taken
+    ///   as a file named `-` in the working directory.
+    static func check(_ path: String?, option: String, standardOutputHolds: String? = nil) throws {
+        if path == "-", let standardOutputHolds {
+            throw ValidationError("\(option) -: standard output holds \(standardOutputHolds); give a file name (or /dev/stdout to mix them)")
+        }
         guard let path, path != "-" else { return }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {

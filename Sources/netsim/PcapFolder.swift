@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 
 /// `netsim test --pcap DIR`: one capture per scenario, named after it.
@@ -7,17 +8,33 @@ enum PcapFolder {
     /// one `-` per run, none at the ends: `lockscreen [go]` is `lockscreen-go.pcap`.
     static func paths(for names: [String], in folder: String?) throws -> [String?] {
         guard let folder else { return names.map { _ in nil } }
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        } catch {
-            throw RuntimeError("cannot create the capture folder \(folder): \(error.localizedDescription)")
-        }
+        try create(folder)
         var seen: [String: Int] = [:]
         return names.map { name in
             seen[name, default: 0] += 1
             let count = seen[name]!
             let safe = fileName(name)
             return (folder as NSString).appendingPathComponent(count == 1 ? "\(safe).pcap" : "\(safe)-\(count).pcap")
+        }
+    }
+
+    /// Creates `folder` (and its parents) unless it is one already: `--pcap`'s usage error
+    /// before anything runs. A folder that could not be made failed after the suite's first line,
+    /// with Foundation's "The operation could not be completed".
+    static func create(_ folder: String) throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
+            guard isFolder.boolValue else { throw ValidationError("--pcap \(folder): is a file; give a folder for the captures") }
+            guard access(folder, W_OK) == 0 else { throw ValidationError("--pcap \(folder): \(String(cString: strerror(errno)))") }
+            return
+        }
+        // Each missing folder on the way, with mkdir(2)'s own reason when one cannot be made.
+        var made = folder.hasPrefix("/") ? "" : "."
+        for component in folder.split(separator: "/") {
+            made += "/" + component
+            guard mkdir(made, 0o755) == 0 || errno == EEXIST else {
+                throw ValidationError("--pcap \(folder): cannot create \(made): \(String(cString: strerror(errno)))")
+            }
         }
     }
 

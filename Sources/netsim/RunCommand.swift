@@ -41,7 +41,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         for (path, option) in [(events, "--events"), (json, "--json"), (html, "--html"), (pcap, "--pcap")] {
-            try OutputFile.check(path, option: option)
+            try OutputFile.check(path, option: option, standardOutputHolds: "the run's report")
         }
     }
 

@@ -59,8 +59,9 @@ struct TestCommand: AsyncParsableCommand {
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
         for (path, option) in [(junit, "--junit"), (json, "--json"), (html, "--html")] {
-            try OutputFile.check(path, option: option)
+            try OutputFile.check(path, option: option, standardOutputHolds: "the suite's report")
         }
+        if let pcap { try PcapFolder.create(pcap) }
     }
 
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions

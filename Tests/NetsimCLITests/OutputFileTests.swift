@@ -29,6 +29,15 @@ struct OutputFileTests {
         #expect(Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9", "--events", "-", "--pcap", "\(folder)/netsim-\(UUID()).pcap"]) } == "no error")
     }
 
+    /// `-` is standard output for `netsim relay --events`; `netsim run` and `netsim test` print
+    /// their report there, and took `-` as a file of that name in the working directory.
+    @Test func aDashIsRefusedWhereStandardOutputHoldsTheReport() {
+        #expect(Self.message { _ = try RunCommand.parse(["Scenarios/server-fin.scn", "--events", "-"]) }
+            .contains("--events -: standard output holds the run's report; give a file name (or /dev/stdout to mix them)"))
+        #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "-"]) }
+            .contains("--json -: standard output holds the suite's report; give a file name"))
+    }
+
     #if os(Linux)
     /// access(2) says yes to root for /proc (or a read-only mount): the run went ahead and its
     /// report failed afterwards. Creating the file is tried instead.
@@ -99,5 +108,17 @@ struct PcapFolderTests {
         var isFolder: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue)
         #expect(try PcapFolder.paths(for: names, in: nil).allSatisfy { $0 == nil })
+    }
+
+    /// A folder that cannot be made is `--pcap`'s usage error before anything runs (it failed
+    /// after the suite had started, with Foundation's "The operation could not be completed").
+    @Test func aCaptureFolderThatCannotBeMadeIsAUsageErrorBeforeTheRun() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-file-\(UUID())").path
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect(OutputFileTests.message { _ = try TestCommand.parse(["Scenarios/", "--pcap", file]) }
+            .contains("--pcap \(file): is a file; give a folder for the captures"))
+        #expect(OutputFileTests.message { _ = try TestCommand.parse(["Scenarios/", "--pcap", file + "/inside"]) }
+            .contains("--pcap \(file)/inside: cannot create \(file)/inside: Not a directory"))
     }
 }
