@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NetsimCore
 import NetsimPcap
+import NetsimRelay
 
 /// `netsim replay`: the server side of a capture, served to real clients.
 struct ReplayCommand: AsyncParsableCommand {
@@ -79,7 +80,7 @@ struct ReplayCommand: AsyncParsableCommand {
         do {
             bound = try await server.start()
         } catch {
-            throw RuntimeError("cannot serve on \(listen): \(error)")
+            throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
         }
         printStatus("netsim replay: \(bound) serving \(plan.exchanges.count) HTTP exchanges and \(plan.raw.count) raw flows from \(capture)")
         for line in plan.listing.prefix(20) { printStatus("  \(line)") }

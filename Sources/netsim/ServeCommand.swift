@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NetsimCore
+import NetsimRelay
 import NetsimService
 
 /// `netsim serve`: the Toxiproxy-compatible control API.
@@ -57,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             bound = try await server.start(host: host, port: port)
         } catch {
-            throw RuntimeError("cannot serve the API on \(host):\(port): \(error)")
+            throw RuntimeError("--port \(port): cannot listen on \(host):\(port): \(SocketFailureText.describe(error))")
         }
         printStatus("netsim serve: API on http://\(bound)\(token == nil ? "" : " (token required)")")
         printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")

@@ -139,3 +139,26 @@ struct RelayProcessTests {
         #expect(warning?.contains("NOT a loopback address") == true)
     }
 }
+
+/// Every listening command says a taken port the same way, naming its option: `netsim replay`
+/// and `netsim serve` printed SwiftNIO's `bind(descriptor:ptr:bytes:): Address already in use)
+/// (errno: 98)`.
+@Suite("a taken port")
+struct TakenPortTests {
+    @Test func everyListeningCommandNamesItsOptionAndSaysThePortIsInUse() async throws {
+        let taken = try LoopbackServer.echo()
+        defer { taken.stop() }
+        let port = "\(taken.endpoint.port)"
+        let commands: [([String], String)] = [
+            (["relay", "--listen", "127.0.0.1:\(port)", "--upstream", "127.0.0.1:9"], "--listen 127.0.0.1:\(port): cannot listen: address already in use"),
+            (["proxy", "--listen", "127.0.0.1:\(port)"], "--listen 127.0.0.1:\(port): cannot listen: address already in use"),
+            (["replay", "Fixtures/pcap/zeek-http-get.pcap", "--listen", "127.0.0.1:\(port)"], "--listen 127.0.0.1:\(port): cannot listen: address already in use"),
+            (["serve", "--port", port], "--port \(port): cannot listen on 127.0.0.1:\(port): address already in use"),
+        ]
+        for (arguments, said) in commands {
+            let result = try await NetsimProcess.run(arguments + ["--duration", "5s"], timeout: .seconds(30))
+            #expect(result.status == 1, "\(arguments[0]): \(result.stderr)")
+            #expect(result.stderr.contains(said), "\(arguments[0]): \(result.stderr)")
+        }
+    }
+}
