@@ -60,6 +60,7 @@ extension ExpectationJudge {
         }
         verdict.actual = actual
         verdict.passed = passed
+        if all.isEmpty { verdict.note = actual }
     }
 
     func judgeHTTPResponses(_ filter: HTTPResponseFilter, _ range: CountRange, into verdict: inout CheckVerdict) {
@@ -78,6 +79,7 @@ extension ExpectationJudge {
         verdict.expected = range.of("response") + (phrase.isEmpty ? "" : " \(phrase)") + " \(describe(filter.window))"
         verdict.actual = sightings(matching, among: all, noun: "responses")
         verdict.passed = range.contains(matching.count)
+        if all.isEmpty { verdict.note = verdict.actual }
         verdict.focus = matching.first?.time ?? filter.window.from?.nanoseconds
     }
 

@@ -163,6 +163,25 @@ struct ExpectationJudge {
 
     // MARK: Relay
 
+    /// Attempts the relay could not see: while a `refuse` fault had its listener closed, the
+    /// kernel refused them (a userspace relay sees no SYN). Nil when it never closed in `window`.
+    private func unseenAttempts(in window: TimeWindow) -> String? {
+        var closedAt: Int64?
+        var spans: [String] = []
+        for event in observations.events {
+            switch event.kind {
+            case .listenerClosed(let reason) where reason.hasPrefix("refuse"): closedAt = closedAt ?? event.time
+            case .listening:
+                if let from = closedAt, window.overlaps(from, event.time) { spans.append("\(formatNanoseconds(from))–\(formatNanoseconds(event.time))") }
+                closedAt = nil
+            default: break
+            }
+        }
+        if let from = closedAt, window.overlaps(from, .max) { spans.append("from \(formatNanoseconds(from))") }
+        guard !spans.isEmpty else { return nil }
+        return "the relay's listener was closed (refuse) \(spans.joined(separator: ", ")): the kernel refused the attempts made then, and the relay does not see them"
+    }
+
     private func judgeRelay(_ check: Check, into verdict: inout CheckVerdict) {
         switch check {
         case .newConnections(let window, let range):
@@ -194,6 +213,7 @@ struct ExpectationJudge {
             verdict.expected = wants.joined(separator: " and ") + " \(describe(window))"
             verdict.actual = "\(opened.count) attempts" + times(opened) + (problems.isEmpty ? "" : ":\n" + problems.prefix(6).joined(separator: "\n"))
             verdict.passed = problems.isEmpty
+            verdict.note = unseenAttempts(in: window) ?? (opened.count < 2 ? "fewer than two attempts: no gap or rate to judge" : nil)
         case .httpRequests(let filter, let range, let interval):
             judgeHTTPRequests(filter, range, minimumInterval: interval, into: &verdict)
         case .httpResponses(let filter, let range):

@@ -47,12 +47,14 @@ public enum JSONReport {
         public var passed: Bool
         public var expected: String
         public var actual: String
+        /// Why a pass may say little (``CheckVerdict/note``); absent when nothing limits it.
+        public var note: String?
         /// `file:line:column` of the check in the scenario.
         public var location: String
         /// `library` (the library's own behaviour) or `policy` (an application policy on top).
         public var judges: String
 
-        enum CodingKeys: String, CodingKey { case title, passed, expected, actual, location, judges }
+        enum CodingKeys: String, CodingKey { case title, passed, expected, actual, note, location, judges }
 
         public init(_ verdict: CheckVerdict) {
             judges = verdict.expectation.judges.rawValue
@@ -60,6 +62,7 @@ public enum JSONReport {
             passed = verdict.passed
             expected = verdict.expected
             actual = verdict.actual
+            note = verdict.note
             location = verdict.check.location.description
         }
     }

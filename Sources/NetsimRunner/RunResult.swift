@@ -33,6 +33,10 @@ public struct CheckVerdict: Sendable {
     public var actual: String
     /// The scenario time the failure is about, to show the timeline around it.
     public var focus: Int64?
+    /// Why a pass may say little: the relay saw nothing the check could judge (no HTTP over a
+    /// TLS tunnel, no connection attempt while its listener was closed). Shown under a passed
+    /// check; before, only `--json`'s `actual` said so.
+    public var note: String?
 }
 
 /// What the judge looks at.

@@ -12,6 +12,9 @@ public enum TextReport {
         for verdict in result.verdicts {
             let policy = verdict.expectation.judges == .policy ? " [app policy]" : ""
             lines.append("\(verdict.passed ? pass : fail) \(verdict.title)\(policy)")
+            if verdict.passed, let note = verdict.note {
+                lines.append("    but: " + note.replacingOccurrences(of: "\n", with: "\n         "))
+            }
             guard !verdict.passed else { continue }
             lines.append("    expected: \(verdict.expected)")
             lines.append("    happened: " + verdict.actual.replacingOccurrences(of: "\n", with: "\n              "))

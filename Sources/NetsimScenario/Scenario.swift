@@ -341,6 +341,11 @@ public struct TimeWindow: Equatable, Sendable {
     public func contains(_ nanoseconds: Int64) -> Bool {
         (from.map { nanoseconds >= $0.nanoseconds } ?? true) && (to.map { nanoseconds < $0.nanoseconds } ?? true)
     }
+
+    /// True when `[start, end)` and the window share a moment.
+    public func overlaps(_ start: Int64, _ end: Int64) -> Bool {
+        (from.map { end > $0.nanoseconds } ?? true) && (to.map { start < $0.nanoseconds } ?? true)
+    }
 }
 
 /// `count: N` (exactly), or `min:`/`max:`.

@@ -45,3 +45,44 @@ struct StandInAnswerTests {
         #expect(!result.passed)
     }
 }
+
+/// A relay check that passed on nothing it could see says so under its ✔: the relay saw no
+/// HTTP at all, or its listener was closed (`refuse`) and the kernel refused the attempts. Only
+/// `--json`'s `actual` said so; the text showed a bare pass.
+@Suite("passes on nothing seen are marked")
+struct UnseenPassTests {
+    @Test func aRelayCheckThatSawNothingSaysSoUnderItsPass() async throws {
+        let result = try await run(scenario("""
+            name: unseen
+            description: the relay refuses every connection, so it sees neither HTTP nor attempts
+            upstream:
+              routes:
+                - path: /a
+                  body: a
+            client:
+              driver: naive
+              timeout: 2s
+            timeline:
+              - fault: refuse
+              - request: a
+                path: /a
+                count: 3
+            expect:
+              - request: a
+                error: refused
+              - relay:
+                  responses: { max: 0 }
+              - relay:
+                  attempts: { max_per_second: 1 }
+            """))
+        let responses = try #require(result.verdicts.first { $0.title.hasPrefix("relay: responses") }, "\(result.verdicts.map(\.title))")
+        #expect(responses.passed && responses.note?.hasPrefix("the relay saw no HTTP responses at all") == true, "\(responses.note ?? "no note")")
+        let attempts = try #require(result.verdict("relay: connection attempts"))
+        #expect(attempts.passed, "\(attempts.actual)")
+        #expect(attempts.note?.contains("the relay's listener was closed (refuse) from ") == true, "\(attempts.note ?? "no note")")
+        let text = TextReport.render(result)
+        #expect(text.contains("✔ relay: connection attempts\n    but: the relay's listener was closed (refuse)"), "\(text)")
+        // A check that saw what it judges carries no note.
+        #expect(result.verdict("request a: error refused")?.note == nil)
+    }
+}
