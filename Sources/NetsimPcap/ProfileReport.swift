@@ -119,8 +119,11 @@ public struct LinkSuggestion: Sendable {
         func bandwidth(_ d: KeyPath<FlowProfile, DirectionProfile>) -> Double? {
             profiles.filter { $0[keyPath: d].largestBurst >= Self.minimumBurst }.compactMap { $0[keyPath: d].burstThroughput }.max()
         }
-        upBandwidth = bandwidth(\.toServer)
-        downBandwidth = bandwidth(\.toClient)
+        // In netsim's own recording each connection's upstream leg runs unshaped on loopback:
+        // its bursts (gigabits) are not the link's rate (3.19gbit was suggested for a 1 Mbit/s
+        // download), and which leg is which is not in the file.
+        upBandwidth = madeUp ? nil : bandwidth(\.toServer)
+        downBandwidth = madeUp ? nil : bandwidth(\.toClient)
     }
 
     /// The block, with a comment saying where it came from.
@@ -132,6 +135,7 @@ public struct LinkSuggestion: Sendable {
             lines.append("  latency: \(formatNanoseconds(max(oneWay, 100_000)))")
         } else if madeUp {
             lines.append("  # set latency by hand: \(Self.madeUpNote)")
+            lines.append("  # set bandwidth by hand too: a recording's upstream legs run unshaped on loopback, so its bursts are not the link's rate")
         } else {
             lines.append("  # no round trip could be measured: set latency by hand")
         }

@@ -163,6 +163,29 @@ struct RecorderTests {
         #expect(!LinkSuggestion.handshakesMadeUp(real) && LinkSuggestion(real).roundTrip != nil)
     }
 
+    /// netsim's own recording runs each upstream leg unshaped on loopback: its bursts are not
+    /// the link's rate, and `profile --scn` suggested gigabits for an 8 Mbit/s download.
+    @Test func aRecordingSuggestsNoBandwidth() async throws {
+        let server = try LoopbackServer.echo()
+        defer { server.stop() }
+        var link = LinkConfiguration.unimpaired
+        link.down.bandwidth = .mbit(8)
+        let size = 100 * 1024
+        let path = try await Self.record(link: link, upstream: server.endpoint) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            try socket.send([UInt8](repeating: 7, count: size))
+            _ = try socket.receive(exactly: size)
+            socket.shutdownWrite()
+            _ = try socket.receiveToEnd()
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let profiles = try Capture.load(path: path).flows.map(FlowProfile.init)
+        #expect(profiles.contains { $0.toClient.largestBurst >= LinkSuggestion.minimumBurst }, "a burst long enough to measure")
+        let suggestion = LinkSuggestion(profiles)
+        #expect(suggestion.upBandwidth == nil && suggestion.downBandwidth == nil, "\(suggestion.scn(capture: "r.pcap"))")
+        #expect(suggestion.scn(capture: "r.pcap").contains("# set bandwidth by hand too"))
+    }
+
     @Test func concurrentConnectionsFromSeveralEventLoopsEachGetTwoConversations() async throws {
         let server = try LoopbackServer.echo()
         defer { server.stop() }
