@@ -34,6 +34,10 @@ public struct CapturedExchange: Sendable {
     /// request had all arrived: a `100 Continue` to `Expect: 100-continue`, which the client
     /// waits for before it sends the body. Replay sends them once the request's head is in.
     public var earlyAnswer: Int = 0
+    /// The offset in ``response`` of its first byte the capture never had (lost before the
+    /// capture point, or dropped by it; zero-filled there): replay sends what comes before and
+    /// resets the connection, as a transfer cut there would end. It served the zeros in a 200.
+    public var uncapturedFrom: Int?
 }
 
 /// One turn of a non-HTTP conversation: bytes one side sent before the other spoke.
@@ -99,7 +103,8 @@ public enum Conversation: Sendable {
                 thinkTime: max(0, (answerStart ?? requestEnd) - requestEnd),
                 pacing: flow.response.chunks(in: answer).map { ($0.offset - answer.lowerBound, max(0, $0.time - (answerStart ?? $0.time))) },
                 serverClose: nil, requestTime: flow.request.time(at: requestRange.lowerBound) ?? flow.firstTime,
-                earlyAnswer: early))
+                earlyAnswer: early,
+                uncapturedFrom: flow.response.missing.first { $0.overlaps(answer) }.map { max($0.lowerBound, answer.lowerBound) - answer.lowerBound }))
         }
         if !exchanges.isEmpty {
             let last = exchanges[exchanges.count - 1]

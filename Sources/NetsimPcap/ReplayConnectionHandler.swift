@@ -153,13 +153,16 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
             enqueue(Job(delay: 0, bytes: Self.plainResponse(404, "Not Found", body), pacing: [], close: nil, mustClose: false))
             return
         }
-        // What went out early is not sent again; the rest keeps its captured pacing.
+        // What went out early is not sent again; the rest keeps its captured pacing. Bytes the
+        // capture never had are not made up: the answer stops before them with a reset.
         let sent = early == nil ? 0 : exchange.earlyAnswer
-        let pacing = exchange.pacing.filter { $0.offset >= sent }
+        let end = max(sent, exchange.uncapturedFrom ?? exchange.response.count)
+        let pacing = exchange.pacing.filter { $0.offset >= sent && $0.offset < end }
+        let cut = end < exchange.response.count
         enqueue(Job(
-            delay: exchange.thinkTime, bytes: Array(exchange.response.dropFirst(sent)),
+            delay: exchange.thinkTime, bytes: Array(exchange.response[sent..<end]),
             pacing: pacing.map { ($0.offset - sent, $0.delay - (pacing.first?.delay ?? 0)) },
-            close: exchange.serverClose, mustClose: exchange.responseEndsAtClose))
+            close: cut ? ServerClose(kind: .rst, after: 0) : exchange.serverClose, mustClose: cut || exchange.responseEndsAtClose))
     }
 
     private func startRaw(_ conversation: ReplayPlan.RawConversation) {

@@ -32,6 +32,10 @@ public struct ReplayPlan: Sendable {
             switch Conversation(flow) {
             case .http(let found):
                 exchanges += found
+                for exchange in found {
+                    guard let cut = exchange.uncapturedFrom else { continue }
+                    notes.append("flow \(flow.number) #\(exchange.index) (\(exchange.method) \(exchange.target)): the answer's bytes from \(cut) of \(exchange.response.count) were never captured; replay sends those before them, then resets the connection")
+                }
                 let unanswered = found.filter { $0.status == nil }.count
                 if unanswered > 0 { notes.append("flow \(flow.number): \(unanswered) request\(unanswered == 1 ? "" : "s") never answered in the capture; replay will not answer them either") }
             case .raw(let turns, let close):
@@ -56,7 +60,8 @@ public struct ReplayPlan: Sendable {
         exchanges.map { e in
             let status = e.status.map(String.init) ?? "no answer"
             let close = e.serverClose.map { " then server \($0.kind.rawValue.uppercased()) after \(formatMilliseconds($0.after))" } ?? ""
-            return "flow \(e.flow) #\(e.index): \(e.method) \(e.target) → \(status), \(e.response.count) bytes, think \(formatMilliseconds(e.thinkTime))\(close)"
+            let cut = e.uncapturedFrom.map { " (bytes from \($0) never captured: served up to them, then reset)" } ?? ""
+            return "flow \(e.flow) #\(e.index): \(e.method) \(e.target) → \(status), \(e.response.count) bytes, think \(formatMilliseconds(e.thinkTime))\(close)\(cut)"
         } + raw.map { r in
             let up = r.turns.filter(\.fromClient).reduce(0) { $0 + $1.bytes.count }
             let down = r.turns.filter { !$0.fromClient }.reduce(0) { $0 + $1.bytes.count }

@@ -103,6 +103,47 @@ struct ReplayTests {
     /// whole answer by then): a client that reads slowly, through a small receive buffer, still
     /// gets every byte before the reset. The replay reset as soon as its writes were handed to
     /// the kernel, and SO_LINGER 0 discarded what the kernel still held: the client got 32 KiB.
+    /// A segment the capture never had (lost before the capture point, or dropped by it) is
+    /// not made up: the answer stops before it, with a reset. Replay served it as zeros inside a
+    /// 200 (1448 NUL bytes in a helper's run; a 1.4 MB run of them in a live capture).
+    @Test func bytesTheCaptureNeverHadAreNotServed() async throws {
+        let builder = try CaptureBuilder(path: temporaryPath("gap.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let body = (0..<8000).map { UInt8(truncatingIfNeeded: $0 &* 7 | 1) }  // no zero byte
+        let request = Array("GET /gap HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        builder.write([segment(clientEnd, serverEnd, seq: 100, flags: .syn)])
+        builder.write([segment(serverEnd, clientEnd, seq: 5000, ack: 101, flags: [.syn, .ack])])
+        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, flags: .ack)])
+        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, request)])
+        for (index, offset) in stride(from: 0, to: answer.count, by: 1400).enumerated() where index != 2 {
+            let piece = Array(answer[offset..<min(answer.count, offset + 1400)])
+            builder.write([segment(serverEnd, clientEnd, seq: 5001 + UInt32(offset), ack: 101 + UInt32(request.count), piece)])
+        }
+        builder.close()
+        let plan = try ReplayPlan(capture: Capture.load(path: builder.path))
+        #expect(plan.exchanges.first?.uncapturedFrom == 2800, "\(plan.exchanges.map(\.uncapturedFrom))")
+        #expect(plan.notes.contains { $0.contains("the answer's bytes from 2800 of \(answer.count) were never captured") }, "\(plan.notes)")
+        #expect(plan.listing.first?.hasSuffix("(bytes from 2800 never captured: served up to them, then reset)") == true, "\(plan.listing)")
+        let (outcome, _) = try await Self.withReplay(plan) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            defer { socket.close() }
+            try socket.send(request)
+            var got: [UInt8] = []
+            do {
+                while true {
+                    let chunk = try socket.receive(maximum: 64 * 1024)
+                    if chunk.isEmpty { return (got, "eof") }
+                    got += chunk
+                }
+            } catch let failure as SocketFailure where failure == .reset {
+                return (got, "reset")
+            }
+        }
+        #expect(outcome.1 == "reset")
+        #expect(outcome.0 == Array(answer[..<2800]), "\(outcome.0.count) bytes, \(outcome.0.filter { $0 == 0 }.count) of them zero")
+    }
+
     @Test func aResetAfterALargeAnswerWaitsUntilTheClientHasItAll() async throws {
         let builder = try CaptureBuilder(path: temporaryPath("answer-then-rst.pcap"))
         defer { try? FileManager.default.removeItem(atPath: builder.path) }
