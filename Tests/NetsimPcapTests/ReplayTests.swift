@@ -103,6 +103,15 @@ struct ReplayTests {
     /// whole answer by then): a client that reads slowly, through a small receive buffer, still
     /// gets every byte before the reset. The replay reset as soon as its writes were handed to
     /// the kernel, and SO_LINGER 0 discarded what the kernel still held: the client got 32 KiB.
+    /// The client's handshake (client ISN 100, server ISN 5000) and its request: the server's
+    /// answer starts at sequence number 5001.
+    static func openAndAsk(_ builder: CaptureBuilder, _ request: [UInt8]) {
+        builder.write([segment(clientEnd, serverEnd, seq: 100, flags: .syn)])
+        builder.write([segment(serverEnd, clientEnd, seq: 5000, ack: 101, flags: [.syn, .ack])])
+        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, flags: .ack)])
+        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, request)])
+    }
+
     /// A segment the capture never had (lost before the capture point, or dropped by it) is
     /// not made up: the answer stops before it, with a reset. Replay served it as zeros inside a
     /// 200 (1448 NUL bytes in a helper's run; a 1.4 MB run of them in a live capture).
@@ -112,10 +121,7 @@ struct ReplayTests {
         let body = (0..<8000).map { UInt8(truncatingIfNeeded: $0 &* 7 | 1) }  // no zero byte
         let request = Array("GET /gap HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
-        builder.write([segment(clientEnd, serverEnd, seq: 100, flags: .syn)])
-        builder.write([segment(serverEnd, clientEnd, seq: 5000, ack: 101, flags: [.syn, .ack])])
-        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, flags: .ack)])
-        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, request)])
+        Self.openAndAsk(builder, request)
         for (index, offset) in stride(from: 0, to: answer.count, by: 1400).enumerated() where index != 2 {
             let piece = Array(answer[offset..<min(answer.count, offset + 1400)])
             builder.write([segment(serverEnd, clientEnd, seq: 5001 + UInt32(offset), ack: 101 + UInt32(request.count), piece)])
@@ -150,10 +156,7 @@ struct ReplayTests {
         let body = (0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let request = Array("GET /big HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
-        builder.write([segment(clientEnd, serverEnd, seq: 100, flags: .syn)])
-        builder.write([segment(serverEnd, clientEnd, seq: 5000, ack: 101, flags: [.syn, .ack])])
-        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, flags: .ack)])
-        builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, request)])
+        Self.openAndAsk(builder, request)
         var offset = 0
         while offset < answer.count {
             let piece = Array(answer[offset..<min(answer.count, offset + 1400)])
