@@ -213,7 +213,9 @@ struct ExpectationJudge {
             verdict.expected = wants.joined(separator: " and ") + " \(describe(window))"
             verdict.actual = "\(opened.count) attempts" + times(opened) + (problems.isEmpty ? "" : ":\n" + problems.prefix(6).joined(separator: "\n"))
             verdict.passed = problems.isEmpty
-            verdict.note = unseenAttempts(in: window) ?? (opened.count < 2 ? "fewer than two attempts: no gap or rate to judge" : nil)
+            verdict.note = unseenAttempts(in: window)
+                ?? (opened.isEmpty ? "the relay saw no connection attempt \(describe(window))"
+                    : growth != nil && opened.count < 3 ? "fewer than three attempts: no two gaps to compare" : nil)
         case .httpRequests(let filter, let range, let interval):
             judgeHTTPRequests(filter, range, minimumInterval: interval, into: &verdict)
         case .httpResponses(let filter, let range):
