@@ -57,6 +57,22 @@ struct ToxiproxyReferenceTests {
         #expect(slow >= 500_000_000, "4,000 bytes at 8 KB/s came in \(slow) ns")
     }
 
+    /// Another server on the port (taken between picking it and the child listening) is not
+    /// taken for toxiproxy-server: CI's `POST /proxies` was answered 404 by another test's server.
+    @Test func anotherServerOnThePortIsNotTakenForIt() throws {
+        let other = try LoopbackServer { socket in
+            _ = try? socket.receive(timeout: .seconds(5))
+            try? socket.send("HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nno route\n")
+            socket.close()
+        }
+        defer { other.stop() }
+        #expect {
+            _ = try ToxiproxyReference.version(port: other.endpoint.port, within: 5, while: { true })
+        } throws: { error in
+            "\(error)".contains("GET /version answered 404 (another server on the port?)")
+        }
+    }
+
     @Test func aBinaryThatNeverAnswersIsAnErrorNamingIt() async throws {
         let error = await #expect(throws: RuntimeError.self) {
             try await offload { _ = try ToxiproxyReference(executable: "/bin/true") }

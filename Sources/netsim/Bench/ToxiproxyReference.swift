@@ -41,22 +41,44 @@ final class ToxiproxyReference: @unchecked Sendable {
     }
 
     /// Starts `executable` and waits until its API answers, at most `readyWithin` seconds.
+    ///
+    /// The port is one that was free a moment ago: another process can take it before the
+    /// server listens (a test suite's servers pick ports all the time), and then something
+    /// else answers. CI saw `POST /proxies` answered 404 by another test's server. So the
+    /// server must answer `GET /version` with 200; otherwise it is stopped and started again
+    /// on a fresh port, three times at most.
     init(executable: String, readyWithin: Double = 10) throws {
         self.executable = executable
-        apiPort = try freeLoopbackPort()
-        child = try ChildProcess(
-            name: "toxiproxy-server", executable: executable, arguments: ["-host", "127.0.0.1", "-port", "\(apiPort)"],
-            captureStandardError: false)
-        do {
-            try connectLoopback(apiPort, retryingFor: readyWithin, while: { [child] in child.isRunning }).close()
-            // 2.x answers {"version": "…"}; older releases a bare string.
-            let body = try Self.request("GET", "/version", port: apiPort).body.trimmingCharacters(in: .whitespacesAndNewlines)
-            let json = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])
-            version = ((json as? [String: Any])?["version"] as? String) ?? (json as? String) ?? body
-        } catch {
-            child.stop()
-            throw RuntimeError("toxiproxy-server (\(executable)) did not answer on 127.0.0.1:\(apiPort): \(error)")
+        var problems: [String] = []
+        for _ in 1...3 {
+            let port = try freeLoopbackPort()
+            let child = try ChildProcess(
+                name: "toxiproxy-server", executable: executable, arguments: ["-host", "127.0.0.1", "-port", "\(port)"],
+                captureStandardError: false)
+            do {
+                version = try Self.version(port: port, within: readyWithin, while: { child.isRunning })
+                apiPort = port
+                self.child = child
+                return
+            } catch {
+                child.stop()
+                problems.append("127.0.0.1:\(port): \(error)")
+            }
         }
+        throw RuntimeError("toxiproxy-server (\(executable)) did not answer: \(problems.joined(separator: "; "))")
+    }
+
+    /// What `GET /version` answers on `port` once the server listens there.
+    static func version(port: Int, within seconds: Double, while starting: () -> Bool) throws -> String {
+        try connectLoopback(port, retryingFor: seconds, while: starting).close()
+        let (status, text) = try request("GET", "/version", port: port)
+        guard status == 200, starting() else {
+            throw RuntimeError("GET /version answered \(status) (another server on the port?): \(text.prefix(200))")
+        }
+        // 2.x answers {"version": "…"}; older releases a bare string.
+        let body = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let json = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])
+        return ((json as? [String: Any])?["version"] as? String) ?? (json as? String) ?? body
     }
 
     /// Starts `executable` and makes one proxy per entry (``proxy(to:toxics:)``), off the
