@@ -17,6 +17,9 @@ public struct RunOptions: Sendable {
     public var driver: String?
     /// `--seed`: overrides the scenario's seed.
     public var seed: UInt64?
+
+    /// The seed a run of `scenario` uses: ``seed``, else the scenario's own.
+    func seed(for scenario: Scenario) -> UInt64 { seed ?? scenario.seed }
     /// Where relative paths in an exec command are looked up first (the current directory).
     public var workingDirectory: String
     /// Told about steps and outcomes as they happen (the live view).
@@ -63,7 +66,7 @@ public struct RunOptions: Sendable {
                 throw RunnerError.invalid("\(scenario.file): link mode packet runs the client inside a network namespace, as a process; "
                     + "a client in the test's own process cannot go there: run the scenario in relay mode, or give an exec client")
             }
-            return try await inProcess.make(DriverConfig(scenario.client, seed: seed ?? scenario.seed, caFile: caFile))
+            return try await inProcess.make(DriverConfig(scenario.client, seed: seed(for: scenario), caFile: caFile))
         }
         return try DriverFactory.make(driverName(for: scenario), scenario: scenario, options: self, caFile: caFile, placement: placement)
     }
@@ -116,7 +119,7 @@ public enum ScenarioRunner {
             let tls = try RunTLS.prepare(for: scenario, options: options)
             started.push { tls?.keyLog?.close() }
             // A packet link first: the upstream listens on its host side.
-            let packet = try PacketStage.start(scenario, seed: options.seed ?? scenario.seed, log: log, pcapPath: options.pcapPath)
+            let packet = try PacketStage.start(scenario, seed: options.seed(for: scenario), log: log, pcapPath: options.pcapPath)
             started.push { packet?.stop() }
             let upstream = try await UpstreamHandle.start(scenario.upstream, log: log, tls: tls, scenarioFile: scenario.file,
                                                           workingDirectory: options.workingDirectory, host: packet?.host ?? "127.0.0.1")
@@ -139,7 +142,7 @@ public enum ScenarioRunner {
             } else {
                 let relay = Relay(
                     configuration: RelayConfiguration(
-                        upstream: upstream.endpoint, link: scenario.link, seed: options.seed ?? scenario.seed,
+                        upstream: upstream.endpoint, link: scenario.link, seed: options.seed(for: scenario),
                         connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30),
                         observeHTTP: true, tls: try tls?.interception(for: scenario), authority: tls?.authority),
                     eventLog: log, tap: recorder)
@@ -158,7 +161,7 @@ public enum ScenarioRunner {
 
             // Scenario time starts now that the server, the relay and the client are all up.
             log.rebase(toMonotonic: log.clock.now())
-            options.observer?.started(scenario, driver: driver.name, relay: target, seed: options.seed ?? scenario.seed)
+            options.observer?.started(scenario, driver: driver.name, relay: target, seed: options.seed(for: scenario))
             let timeline = TimelinePlayer(scenario: scenario, link: link, authority: authority, driver: driver, log: log, observer: options.observer)
             let outcomes = await timeline.play()
             let finished = log.clock.now() - log.origin
@@ -175,7 +178,7 @@ public enum ScenarioRunner {
             await started.stopLast()  // the packet link
             await started.stopLast()  // the key log
             let result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests, peers: peers,
-                               driverName: driver.name, duration: finished, clientLog: clientLog, seed: options.seed ?? scenario.seed)
+                               driverName: driver.name, duration: finished, clientLog: clientLog, seed: options.seed(for: scenario))
             logger.debug("judged", metadata: ["passed": "\(result.passed)", "seconds": "\(Double(finished) / 1e9)"])
             return result
         } catch {
@@ -282,11 +285,11 @@ public enum DriverFactory {
                 .resolve(adapters.first { $0.name == adapter }!.command)
             return try exec(command, directory: options.workingDirectory)
         case let name where placement != nil && inProcess.contains(name):
-            let seed = options.seed ?? scenario.seed
+            let seed = options.seed(for: scenario)
             return try ExecDriver(command: try placement!.inProcessDriver(name, seed: seed, caFile: caFile), client: scenario.client,
                                   workingDirectory: options.workingDirectory, environment: caEnvironment.merging(placement!.environment) { $1 })
         default:
-            guard let driver = makeInProcess(name, client: scenario.client, seed: options.seed ?? scenario.seed, caFile: caFile) else {
+            guard let driver = makeInProcess(name, client: scenario.client, seed: options.seed(for: scenario), caFile: caFile) else {
                 throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(names.joined(separator: ", "))")
             }
             return driver

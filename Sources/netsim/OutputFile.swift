@@ -56,7 +56,8 @@ enum OutputFile {
         unlink(probe)
     }
 
-    private static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+    /// The system's words for `code` (`No such file or directory`).
+    static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
 }
 
 extension Error {

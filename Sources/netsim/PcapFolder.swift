@@ -25,7 +25,7 @@ enum PcapFolder {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
             guard isFolder.boolValue else { throw ValidationError("--pcap \(folder): is a file; give a folder for the captures") }
-            guard access(folder, W_OK) == 0 else { throw ValidationError("--pcap \(folder): \(String(cString: strerror(errno)))") }
+            guard access(folder, W_OK) == 0 else { throw ValidationError("--pcap \(folder): \(OutputFile.reason(errno))") }
             return
         }
         // Each missing folder on the way, with mkdir(2)'s own reason when one cannot be made.
@@ -33,7 +33,7 @@ enum PcapFolder {
         for component in folder.split(separator: "/") {
             made += "/" + component
             guard mkdir(made, 0o755) == 0 || errno == EEXIST else {
-                throw ValidationError("--pcap \(folder): cannot create \(made): \(String(cString: strerror(errno)))")
+                throw ValidationError("--pcap \(folder): cannot create \(made): \(OutputFile.reason(errno))")
             }
         }
     }
