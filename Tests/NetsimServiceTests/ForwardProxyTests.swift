@@ -144,19 +144,23 @@ struct ForwardProxyTests {
                                                       faults: [FaultRule(.rst, trigger: .after(.milliseconds(1500)))]), threads: 1)
         let bound = try await proxy.start()
         _ = try await proxy.relay(to: echo.endpoint, tunnel: true)
-        let seconds = try? await offload { () -> Double in
+        let times = try? await offload { () -> (established: Double, reset: Double) in
             let connected = ContinuousClock.now
             let socket = try BlockingSocket.connect(to: bound)
             defer { socket.close() }
             try socket.send("CONNECT \(echo.endpoint) HTTP/1.1\r\nHost: \(echo.endpoint)\r\n\r\n")
-            _ = try? socket.receiveToEnd(timeout: Self.patience)  // the 200 at 1 s, then the reset
-            return (ContinuousClock.now - connected) / .seconds(1)
+            _ = try socket.receive(exactly: "HTTP/1.1 200 Connection Established\r\n\r\n".utf8.count, timeout: Self.patience)
+            let established = (ContinuousClock.now - connected) / .seconds(1)
+            _ = try? socket.receiveToEnd(timeout: Self.patience)  // the reset
+            return (established, (ContinuousClock.now - connected) / .seconds(1))
         }
         await proxy.stop()
         echo.stop()
-        let elapsed = try #require(seconds)
-        // From the connect: 1.5 s; counted from the hand-over it was 2.5 s.
-        #expect(elapsed >= 1.49 && elapsed < 2.3, "the reset came \(elapsed) s after the connect")
+        let (established, elapsed) = try #require(times)
+        // From the connect: 1.5 s, or at the hand-over (the 200) if a loaded machine made that
+        // later (CI: the 200 late, the reset at 3.03 s). Counted from the hand-over it was the
+        // 200 + 1.5 s: 2.5 s unloaded.
+        #expect(elapsed >= 1.49 && elapsed < max(1.5, established) + 0.8, "the reset came \(elapsed) s after the connect, the 200 at \(established) s")
     }
 
     /// An answer the proxy writes itself crosses the link as any other would: a 502 for a
