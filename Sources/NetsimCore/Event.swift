@@ -46,6 +46,9 @@ public struct Event: Sendable, Equatable {
 /// What happened. Producers (relay, drivers) add cases; readers (expectations, reports, pcap)
 /// switch over them.
 public enum EventKind: Sendable, Equatable {
+    /// The seed every random decision of this run or relay flows from: with it, an event log
+    /// alone says how to reproduce what it records (`--seed N`).
+    case seed(UInt64)
     /// The relay accepts connections on this address.
     case listening(address: String)
     /// The relay stopped accepting connections (shut down, or a `refuse` fault closed the listener).
@@ -109,6 +112,7 @@ public enum EventKind: Sendable, Equatable {
     /// The event's name in JSON output.
     public var name: String {
         switch self {
+        case .seed: "seed"
         case .listening: "listening"
         case .listenerClosed: "listener_closed"
         case .listenerPaused: "listener_paused"

@@ -13,12 +13,13 @@ extension Event {
 }
 
 enum JSONValue {
-    case string(String), int(Int), seconds(Int64), bool(Bool)
+    case string(String), int(Int), unsigned(UInt64), seconds(Int64), bool(Bool)
 
     var rendered: String {
         switch self {
         case .bool(let v): return v ? "true" : "false"
         case .int(let v): return String(v)
+        case .unsigned(let v): return String(v)
         case .seconds(let ns):
             let micros = ns / 1000
             let whole = micros / 1_000_000
@@ -51,6 +52,7 @@ public func jsonQuoted(_ s: String) -> String {
 extension EventKind {
     var jsonFields: [(String, JSONValue)] {
         switch self {
+        case .seed(let seed): [("seed", .unsigned(seed))]
         case .listening(let address): [("address", .string(address))]
         case .listenerClosed(let reason), .listenerPaused(let reason), .listenerResumed(let reason): [("reason", .string(reason))]
         case .opened(let client): [("client", .string(client?.eventText ?? "unknown"))]

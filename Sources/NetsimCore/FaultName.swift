@@ -13,6 +13,8 @@ public struct FaultName: Hashable, Sendable, Comparable, ExpressibleByStringLite
 
     /// Lost SYNs delayed (or timed out) the upstream connect: the link's loss model, not a fault rule.
     public static let synLoss: FaultName = "syn-loss"
+    /// The link's loss model lost one segment so often that its simulated sender gave up.
+    public static let segmentLoss: FaultName = "segment-loss"
     /// The connection was closing; bytes that arrived meanwhile were read and dropped.
     public static let closing: FaultName = "closing"
     /// One side reset; what was travelling towards it was dropped.

@@ -43,6 +43,11 @@ public struct DirectionShaper: Sendable {
     /// is released at ``Release/neverNanoseconds``.
     public var isStalledForever: Bool { lastReleaseNanoseconds == Release.neverNanoseconds }
 
+    /// Once the loss stage's simulated sender lost one segment
+    /// ``LossRecovery/maximumConsecutiveLosses`` times in a row and gave up (not a zero rate):
+    /// how long after that segment was sent (its retransmission timeouts). Nil until then.
+    public var senderGaveUpAfter: Int64? { recovery.givingUpNanoseconds }
+
     /// `count` bytes arrived from the source at `now`. Appends pieces to `out`, in stream order, whose
     /// byte counts sum to exactly `count`. Release times never decrease across all calls (bytes never
     /// overtake each other) and are never earlier than `now`. `Release.neverNanoseconds` (Int64.max)

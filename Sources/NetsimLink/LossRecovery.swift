@@ -32,6 +32,9 @@ public struct LossRecovery: Sendable {
     public private(set) var slowStartThreshold = Double.infinity
     /// True once a segment was lost ``maximumConsecutiveLosses`` times: nothing more is delivered.
     public private(set) var hasGivenUp = false
+    /// How long after the lost segment was first sent the sender gave up: the retransmission
+    /// timeouts it waited out (the decision is taken when the segment is handed over).
+    public private(set) var givingUpNanoseconds: Int64?
 
     /// Times are kept as Double nanoseconds after `origin` so pacing gaps of a fraction of a
     /// nanosecond add up exactly instead of being rounded away on every segment.
@@ -124,6 +127,7 @@ public struct LossRecovery: Sendable {
         congestionWindow = slowStartThreshold
         if losses >= Self.maximumConsecutiveLosses {
             hasGivenUp = true
+            givingUpNanoseconds = Self.wholeNanoseconds(stall + timeout)
             return true
         }
         stall += timeout

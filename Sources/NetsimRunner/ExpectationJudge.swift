@@ -233,6 +233,9 @@ struct ExpectationJudge {
             verdict.expected = "a check that applies to the relay"
             verdict.actual = "not applicable"
         }
+        if verdict.passed, verdict.note == nil, let from = check.relayWindow?.from, from.nanoseconds >= observations.ended {
+            verdict.note = "the run ended at \(formatNanoseconds(observations.ended)), before this window began at \(from.compactDescription): nothing the relay saw could count"
+        }
     }
 
     private func openedTimes(in window: TimeWindow) -> [Int64] {
@@ -343,5 +346,17 @@ extension String {
         var text = String((value * 1000).rounded() / 1000)
         while text.hasSuffix("0") && text.contains(".") { text.removeLast() }
         self = text
+    }
+}
+
+private extension Check {
+    /// The scenario-time window a relay check counts in (nil for other checks).
+    var relayWindow: TimeWindow? {
+        switch self {
+        case .newConnections(let window, _), .attempts(let window, _, _), .bytes(_, let window, _): window
+        case .httpRequests(let filter, _, _): filter.window
+        case .httpResponses(let filter, _): filter.window
+        default: nil
+        }
     }
 }

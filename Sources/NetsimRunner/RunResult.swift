@@ -44,6 +44,8 @@ struct Observations {
     var outcomes: [RequestOutcome]
     var serverRequests: [ServerRequest]
     var events: [Event]
+    /// When the timeline ended, in scenario time (the run's `duration`).
+    var ended: Int64
 }
 
 extension RunResult {

@@ -58,6 +58,18 @@ public struct RunOptions: Sendable {
         driver ?? inProcess?.name ?? (exec != nil ? "exec" : scenario.client.driver)
     }
 
+    /// Refuses a run whose built-in driver could not read the scenario's `settings`: the scenario
+    /// check only reads them for the driver the scenario names, so `--client resilient` over a
+    /// scenario written for `exec` would run with a misread `backoff` silently at its default.
+    func checkSettings(for scenario: Scenario) throws {
+        let name = driverName(for: scenario)
+        guard name != scenario.client.driver, DriverFactory.inProcess.contains(name) else { return }
+        let problems = scenario.client.unreadableBuiltinSettings()
+        guard !problems.isEmpty else { return }
+        throw RunnerError.invalid("\(scenario.client.location): the \(name) driver (--client \(name)) cannot read these settings: "
+            + problems.joined(separator: "; ") + " (docs/drivers.md lists what it reads)")
+    }
+
     /// The client for one run: the in-process one unless a driver is named, else the named one;
     /// inside a packet link's namespace when `placement` says so.
     func makeDriver(for scenario: Scenario, caFile: String?, placement: ClientPlacement? = nil) async throws -> any ClientDriver {
@@ -109,7 +121,9 @@ public enum ScenarioRunner {
         var logger = Self.logger
         logger[metadataKey: "scenario"] = "\(scenario.name)"
         logger[metadataKey: "driver"] = "\(options.driverName(for: scenario))"
+        try options.checkSettings(for: scenario)
         let log = EventLog()
+        log.record(.seed(options.seed(for: scenario)))
         // Counted in the line an interrupted command prints (nothing to undo: the process exits).
         let inFlight = InterruptCleanup.register(.run) {}
         defer { InterruptCleanup.unregister(inFlight) }
@@ -193,7 +207,7 @@ public enum ScenarioRunner {
                               seed: UInt64) -> RunResult {
         let events = log.events
         let mapped = ConnectionMap(events: events, serverRequests: serverRequests, peers: peers).attach(to: outcomes)
-        let observations = Observations(outcomes: mapped, serverRequests: serverRequests, events: events)
+        let observations = Observations(outcomes: mapped, serverRequests: serverRequests, events: events, ended: finished)
         let verdicts = ExpectationJudge(observations: observations).judge(scenario.expectations)
         return RunResult(
             scenario: scenario, driverName: driverName, outcomes: mapped, serverRequests: serverRequests,

@@ -92,6 +92,7 @@ enum TimelineText {
 
     static func text(_ kind: EventKind) -> String {
         switch kind {
+        case .seed(let seed): "seed \(seed)"
         case .listening(let address): "relay listening on \(address)"
         case .listenerClosed(let reason): "listener closed: \(reason)"
         case .listenerPaused(let reason): "listener paused: \(reason)"

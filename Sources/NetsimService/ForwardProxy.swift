@@ -85,6 +85,8 @@ public final class ForwardProxy: @unchecked Sendable {
     private var waiting: [ObjectIdentifier: any Channel] = [:]
     /// One relay per destination, and per kind: tunnels (intercepted when asked) and plain HTTP.
     private var relays: [RelayKey: Task<Relay, any Error>] = [:]
+    /// The relays of ``relays`` that have started, for ``startedRelay(to:tunnel:)``.
+    private var started: [RelayKey: Relay] = [:]
 
     struct RelayKey: Hashable {
         var destination: Endpoint
@@ -141,6 +143,7 @@ public final class ForwardProxy: @unchecked Sendable {
             defer {
                 listener = nil
                 relays.removeAll()
+                started.removeAll()
             }
             return (listener, Array(relays.values))
         }
@@ -175,6 +178,13 @@ public final class ForwardProxy: @unchecked Sendable {
         return (AddressRange.loopback + configuration.allow).contains { $0.contains(address) }
     }
 
+    /// The relay to `destination` if it has started already: a connection's event loop then hands
+    /// the connection over at once. Awaiting ``relay(to:tunnel:)`` resumes on Swift's shared
+    /// pool, which a busy process (a test suite) kept for seconds, and a tunnel's 200 came late.
+    func startedRelay(to destination: Endpoint, tunnel: Bool) -> Relay? {
+        lock.withLock { started[RelayKey(destination: destination, tunnel: tunnel)] }
+    }
+
     /// The relay to `destination`, started on first use. It has no listener (connections are
     /// adopted) and reaches the destination by name, per connection. A tunnel's relay intercepts
     /// TLS when the proxy was asked to (and then observes the HTTP inside).
@@ -195,6 +205,7 @@ public final class ForwardProxy: @unchecked Sendable {
                     await relay.stop()
                     throw error
                 }
+                lock.withLock { if relays[key] != nil { started[key] = relay } }  // not after a stop
                 return relay
             }
             relays[key] = task

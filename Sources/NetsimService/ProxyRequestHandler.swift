@@ -119,7 +119,9 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let channel = context.channel
         let proxy = self.proxy
         _ = channel.setOption(ChannelOptions.autoRead, value: false)
-        let relayFuture = channel.eventLoop.makeFutureWithTask { try await proxy.relay(to: destination, tunnel: isConnect) }
+        // A started relay is taken on this loop; only a destination's first connection awaits its start.
+        let relayFuture = proxy.startedRelay(to: destination, tunnel: isConnect).map { channel.eventLoop.makeSucceededFuture($0) }
+            ?? channel.eventLoop.makeFutureWithTask { try await proxy.relay(to: destination, tunnel: isConnect) }
         // Without a stand-in, look up (under the DNS faults) and connect first: an unreachable
         // destination gets a 502 from the proxy.
         let upstream: EventLoopFuture<(any Channel)?> = proxy.mayStandIn

@@ -4,13 +4,13 @@ import NetsimCore
 
 /// The process's entry: the allocator's settings (``MallocTuning``), the open-file limit raised
 /// to the hard limit (``OpenFileLimit``: a relay's connections each take two), then the command
-/// line.
+/// line, with negative option values joined to their options (``NegativeValues``).
 @main
 enum NetsimMain {
     static func main() async {
         MallocTuning.apply(environment: ProcessInfo.processInfo.environment)
         OpenFileLimit.raise()
-        await Netsim.main()
+        await Netsim.main(NegativeValues.joined(Array(CommandLine.arguments.dropFirst())))
     }
 }
 

@@ -21,6 +21,9 @@ enum OutputFile {
             throw ValidationError("\(option) -: standard output holds \(standardOutputHolds); give a file name (or /dev/stdout to mix them)")
         }
         guard let path, path != "-" else { return }
+        // An empty name (`--pcap "$UNSET"`) was taken as the working directory's path and failed
+        // late, as `cannot write the capture : : No such file…`, or after a whole run.
+        if path.isEmpty { throw ValidationError("\(option) was given an empty file name; give one, e.g. \(option) \(example(for: option))") }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             if isDirectory.boolValue { throw ValidationError("\(option) \(path): is a directory; give a file name") }
@@ -54,6 +57,18 @@ enum OutputFile {
         }
         close(descriptor)
         unlink(probe)
+    }
+
+    /// A file name fit for `option`, for hints.
+    private static func example(for option: String) -> String {
+        switch option {
+        case "--pcap": "run.pcap"
+        case "--events": "run.jsonl"
+        case "--html": "run.html"
+        case "--junit": "junit.xml"
+        case "--stats": "counts.json"
+        default: "run.json"
+        }
     }
 
     /// The system's words for `code` (`No such file or directory`).

@@ -22,6 +22,7 @@ enum PcapFolder {
     /// before anything runs. A folder that could not be made failed after the suite's first line,
     /// with Foundation's "The operation could not be completed".
     static func create(_ folder: String) throws {
+        if folder.isEmpty { throw ValidationError("--pcap was given an empty folder name; give one, e.g. --pcap captures/") }
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
             guard isFolder.boolValue else { throw ValidationError("--pcap \(folder): is a file; give a folder for the captures") }

@@ -58,6 +58,7 @@ struct ProxyCommand: AsyncParsableCommand {
         if let maxConnections, maxConnections < 1 {
             throw ValidationError("--max-connections \(maxConnections): give 1 or more")
         }
+        try OutputFile.check(events, option: "--events")
     }
 
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
@@ -66,6 +67,7 @@ struct ProxyCommand: AsyncParsableCommand {
         logging.bootstrap()
         let stop = StopSignal(command: "netsim proxy")
         let log = try streamingEventLog(to: events)
+        log.record(.seed(seed))
         let flusher = flushPeriodically(log)
         if !listen.isLoopback {
             let who = allow.isEmpty ? "from loopback only (add --allow CIDR for others)"

@@ -84,6 +84,7 @@ struct RelayCommand: AsyncParsableCommand {
         logging.bootstrap()
         let stop = StopSignal(command: "netsim relay")
         let log = try streamingEventLog(to: events)
+        log.record(.seed(seed))
         let flusher = flushPeriodically(log)
 
         if let warning = Self.exposureWarning(listen: listen, upstream: upstream) { warnLoudly(warning) }

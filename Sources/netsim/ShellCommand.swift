@@ -55,12 +55,21 @@ struct ShellCommand: ParsableCommand {
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --. Default: $SHELL", valueName: "command"))
     var command: [String] = []
 
+    /// Every file the shell writes is checked before the namespace is made: `--stats` is written
+    /// when the command inside ends, which may be a whole session later.
+    func validate() throws {
+        for (path, option) in [(pcap, "--pcap"), (stats, "--stats"), (faults.events, "--events")] {
+            try OutputFile.check(path, option: option)
+        }
+    }
+
     func run() throws {
         #if canImport(Glibc)
         let configuration = try packet.configuration(link: link.configuration())
         let schedule = try faults.schedule()
         // One log: the faults' events and the DNS server's, streamed to --events when given.
         let events = try faults.eventLog()
+        events?.record(.seed(seed))
         let eventLog = events ?? EventLog(retention: 0)
         if let missing = PacketShellRequirements.missing() {
             printStatus("netsim shell: \(missing)")

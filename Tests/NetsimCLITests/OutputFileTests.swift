@@ -29,6 +29,24 @@ struct OutputFileTests {
         #expect(Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9", "--events", "-", "--pcap", "\(folder)/netsim-\(UUID()).pcap"]) } == "no error")
     }
 
+    /// An empty name (`--pcap "$UNSET"`) is a usage error before anything runs. `netsim run
+    /// --json ""` ran the whole scenario first; `relay --pcap ""` said `cannot write the
+    /// capture : : No such file or directory`.
+    @Test func anEmptyFileNameIsAUsageError() {
+        let cases: [(String, () throws -> Void)] = [
+            ("--json", { _ = try RunCommand.parse(["Scenarios/server-fin.scn", "--json", ""]) }),
+            ("--pcap", { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9", "--pcap", ""]) }),
+            ("--events", { _ = try ProxyCommand.parse(["--events", ""]) }),
+            ("--stats", { _ = try ShellCommand.parse(["--stats", ""]) }),
+            ("--events", { _ = try ShellCommand.parse(["--events", ""]) }),
+            ("--junit", { _ = try TestCommand.parse(["Scenarios/", "--junit", ""]) }),
+        ]
+        for (option, parse) in cases {
+            #expect(Self.message(parse).contains("\(option) was given an empty file name; give one, e.g. \(option) "), "\(option)")
+        }
+        #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--pcap", ""]) }.contains("--pcap was given an empty folder name"))
+    }
+
     /// `-` is standard output for `netsim relay --events`; `netsim run` and `netsim test` print
     /// their report there, and took `-` as a file of that name in the working directory.
     @Test func aDashIsRefusedWhereStandardOutputHoldsTheReport() {

@@ -29,7 +29,7 @@ struct RelayProcessTests {
         defer { try? FileManager.default.removeItem(at: events) }
         let relay = try Self.start([
             "relay", "--upstream", server.endpoint.description, "--latency", "20ms",
-            "--events", events.path, "--duration", "60s",
+            "--events", events.path, "--duration", "60s", "--seed", "18446744073709551615",
         ])
         let port = try await Self.boundPort(relay)
         let rtt = try await offload { () -> Double in
@@ -50,7 +50,9 @@ struct RelayProcessTests {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             return object?["event"] as? String ?? "?"
         }
-        #expect(names.first == "listening")
+        // The seed first, so the log alone says how to reproduce it (the largest seed, whole).
+        #expect(lines.first?.hasSuffix(#""event":"seed","seed":18446744073709551615}"#) == true, "\(lines.first ?? "")")
+        #expect(names.dropFirst().first == "listening")
         #expect(["opened", "upstream_connected", "bytes", "half_closed", "closed"].allSatisfy(names.contains))
     }
 

@@ -172,3 +172,33 @@ struct StallTests {
         #expect(h.machine.lastActivityTime == 3_000)
     }
 }
+
+/// A link that loses one segment 15 times in a row: its simulated sender gives up, and the relay
+/// says so once (a `segment-loss` fault event) instead of going silent without a word.
+@Suite("a sender that gives up on a lossy link")
+struct GivingUpTests {
+    @Test func givingUpIsLoggedOnceForTheDirectionItHappenedIn() {
+        var h = MachineHarness()  // connected first: the lossy link would lose the SYN-ACKs too
+        h.machine.update(link: LinkConfiguration(down: DirectionLink(loss: .bernoulli(.percent(100)))))
+        h.receive("request", from: .client)
+        #expect(h.text(.upstream) == "request", "the up direction is lossless")
+        #expect(!h.events.contains { if case .faultFired(.segmentLoss, _) = $0 { true } else { false } })
+        for _ in 0..<3 { h.receive("answer", from: .upstream) }
+        let givingUp = h.events.compactMap { event -> String? in
+            if case .faultFired(.segmentLoss, let detail) = event { detail } else { nil }
+        }
+        #expect(givingUp.count == 1, "\(h.events)")
+        #expect(givingUp.first?.hasPrefix("a segment down (server → client) sent now is lost 15 times in a row: the simulated sender gives up ") == true, "\(givingUp)")
+        h.advance(by: .seconds(3600))
+        #expect(h.text(.client) == "")
+    }
+
+    /// A rate of zero stalls a direction forever too, but nobody gave up: nothing is said.
+    @Test func aZeroRateIsNotGivingUp() {
+        var h = MachineHarness()
+        h.machine.update(link: LinkConfiguration(down: DirectionLink(bandwidth: DataRate(bitsPerSecond: 0))))
+        h.receive("answer", from: .upstream)
+        #expect(h.text(.client) == "")
+        #expect(!h.events.contains { if case .faultFired(.segmentLoss, _) = $0 { true } else { false } })
+    }
+}

@@ -156,6 +156,9 @@ import Testing
         #expect(delivery.departure == Release.neverNanoseconds)
         #expect(delivery.losses == 15)
         #expect(recovery.hasGivenUp)
+        // 15 timeouts from RTT + 200 ms, doubling, capped at 120 s: the sender gives up when
+        // the last one runs out (0.3 s + 0.6 s + … + 76.8 s + 6 × 120 s = 873.3 s at 100 ms).
+        #expect(recovery.givingUpNanoseconds == 873_300_000_000, "\(recovery.givingUpNanoseconds.map(formatNanoseconds) ?? "nil")")
     }
 
     @Test(arguments: [LossModel.bernoulli(.certain), .gilbertElliott(averageLoss: .certain, meanBurst: 3)])

@@ -170,8 +170,9 @@ struct BadInputTests {
         let (status, _, stderr) = try await runNetsim(["profile", fixture("zeek-http-get.pcap"), "--flow", "nonsense"])
         #expect(status != 0 && stderr.contains("not a flow selector"))
         // A speed so small that a captured pause divided by it overflowed Int64: the replay
-        // trapped on its first request. Now refused before anything runs.
-        for speed in ["1e-300", "0.0009", "1001"] {
+        // trapped on its first request. Now refused before anything runs. A negative one was
+        // taken for an option and said "Missing value for --speed".
+        for speed in ["1e-300", "0.0009", "1001", "-1"] {
             let (status, _, stderr) = try await runNetsim(["replay", fixture("zeek-http-get.pcap"), "--speed", speed])
             #expect(status == 64 && stderr.contains("--speed must be a factor from 0.001 to 1000"), "\(speed): \(stderr)")
         }

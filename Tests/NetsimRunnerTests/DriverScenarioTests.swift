@@ -17,6 +17,36 @@ struct DriverScenarioTests {
         return try await ScenarioRunner.run(parsed, options: RunOptions(driver: driver, workingDirectory: repositoryRoot))
     }
 
+    /// `--client resilient` over a scenario written for exec: settings it could not read were
+    /// its defaults without a word (the scenario check reads them only for the driver named).
+    /// Now the run is refused before anything starts, naming the scenario's `client:`.
+    @Test func aBuiltInDriverRefusesSettingsItCannotReadBeforeAnythingRuns() async throws {
+        let parsed = try scenario("""
+            name: exec-settings
+            description: Written for an exec client.
+            upstream:
+              routes:
+                - path: /feed
+            client:
+              driver: exec
+              command: [python3, client.py]
+              settings: { backoff: 5 }
+            timeline:
+              - request: feed
+                path: /feed
+            expect:
+              - request: feed
+                status: 200
+
+            """, file: "exec-settings.scn")
+        await #expect {
+            try await ScenarioRunner.run(parsed, options: RunOptions(driver: "resilient", workingDirectory: repositoryRoot))
+        } throws: { error in
+            guard case RunnerError.invalid(let message) = error else { return false }
+            return message.hasPrefix("exec-settings.scn:6:1: the resilient driver (--client resilient) cannot read these settings: 'backoff: 5': '5' is not a duration")
+        }
+    }
+
     @Test func lockscreenFailsWithNaive() async throws {
         let result = try await Self.lockscreen("naive")
         #expect(!result.passed)

@@ -15,7 +15,7 @@ func scenario(_ source: String, file: String = "test.scn") throws -> Scenario {
     do {
         return try ScenarioParser.parse(source: source, file: file)
     } catch {
-        Issue.record("scenario does not parse:\n\((error as? ScenarioErrors)?.rendered() ?? "\(error)")")
+        Issue.record("scenario does not parse:\n\(error.rendered())")
         throw error
     }
 }

@@ -85,4 +85,48 @@ struct UnseenPassTests {
         // A check that saw what it judges carries no note.
         #expect(result.verdict("request a: error refused")?.note == nil)
     }
+
+    /// A window that begins after the run has ended counts nothing, so its `max` passes on
+    /// nothing (`from: 60s` in a run of a second: a typo, or a timeline that got shorter).
+    @Test func aWindowAfterTheRunsEndSaysSoUnderItsPass() async throws {
+        let result = try await run(scenario("""
+            name: late-window
+            description: one request, then checks on a window long after the run
+            upstream:
+              routes:
+                - path: /a
+                  body: a
+            client:
+              driver: naive
+            timeline:
+              - request: a
+                path: /a
+            expect:
+              - request: a
+                status: 200
+              - relay:
+                  new_connections: { from: 60s, max: 0 }
+                  bytes: { from: 1m, max: 0 }
+              - relay:
+                  new_connections: { to: 60s, max: 1 }
+            """))
+        #expect(result.passed, "\(TextReport.render(result))")
+        let late = result.verdicts.filter { $0.check.check.isRelayWindowFrom60 }
+        #expect(late.count == 2)
+        for verdict in late {
+            #expect(verdict.note?.hasPrefix("the run ended at ") == true && verdict.note?.hasSuffix("before this window began at 60s: nothing the relay saw could count") == true,
+                    "\(verdict.title): \(verdict.note ?? "no note")")
+        }
+        let inside = try #require(result.verdict("relay: new connections at most 1"), "\(result.verdicts.map(\.title))")
+        #expect(inside.note == nil)
+    }
+}
+
+private extension Check {
+    var isRelayWindowFrom60: Bool {
+        switch self {
+        case .newConnections(let window, _), .bytes(_, let window, _): window.from == .seconds(60)
+        default: false
+        }
+    }
 }

@@ -51,4 +51,15 @@ struct ClientSettingsTests {
         #expect(messages(driver: "resilient", "backoff: 200ms, cache: \"off\", block: \"true\", my_option: x, backoff_max: \"2\"") == [])
         #expect(messages(driver: "exec", "idle_timeout: 5, backof: 2") == [])
     }
+
+    /// The same reading, asked of a parsed scenario by the runner when `--client` names one of
+    /// netsim's drivers over a scenario written for another.
+    @Test func aScenarioForExecSaysWhatABuiltInDriverCouldNotRead() throws {
+        let parsed = try ScenarioParser.parse(source: Self.scenario(driver: "exec", settings: "idle_timeout: 5, backof: 2s, cache: nope, backoff: 1s, my_option: x"), file: Self.file)
+        let problems = parsed.client.unreadableBuiltinSettings()
+        #expect(problems.count == 3)
+        #expect(problems.first == "unknown setting 'backof': did you mean 'backoff'?")
+        #expect(problems.dropFirst().first == "'cache: nope' is not one of protocol, off, none, false")
+        #expect(problems.last?.hasPrefix("'idle_timeout: 5': '5' is not a duration") == true, "\(problems)")
+    }
 }

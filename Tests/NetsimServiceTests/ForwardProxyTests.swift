@@ -105,7 +105,11 @@ struct ForwardProxyTests {
         let rtt = 0.5
         let proxy = ForwardProxy(configuration: .init(link: LinkConfiguration(both: DirectionLink(latency: .milliseconds(250)))), threads: 1)
         let bound = try await proxy.start()
-        _ = try await proxy.relay(to: echo.endpoint, tunnel: true)  // started, so its start is not timed
+        #expect(proxy.startedRelay(to: echo.endpoint, tunnel: true) == nil)
+        let relay = try await proxy.relay(to: echo.endpoint, tunnel: true)  // started, so its start is not timed
+        // Taken on the connection's loop from now on, awaiting nothing; plain HTTP has its own.
+        #expect(proxy.startedRelay(to: echo.endpoint, tunnel: true) === relay)
+        #expect(proxy.startedRelay(to: echo.endpoint, tunnel: false) == nil)
         let result = try? await offload { () -> (String, [UInt8], Double, Double) in
             let connected = ContinuousClock.now
             let socket = try BlockingSocket.connect(to: bound)

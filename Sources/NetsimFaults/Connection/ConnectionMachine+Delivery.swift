@@ -9,6 +9,17 @@ extension ConnectionMachine {
         down.update(link: link.down, roundTripNanoseconds: link.roundTripNanoseconds)
     }
 
+    /// Says, once per direction, that the loss model's simulated sender gave up: the stream
+    /// goes silent that way for good, which a relay that said nothing left unexplained. Logged
+    /// when the model decides it, as the segment is handed over; `after` says when the sender
+    /// gives up in the model's time.
+    mutating func logGivingUp(_ direction: Direction, after: Int64) {
+        let way = direction == .up ? "up (client → server)" : "down (server → client)"
+        log(.faultFired(fault: .segmentLoss, detail: "a segment \(way) sent now is lost \(LossRecovery.maximumConsecutiveLosses) times in a row: "
+            + "the simulated sender gives up \(formatNanoseconds(after)) later (Linux's tcp_retries2), and nothing more is delivered that way; "
+            + "the far side sees silence until its own timeout"))
+    }
+
     // MARK: Delivery
 
     /// Writes every queued piece of `direction` that is due, then arms the timer for the next.

@@ -257,6 +257,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         } else {
             let sent = sendTime(direction, min(now, arrivedAt ?? now))
             let delay = withLane(direction) { $0.enqueue(chunk, at: sent) }
+            if delay == nil, let after = withLane(direction, { $0.takeNewsOfGivingUp() }) { logGivingUp(direction, after: after) }
             if reportsDelays, let delay, lane(direction, { $0.isImpaired }) { actions.append(.delayed(direction, nanoseconds: delay)) }
             deliverDue(direction, now: now)
         }

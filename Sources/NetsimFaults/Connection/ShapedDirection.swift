@@ -44,6 +44,8 @@ struct ShapedDirection<Chunk: ByteChunk> {
     var timerDeadline: Int64 = .max
     /// A marker has been queued: no more data will come from the source.
     private(set) var sourceFinished = false
+    /// The model's sender giving up has been logged (it is logged once).
+    private var gaveUpLogged = false
 
     init(direction: Direction, shaper: DirectionShaper) {
         self.direction = direction
@@ -72,6 +74,14 @@ struct ShapedDirection<Chunk: ByteChunk> {
         }
         peakQueuedBytes = max(peakQueuedBytes, queuedBytes)
         return last == Release.neverNanoseconds ? nil : last - now
+    }
+
+    /// How long after its lost segment the model's simulated sender gave up: the first time it
+    /// is asked after that, nil before and after.
+    mutating func takeNewsOfGivingUp() -> Int64? {
+        guard let after = shaper.senderGaveUpAfter, !gaveUpLogged else { return nil }
+        gaveUpLogged = true
+        return after
     }
 
     /// Queues a marker behind the bytes already queued, delayed like a byte arriving now and

@@ -108,7 +108,7 @@ struct LaneBuilder {
         let kind: String
         var side: String?
         switch event.kind {
-        case .bytes, .dropped, .step, .requestStarted, .requestFinished: return nil
+        case .bytes, .dropped, .step, .requestStarted, .requestFinished, .seed: return nil
         case .opened: kind = "open"
         case .listening, .listenerClosed, .listenerPaused, .listenerResumed: kind = "listener"
         case .upstreamConnected: kind = "upstream"

@@ -1,0 +1,24 @@
+import Testing
+@testable import netsim
+
+/// A negative value typed after its option reaches the option's own check.
+@Suite("negative option values")
+struct NegativeValuesTests {
+    @Test func aNegativeValueIsJoinedToTheOptionBeforeIt() {
+        #expect(NegativeValues.joined(["replay", "x.pcap", "--speed", "-1"]) == ["replay", "x.pcap", "--speed=-1"])
+        #expect(NegativeValues.joined(["relay", "--latency", "-5ms", "--jitter", "-.5ms"]) == ["relay", "--latency=-5ms", "--jitter=-.5ms"])
+        // Not after a short word, an option that has its value, nor anything after `--`.
+        #expect(NegativeValues.joined(["--speed=2", "-1"]) == ["--speed=2", "-1"])
+        #expect(NegativeValues.joined(["shell", "--", "sort", "-1"]) == ["shell", "--", "sort", "-1"])
+        #expect(NegativeValues.joined(["shell", "--latency", "5ms", "--", "head", "--lines", "-5"]) == ["shell", "--latency", "5ms", "--", "head", "--lines", "-5"])
+        // Words that are options stay options.
+        #expect(NegativeValues.joined(["run", "--seed", "--help"]) == ["run", "--seed", "--help"])
+        #expect(NegativeValues.joined(["run", "--seed", "-"]) == ["run", "--seed", "-"])
+    }
+
+    /// What the join is for: the option's check names its range.
+    @Test func theOptionsOwnCheckThenSaysWhatItAllows() {
+        let message = OutputFileTests.message { _ = try RelayCommand.parse(NegativeValues.joined(["--upstream", "127.0.0.1:9", "--max-connections", "-1"])) }
+        #expect(message.contains("--max-connections -1: give 1 or more"), "\(message)")
+    }
+}
