@@ -17,10 +17,10 @@ public struct DelayedFlush: Sendable {
 
     /// After a write: schedules `flush` (which takes the owner's lock, flushes and calls
     /// ``flushed()``) unless one is already due.
-    public mutating func written(flush: @escaping @Sendable () -> Void) {
+    public mutating func written(after delay: DispatchTimeInterval = Self.delay, flush: @escaping @Sendable () -> Void) {
         guard !armed else { return }
         armed = true
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.delay, execute: flush)
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: flush)
     }
 
     /// The flush has run: the next packet arms another.

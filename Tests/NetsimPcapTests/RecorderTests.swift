@@ -242,6 +242,53 @@ struct RecorderTests {
         #expect(bad.isEmpty)
     }
 
+    /// Event loops report out of time order: here connection 2's packets, stamped before
+    /// connection 1's, arrive after them. The file is in time order all the same (it had them in
+    /// arrival order, time going back up to 9 ms), and each conversation keeps its own order.
+    @Test func packetsFromSeveralLoopsAreWrittenInTimeOrder() async throws {
+        let path = temporaryPath("ordered.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = try PcapRecorder(path: path)
+        let relay = try SocketAddress(ipAddress: "127.0.0.1", port: 8080)
+        var buffer = ByteBufferAllocator().buffer(capacity: 5)
+        buffer.writeString("hello")
+        for (id, start) in [(1, 10_000_000), (2, 5_000_000)] as [(UInt64, Int64)] {
+            let connection = ConnectionID(id)
+            let client = try SocketAddress(ipAddress: "127.0.0.1", port: 50_000 + Int(id))
+            recorder.legOpened(connection, leg: .client, local: relay, remote: client, at: start)
+            recorder.received(connection, leg: .client, buffer, at: start + 1_000_000)
+            recorder.sent(connection, leg: .client, buffer, at: start + 8_000_000)
+        }
+        recorder.close()
+        let times = try await Tshark.fields(path, filter: "tcp", ["frame.time_epoch", "tcp.srcport"])
+        #expect(times.count == 2 * 7, "\(times)")  // each: a handshake of 3, then data and its ACK twice
+        let seconds = times.compactMap { Double($0[0]) }
+        #expect(seconds == seconds.sorted(), "\(times)")
+        #expect(times.first?[1] == "50002", "connection 2's SYN is the earliest packet")
+        let capture = try Capture.load(path: path)
+        #expect(capture.flows.map { String(decoding: $0.request.bytes, as: UTF8.self) } == ["hello", "hello"])
+        #expect(capture.flows.allSatisfy { String(decoding: $0.response.bytes, as: UTF8.self) == "hello" })
+    }
+
+    /// Holding packets back for order is bounded: 8 MiB recorded at one instant are mostly in
+    /// the file at once, not held until the flush, and come out whole.
+    @Test func packetsHeldForOrderAreBoundedInBytes() async throws {
+        let path = temporaryPath("bounded.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = try PcapRecorder(path: path)
+        let client = try SocketAddress(ipAddress: "127.0.0.1", port: 50_000)
+        let relay = try SocketAddress(ipAddress: "127.0.0.1", port: 8080)
+        let payload = (0..<(8 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        var buffer = ByteBufferAllocator().buffer(capacity: payload.count)
+        buffer.writeBytes(payload)
+        recorder.legOpened(ConnectionID(1), leg: .client, local: relay, remote: client, at: 1_000)
+        recorder.sent(ConnectionID(1), leg: .client, buffer, at: 2_000)
+        let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        #expect(size >= 3 << 20, "written before the flush: \(size) bytes")
+        recorder.close()
+        #expect(try Capture.load(path: path).flows.first?.response.bytes == payload)
+    }
+
     /// A recorder left open shows its packets in the file within a second or so: `netsim relay
     /// --pcap` showed 0 bytes for as long as libpcap's buffer lasted, and a `kill -9` lost it all.
     @Test func packetsReachTheFileWhileTheRecorderIsStillOpen() async throws {
