@@ -8,7 +8,7 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
-    public static let allowedForms = "HOST:PORT, e.g. 127.0.0.1:8080, localhost:80 or [::1]:8080 (port 0 picks a free port)"
+    public static let allowedForms = "HOST:PORT, e.g. 127.0.0.1:8080, localhost:80 or [::1]:8080"
 
     public init(parsing text: String) throws {
         let error = UnitParseError(input: text, expected: "an address", allowedForms: Endpoint.allowedForms)

@@ -100,6 +100,18 @@ public struct FaultArgumentError: Error, Sendable, Equatable {
         }
     }
 
+    /// Splits `VALUE,OPTION` where OPTION must be one of `options`: a wrong one is named as
+    /// such (`cut=1KB,foo` said "is not a byte count", blaming the part that was right).
+    /// `value` describes the part before the comma for the message.
+    static func option(_ text: String, for name: String, value: String, options: [String]) throws(FaultArgumentError) -> (String, String?) {
+        guard let comma = text.lastIndex(of: ",") else { return (text, nil) }
+        let option = String(text[text.index(after: comma)...])
+        guard options.contains(option) else {
+            throw FaultArgumentError("\(value), then optionally \(options.map { "," + $0 }.joined(separator: " or ")) ('\(option)' after the comma is neither)")
+        }
+        return (String(text[..<comma]), option)
+    }
+
     /// Parses a unit value (`Duration`, `ByteCount`), keeping the unit's own message.
     static func unit<T>(_ argument: String?, for name: String, _ parse: (String) throws -> T) throws(FaultArgumentError) -> T {
         let text = try required(argument, for: name)

@@ -51,13 +51,21 @@ public struct DeliveryTrace: Equatable, Sendable, CustomStringConvertible {
         try self.init(milliseconds: values, name: name)
     }
 
-    /// Reads a trace file.
-    public init(contentsOf path: String) throws(Invalid) {
+    /// Reads a trace file; messages name it `name` (the path as the user wrote it).
+    public init(contentsOf path: String, name: String? = nil) throws(Invalid) {
+        let name = name ?? path
+        // Said in words: Foundation's own for a folder was "(NSCocoaErrorDomain error 256.)".
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw Invalid(description: "\(name): there is no such file")
+        }
+        if isFolder.boolValue { throw Invalid(description: "\(name): is a folder, not a trace file") }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw Invalid(description: "\(name): cannot read it (permission denied)") }
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw Invalid(description: "\(path): cannot read the trace: \(error.localizedDescription)")
+            throw Invalid(description: "\(name): cannot read the trace as text (UTF-8); a Mahimahi trace is one whole number of milliseconds per line")
         }
-        try self.init(parsing: text, name: path)
+        try self.init(parsing: text, name: name)
     }
 
     /// The length of one pass, after which the trace repeats.

@@ -26,8 +26,12 @@ public struct FlowSelector: Sendable, CustomStringConvertible {
 
     public init(parsing text: String) throws {
         var items: [Item] = []
-        for raw in text.split(separator: ",") {
+        for raw in text.split(separator: ",", omittingEmptySubsequences: false) {
             let part = String(raw).trimmed(of: " ")
+            if part.isEmpty, !text.trimmed(of: " ").isEmpty {
+                throw PcapError(.nothingToUse, "'\(text)' has an empty item between its commas; use \(Self.allowedForms)")
+            }
+            if part.isEmpty { continue }
             if let number = Int(part), number >= 1 {
                 items.append(.number(number))
             } else if part.hasPrefix(":"), let port = UInt16(part.dropFirst()) {
@@ -62,6 +66,11 @@ public struct FlowSelector: Sendable, CustomStringConvertible {
             throw PcapError(.nothingToUse, "\(capture.path): no TCP flows in \(capture.packetCount) packets")
         }
         let chosen = capture.flows.filter(matches)
+        // A flow number the capture does not have is a mistake even beside one it has: `1,99`
+        // quietly used flow 1 alone, while `99` alone was refused.
+        for case .number(let n) in items where !capture.flows.contains(where: { $0.number == n }) {
+            throw PcapError(.nothingToUse, "\(capture.path): there is no flow \(n) ('\(description)'); its flows are numbered 1 to \(capture.flows.count) (netsim profile lists them)")
+        }
         guard !chosen.isEmpty else {
             let listing = capture.flows.prefix(10).map(\.description).joined(separator: ", ")
             throw PcapError(.nothingToUse, "\(capture.path): no flow matches '\(description)'; the capture has \(listing)\(capture.flows.count > 10 ? ", …" : "")")

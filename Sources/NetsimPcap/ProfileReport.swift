@@ -145,6 +145,9 @@ public struct LinkSuggestion: Sendable {
             if loss > 0 { keys.append("loss: \(ProfileReport.percent(loss))") }
             if !keys.isEmpty { lines.append("  \(name): { \(keys.joined(separator: ", ")) }") }
         }
+        // Only comments under `link:` left it empty, which a scenario refuses ("'link' must be a
+        // mapping, found nothing") once pasted in: an empty mapping keeps it valid.
+        if !lines.dropFirst(2).contains(where: { !$0.hasPrefix("  #") }) { lines[1] = "link: {}" }
         return lines.joined(separator: "\n")
     }
 }

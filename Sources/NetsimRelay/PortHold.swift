@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import NIOCore
+import NetsimCore
 
 /// Keeps a TCP port taken while nothing listens on it: a socket bound to the address with
 /// `SO_REUSEADDR` and never put into listen.
@@ -17,7 +18,7 @@ import NIOCore
 /// port out of the kernel's port-0 choice and of plain binds, while SYNs to it are still refused
 /// (a bound socket that does not listen accepts nothing). The relay's listener, which also sets
 /// `SO_REUSEADDR`, can bind beside it when the refusal lifts; then the hold is released.
-final class PortHold: Sendable {
+public final class PortHold: Sendable {
     private let descriptor: Int32
 
     /// Binds a new socket to `address`. Throws `IOError` if the socket cannot be made or bound
@@ -39,5 +40,15 @@ final class PortHold: Sendable {
     /// Frees the port. Call once.
     func release() {
         close(descriptor)
+    }
+}
+
+extension PortHold {
+    /// Throws what binding `endpoint` would fail with now (a port another program listens on,
+    /// an address this machine does not have), binding nothing: a command checks this before
+    /// it truncates the files it will write, so a relay that cannot start leaves them as they
+    /// were. A port taken in the instant after still fails the real bind.
+    public static func probe(_ endpoint: Endpoint) throws {
+        try PortHold(SocketAddress.makeAddressResolvingHost(endpoint.host, port: endpoint.port)).release()
     }
 }

@@ -142,7 +142,7 @@ extension Validator {
         for direction in Direction.allCases {
             guard let e = map[direction.rawValue], let path = scalar(e, expected: "a trace file (Mahimahi's format)") else { continue }
             do {
-                found[direction] = try DeliveryTrace(contentsOf: ScenarioPaths.resolve(path, scenarioFile: file))
+                found[direction] = try DeliveryTrace(contentsOf: ScenarioPaths.resolve(path, scenarioFile: file), name: path)
             } catch let problem {
                 error(e.valueLocation, "cannot use the trace: \(problem)",
                       hint: "a path relative to the scenario file (or a folder above it), e.g. Fixtures/traces/mahimahi/Verizon-LTE-short.\(direction.rawValue)")

@@ -42,6 +42,11 @@ extension Validator {
         case "address":
             let endpoint = self.endpoint(kind)
             guard ok, let endpoint else { return nil }
+            // Port 0 is no server's: every request was reset. `netsim relay --upstream` refuses it too.
+            guard endpoint.port != 0 else {
+                error(kind.valueLocation, "'address' needs the server's port (1-65535); port 0 is no server's", hint: "for example: address: 127.0.0.1:8080")
+                return nil
+            }
             return .address(endpoint)
         default:
             let path = text(kind, expected: "a file path", allowEmpty: false)
@@ -53,6 +58,12 @@ extension Validator {
                 error(kind.valueLocation, "cannot find the capture '\(path)'",
                       hint: path.hasPrefix("/") ? "give a pcap file that exists"
                           : "a path relative to the scenario file or a folder above it (or the working directory), e.g. Fixtures/pcap/zeek-http-get.pcap")
+                return nil
+            }
+            // What the file is, from its first bytes: a folder, an empty file or a text file
+            // passed the check and failed only once the run had started.
+            if let problem = CaptureFileKind.problem(at: resolved) {
+                error(kind.valueLocation, "cannot replay '\(path)': \(problem)", hint: "give a capture file (pcap or pcapng), e.g. Fixtures/pcap/zeek-http-get.pcap")
                 return nil
             }
             return .replay(path: path)

@@ -193,9 +193,17 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     private func fields(_ request: ProxyRequest) throws -> ProxyFields {
         guard let name = request.name else { throw APIError.badRequest("missing required field: name") }
         guard let upstream = request.upstream else { throw APIError.badRequest("missing required field: upstream") }
-        _ = try parseEndpoint(upstream, field: "upstream")
+        try checkUpstream(upstream)
         let listen = try parseEndpoint(request.listen ?? "127.0.0.1:0", field: "listen")
         return ProxyFields(name: name, listen: listen, upstream: upstream, enabled: try request.enabled(otherwise: true))
+    }
+
+    /// An upstream is HOST:PORT with a port a server can have: port 0 was taken, and every
+    /// connection through the proxy was then reset (`netsim relay --upstream` refuses it too).
+    private func checkUpstream(_ text: String) throws {
+        if try parseEndpoint(text, field: "upstream").port == 0 {
+            throw APIError.badRequest("upstream needs the server's port (1-65535), not \(text): port 0 is no server's")
+        }
     }
 
     func parseEndpoint(_ text: String, field: String) throws -> Endpoint {
@@ -228,7 +236,7 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
         var upstream = entry.upstream
         if let text = request.listen { listen = try parseEndpoint(text, field: "listen") }
         if let text = request.upstream {
-            _ = try parseEndpoint(text, field: "upstream")
+            try checkUpstream(text)
             upstream = text
         }
         let enabled = try request.enabled(otherwise: entry.enabled)

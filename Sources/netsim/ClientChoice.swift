@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import NetsimRunner
 
 /// One client a run (or a matrix column) uses, as `--client`, `--exec` and `--exec-dir` chose it.
@@ -21,6 +22,13 @@ struct ClientChoice: Equatable {
         let own = try exec.map { ExecClient(command: try split($0, flag: "--exec"), directory: execDirectory) }
         if execDirectory != nil, exec == nil, !(client ?? "").contains("exec:") {
             throw ValidationError("--exec-dir needs --exec (or an exec:NAME=COMMAND client)")
+        }
+        // A folder that is not one failed once the run had started, as `cannot run /usr/bin/env`.
+        if let execDirectory {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: execDirectory, isDirectory: &isFolder), isFolder.boolValue else {
+                throw ValidationError("--exec-dir \(execDirectory): there is no such folder; give the folder the client's command runs in")
+            }
         }
         guard let client else { return [ClientChoice(driver: nil, exec: own)] }
         var choices: [ClientChoice] = []

@@ -66,6 +66,8 @@ struct ProxyCommand: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         let stop = StopSignal(command: "netsim proxy")
+        // A taken port is found before --events is truncated (as netsim relay does).
+        try ensureCanListen(listen)
         let log = try streamingEventLog(to: events)
         log.record(.seed(seed))
         let flusher = flushPeriodically(log)

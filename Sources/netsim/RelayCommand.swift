@@ -6,6 +6,7 @@ import NetsimPcap
 import NetsimRelay
 import NetsimService
 import NetsimTLS
+import NIOCore
 
 /// `netsim relay`: a long-running relay for manual testing.
 struct RelayCommand: AsyncParsableCommand {
@@ -72,6 +73,9 @@ struct RelayCommand: AsyncParsableCommand {
         if upstream.port == 0 { throw ValidationError("--upstream \(upstream): give the server's port (1-65535); port 0 is no server's") }
         try OutputFile.check(events, option: "--events")
         try OutputFile.check(pcap, option: "--pcap")
+        if connectTimeout <= .zero {
+            throw ValidationError("--connect-timeout \(connectTimeout.compactDescription): give a duration longer than 0 (0 fails every upstream connect at once); the default is 127s")
+        }
         if buffer.bytes < 1 {
             throw ValidationError("--buffer \(buffer.bytes): give 1 byte or more (a direction that may hold nothing never reads); the default is 4MiB")
         }
@@ -83,6 +87,12 @@ struct RelayCommand: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         let stop = StopSignal(command: "netsim relay")
+        // What would stop the relay is found before --events and --pcap are truncated: a failed
+        // start left the user's earlier files empty. (The name is resolved as the relay will.)
+        do { _ = try SocketAddress.makeAddressResolvingHost(upstream.host, port: upstream.port) } catch {
+            throw RuntimeError("--upstream \(upstream): \(SocketFailureText.describe(error))")
+        }
+        try ensureCanListen(listen)
         let log = try streamingEventLog(to: events)
         log.record(.seed(seed))
         let flusher = flushPeriodically(log)

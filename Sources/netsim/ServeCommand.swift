@@ -58,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             bound = try await server.start(host: host, port: port)
         } catch {
-            throw RuntimeError("--port \(port): cannot listen on \(host):\(port): \(SocketFailureText.describe(error))")
+            throw RuntimeError("--host \(host) --port \(port): cannot listen on \(host):\(port): \(SocketFailureText.describe(error))")
         }
         printStatus("netsim serve: API on http://\(bound)\(token == nil ? "" : " (token required)")")
         printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")

@@ -1,4 +1,5 @@
 import NetsimCore
+import NetsimRelay
 import ArgumentParser
 import Foundation
 #if canImport(Glibc)
@@ -123,5 +124,14 @@ final class StopSignal: @unchecked Sendable {
             return continuation
         }
         waiting?.resume()
+    }
+}
+
+/// Fails as the listener would (`--listen ADDRESS: cannot listen: address already in use`)
+/// before a command truncates the files it writes: a relay or proxy that cannot start leaves
+/// the last run's `--events` and `--pcap` as they were.
+func ensureCanListen(_ listen: Endpoint) throws {
+    do { try PortHold.probe(listen) } catch {
+        throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
     }
 }

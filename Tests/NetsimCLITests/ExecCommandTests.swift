@@ -59,6 +59,10 @@ struct ExecCommandTests {
         let (dir, _, dirErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec-dir", "Fixtures"])
         #expect(dir == 64)
         #expect(dirErr.contains("--exec-dir needs --exec"), "\(dirErr)")
+        // A folder that is not there was `cannot run /usr/bin/env`, once the run had started.
+        let (noDir, _, noDirErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec", "python3 x.py", "--exec-dir", "/nonexistent"])
+        #expect(noDir == 64)
+        #expect(noDirErr.contains("--exec-dir /nonexistent: there is no such folder"), "\(noDirErr)")
     }
 
     /// A client that dies at once: the check stops at hello, says why with the client's stderr,

@@ -79,6 +79,8 @@ struct RelayFlagTests {
         #expect(message(["--buffer", "0"]).contains("--buffer 0: give 1 byte or more"), "\(message(["--buffer", "0"]))")
         #expect(try parse(["--buffer", "1"]).buffer.bytes == 1)
         #expect(message(["--fault", "blackhole", "--fault-for", "0"]).contains("--fault-for 0: give a duration longer than 0"), "as a scenario's for: 0s")
+        // 0 failed every upstream connect at once, and clients waited in silence.
+        #expect(message(["--connect-timeout", "0"]).contains("--connect-timeout 0: give a duration longer than 0"), "\(message(["--connect-timeout", "0"]))")
     }
 
     @Test func listenDefaultsToLoopback() throws {

@@ -155,12 +155,40 @@ struct TakenPortTests {
             (["relay", "--listen", "127.0.0.1:\(port)", "--upstream", "127.0.0.1:9"], "--listen 127.0.0.1:\(port): cannot listen: address already in use"),
             (["proxy", "--listen", "127.0.0.1:\(port)"], "--listen 127.0.0.1:\(port): cannot listen: address already in use"),
             (["replay", "Fixtures/pcap/zeek-http-get.pcap", "--listen", "127.0.0.1:\(port)"], "--listen 127.0.0.1:\(port): cannot listen: address already in use"),
-            (["serve", "--port", port], "--port \(port): cannot listen on 127.0.0.1:\(port): address already in use"),
+            (["serve", "--port", port], "--host 127.0.0.1 --port \(port): cannot listen on 127.0.0.1:\(port): address already in use"),
         ]
         for (arguments, said) in commands {
             let result = try await NetsimProcess.run(arguments + ["--duration", "5s"], timeout: .seconds(30))
             #expect(result.status == 1, "\(arguments[0]): \(result.stderr)")
             #expect(result.stderr.contains(said), "\(arguments[0]): \(result.stderr)")
         }
+    }
+
+    /// A relay that cannot start leaves the files it would write as they were: it truncated
+    /// `--events` and `--pcap` first, and a rerun on a taken port wiped the last run's.
+    @Test func aRelayThatCannotStartLeavesItsFilesAlone() async throws {
+        let taken = try LoopbackServer.echo()
+        defer { taken.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-keep-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let events = folder.appendingPathComponent("prev.jsonl").path
+        let pcap = folder.appendingPathComponent("prev.pcap").path
+        try Data("the last run\n".utf8).write(to: URL(fileURLWithPath: events))
+        try Data("the last capture".utf8).write(to: URL(fileURLWithPath: pcap))
+        let result = try await NetsimProcess.run(["relay", "--listen", taken.endpoint.description, "--upstream", "127.0.0.1:9",
+                                                  "--events", events, "--pcap", pcap, "--duration", "5s"], timeout: .seconds(30))
+        #expect(result.status == 1 && result.stderr.contains("cannot listen: address already in use"), "\(result.stderr)")
+        #expect(try String(contentsOfFile: events, encoding: .utf8) == "the last run\n")
+        #expect(try String(contentsOfFile: pcap, encoding: .utf8) == "the last capture")
+    }
+
+    /// An upstream name that does not resolve is the upstream's fault: it was blamed on
+    /// `--listen 127.0.0.1:0: cannot listen`. (`.invalid` never resolves: RFC 6761.)
+    @Test func anUpstreamThatDoesNotResolveIsNamedAsSuch() async throws {
+        let result = try await NetsimProcess.run(["relay", "--upstream", "nonexistent.invalid:80", "--duration", "5s"], timeout: .seconds(30))
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("--upstream nonexistent.invalid:80: the name nonexistent.invalid does not resolve"), "\(result.stderr)")
+        #expect(!result.stderr.contains("--listen"), "\(result.stderr)")
     }
 }

@@ -43,6 +43,11 @@ struct CatalogTests {
         // Past what the arithmetic holds: these trapped (a clock plus 2562047h; NIO's 32-bit setting).
         ("idle-close=2562047h", "at most 8760h"), ("slow-connect=9000h", "at most 8760h"),
         ("max-streams=4294967296", "0 ≤ N ≤ 4294967295"),
+        // The part after the comma is named when it is the wrong one (it said "a byte count").
+        ("cut=1KB,foo", "a byte count, then optionally ,fin or ,rst ('foo' after the comma is neither)"),
+        ("slow-close=1s,sideways", "a duration, then optionally ,up or ,down ('sideways' after the comma is neither)"),
+        // 0 closed every connection a millisecond after it opened.
+        ("idle-close=0", "a duration longer than 0"),
     ])
     func badFaults(text: String, expected: String) {
         do {

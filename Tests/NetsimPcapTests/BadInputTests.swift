@@ -169,6 +169,12 @@ struct BadInputTests {
         }
         let (status, _, stderr) = try await runNetsim(["profile", fixture("zeek-http-get.pcap"), "--flow", "nonsense"])
         #expect(status != 0 && stderr.contains("not a flow selector"))
+        // A flow the capture lacks is refused beside one it has (`1,99` used flow 1 alone), and
+        // an empty item between commas as an empty selector is.
+        for (flows, said) in [("1,99", "there is no flow 99 ('1,99'); its flows are numbered 1 to 2"), ("1,,2", "'1,,2' has an empty item between its commas")] {
+            let (status, _, stderr) = try await runNetsim(["profile", fixture("zeek-http-206_example_c.pcap"), "--flow", flows])
+            #expect(status != 0 && stderr.contains(said), "\(flows): \(stderr)")
+        }
         // A speed so small that a captured pause divided by it overflowed Int64: the replay
         // trapped on its first request. Now refused before anything runs. A negative one was
         // taken for an option and said "Missing value for --speed".

@@ -4,6 +4,7 @@ import NetsimCore
 import NetsimLink
 import NetsimLoopback
 import NetsimRelay
+import NetsimScenario
 import Testing
 @testable import NetsimPcap
 
@@ -183,7 +184,12 @@ struct RecorderTests {
         #expect(profiles.contains { $0.toClient.largestBurst >= LinkSuggestion.minimumBurst }, "a burst long enough to measure")
         let suggestion = LinkSuggestion(profiles)
         #expect(suggestion.upBandwidth == nil && suggestion.downBandwidth == nil, "\(suggestion.scn(capture: "r.pcap"))")
-        #expect(suggestion.scn(capture: "r.pcap").contains("# set bandwidth by hand too"))
+        let block = suggestion.scn(capture: "r.pcap")
+        #expect(block.contains("# set bandwidth by hand too"))
+        // Nothing but comments under it: `link: {}`, so the block pasted into a scenario parses
+        // (a bare `link:` was "'link' must be a mapping, found nothing").
+        #expect(block.contains("\nlink: {}\n"), "\(block)")
+        _ = try ScenarioParser.parse(source: CommandTests.scenario(name: "pasted", upstream: "address: 127.0.0.1:9", link: block), file: "pasted.scn")
     }
 
     @Test func concurrentConnectionsFromSeveralEventLoopsEachGetTwoConversations() async throws {

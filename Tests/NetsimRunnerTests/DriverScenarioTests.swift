@@ -47,6 +47,32 @@ struct DriverScenarioTests {
         }
     }
 
+    /// An upstream name that does not resolve is the scenario's error, said in words: it was
+    /// `SocketAddressError.UnknownHost(…)` from the relay, an exit 1 with no place.
+    @Test func anUpstreamNameThatDoesNotResolveIsTheScenariosError() async throws {
+        let parsed = try scenario("""
+            name: unresolved
+            description: A server by a name that never resolves (RFC 6761).
+            upstream:
+              address: nonexistent.invalid:80
+            client:
+              driver: naive
+            timeline:
+              - request: feed
+                path: /feed
+            expect:
+              - request: feed
+                status: 200
+
+            """, file: "unresolved.scn")
+        await #expect {
+            try await run(parsed)
+        } throws: { error in
+            guard case RunnerError.invalid(let message) = error else { return false }
+            return message.hasPrefix("unresolved.scn: upstream address nonexistent.invalid:80: the name nonexistent.invalid does not resolve")
+        }
+    }
+
     @Test func lockscreenFailsWithNaive() async throws {
         let result = try await Self.lockscreen("naive")
         #expect(!result.passed)

@@ -23,14 +23,9 @@ public struct Cut: Fault {
         self.close = close
     }
     public init(argument: String?) throws(FaultArgumentError) {
-        var text = try FaultArgumentError.required(argument, for: Self.name)
-        close = .fin
-        if text.hasSuffix(",rst") {
-            close = .rst
-            text.removeLast(4)
-        } else if text.hasSuffix(",fin") {
-            text.removeLast(4)
-        }
+        let (text, option) = try FaultArgumentError.option(
+            FaultArgumentError.required(argument, for: Self.name), for: Self.name, value: "a byte count", options: ["fin", "rst"])
+        close = option == "rst" ? .rst : .fin
         bytes = try FaultArgumentError.unit(text, for: Self.name) { try ByteCount(parsing: $0).bytes }
     }
     public var argument: String? { close == .rst ? "\(bytes),rst" : String(bytes) }

@@ -19,6 +19,8 @@ public struct IdleClose: Fault {
     public init(_ limit: Duration) { self.limit = limit }
     public init(argument: String?) throws(FaultArgumentError) {
         limit = try FaultArgumentError.unit(argument, for: Self.name) { try Duration(parsing: $0) }
+        // 0 closed every connection about 1 ms after it opened; the toxic already refused it.
+        guard limit > .zero else { throw FaultArgumentError("a duration longer than 0 (\(Self.name)=0 would close every connection at once)") }
     }
     public var argument: String? { limit.compactDescription }
 

@@ -15,7 +15,7 @@ public struct Refuse: Fault {
 
     struct Effect: FaultEffect {
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
-            connection.resetAtAccept("reset at accept: a userspace relay cannot refuse one SYN and accept the next; the listener closes only at 100%")
+            connection.resetAtAccept("reset at accept: a userspace relay cannot refuse one SYN and accept the next (only a relay's own listener, closed at 100%, refuses)")
             return .done
         }
     }

@@ -21,12 +21,9 @@ public struct SlowClose: Fault {
         self.direction = direction
     }
     public init(argument: String?) throws(FaultArgumentError) {
-        var text = try FaultArgumentError.required(argument, for: Self.name)
-        direction = nil
-        for candidate in Direction.allCases where text.hasSuffix(",\(candidate.rawValue)") {
-            direction = candidate
-            text.removeLast(candidate.rawValue.count + 1)
-        }
+        let (text, option) = try FaultArgumentError.option(
+            FaultArgumentError.required(argument, for: Self.name), for: Self.name, value: "a duration", options: Direction.allCases.map(\.rawValue))
+        direction = option.flatMap(Direction.init(rawValue:))
         delay = try FaultArgumentError.unit(text, for: Self.name) { try Duration(parsing: $0) }
     }
     public var argument: String? { delay.compactDescription + (direction.map { ",\($0.rawValue)" } ?? "") }
