@@ -17,60 +17,54 @@ struct DriverScenarioTests {
         return try await ScenarioRunner.run(parsed, options: RunOptions(driver: driver, workingDirectory: repositoryRoot))
     }
 
+    /// A scenario `NAME.scn` asking for `GET /feed` once, from `upstream` with `client` (YAML
+    /// lines, indented as under their keys).
+    static func feedScenario(_ name: String, upstream: String, client: String) throws -> Scenario {
+        try scenario("""
+            name: \(name)
+            description: One request, for a run refused before it starts.
+            upstream:
+            \(upstream)
+            client:
+            \(client)
+            timeline:
+              - request: feed
+                path: /feed
+            expect:
+              - request: feed
+                status: 200
+
+            """, file: "\(name).scn")
+    }
+
+    /// Expects the run to be refused as the scenario's (or the command line's) mistake, with a
+    /// message starting `prefix`.
+    static func expectRefused(_ parsed: Scenario, driver: String? = nil, saying prefix: String) async {
+        await #expect {
+            try await ScenarioRunner.run(parsed, options: RunOptions(driver: driver, workingDirectory: repositoryRoot))
+        } throws: { error in
+            guard case RunnerError.invalid(let message) = error else { return false }
+            return message.hasPrefix(prefix)
+        }
+    }
+
     /// `--client resilient` over a scenario written for exec: settings it could not read were
     /// its defaults without a word (the scenario check reads them only for the driver named).
     /// Now the run is refused before anything starts, naming the scenario's `client:`.
     @Test func aBuiltInDriverRefusesSettingsItCannotReadBeforeAnythingRuns() async throws {
-        let parsed = try scenario("""
-            name: exec-settings
-            description: Written for an exec client.
-            upstream:
-              routes:
-                - path: /feed
-            client:
-              driver: exec
-              command: [python3, client.py]
-              settings: { backoff: 5 }
-            timeline:
-              - request: feed
-                path: /feed
-            expect:
-              - request: feed
-                status: 200
-
-            """, file: "exec-settings.scn")
-        await #expect {
-            try await ScenarioRunner.run(parsed, options: RunOptions(driver: "resilient", workingDirectory: repositoryRoot))
-        } throws: { error in
-            guard case RunnerError.invalid(let message) = error else { return false }
-            return message.hasPrefix("exec-settings.scn:6:1: the resilient driver (--client resilient) cannot read these settings: 'backoff: 5': '5' is not a duration")
-        }
+        let parsed = try Self.feedScenario("exec-settings", upstream: "  routes:\n    - path: /feed",
+                                           client: "  driver: exec\n  command: [python3, client.py]\n  settings: { backoff: 5 }")
+        await Self.expectRefused(parsed, driver: "resilient", saying:
+            "exec-settings.scn:6:1: the resilient driver (--client resilient) cannot read these settings: 'backoff: 5': '5' is not a duration")
     }
 
     /// An upstream name that does not resolve is the scenario's error, said in words: it was
-    /// `SocketAddressError.UnknownHost(…)` from the relay, an exit 1 with no place.
+    /// `SocketAddressError.UnknownHost(…)` from the relay, an exit 1 with no place. (`.invalid`
+    /// never resolves: RFC 6761.)
     @Test func anUpstreamNameThatDoesNotResolveIsTheScenariosError() async throws {
-        let parsed = try scenario("""
-            name: unresolved
-            description: A server by a name that never resolves (RFC 6761).
-            upstream:
-              address: nonexistent.invalid:80
-            client:
-              driver: naive
-            timeline:
-              - request: feed
-                path: /feed
-            expect:
-              - request: feed
-                status: 200
-
-            """, file: "unresolved.scn")
-        await #expect {
-            try await run(parsed)
-        } throws: { error in
-            guard case RunnerError.invalid(let message) = error else { return false }
-            return message.hasPrefix("unresolved.scn: upstream address nonexistent.invalid:80: the name nonexistent.invalid does not resolve")
-        }
+        let parsed = try Self.feedScenario("unresolved", upstream: "  address: nonexistent.invalid:80", client: "  driver: naive")
+        await Self.expectRefused(parsed, saying:
+            "unresolved.scn: upstream address nonexistent.invalid:80: the name nonexistent.invalid does not resolve")
     }
 
     @Test func lockscreenFailsWithNaive() async throws {
