@@ -31,7 +31,12 @@ public struct DataRate: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     private init(parsingUnbounded text: String) throws {
         let error = UnitParseError(input: text, expected: "a data rate", allowedForms: DataRate.allowedForms)
-        guard let (number, rawUnit) = splitNumberAndUnit(text), number > 0 else { throw error }
+        guard let (number, rawUnit) = splitNumberAndUnit(text) else { throw error }
+        // 0 is a number, not a misspelling: say the range (it said "is not a data rate").
+        guard number > 0 else {
+            throw UnitParseError(input: text, expected: "a data rate from 1bit to 10000gbit (0 would never move a byte; leave the rate out for no limit)",
+                                 allowedForms: DataRate.allowedForms)
+        }
         let unit = rawUnit.replacingSlashSeconds()
         let lower = unit.lowercased()
         let bitUnits: [String: Double] = [

@@ -28,7 +28,7 @@ extension ToxiproxyAPI {
             bound = try await relay.start()
         } catch {
             await relay.stop()
-            throw APIError(500, "cannot listen on \(entry.listen) for proxy \(entry.name): \(error)")
+            throw APIError(500, "cannot listen on \(entry.listen) for proxy \(entry.name): \(SocketFailureText.describe(error))")
         }
         entry.listen = bound
         entry.relay = relay

@@ -13,6 +13,13 @@ func parseProbability(_ text: String) throws -> Probability { try Probability(pa
 func parseEndpoint(_ text: String) throws -> Endpoint { try Endpoint(parsing: text) }
 func parseFault(_ text: String) throws -> FaultKind { try FaultKind(parsing: text) }
 func parseTrace(_ path: String) throws -> DeliveryTrace { try DeliveryTrace(contentsOf: path) }
+/// A seed says its range: ArgumentParser's own message for `--seed -1` was only "is invalid".
+func parseSeed(_ text: String) throws -> UInt64 {
+    guard let seed = UInt64(text) else {
+        throw UnitParseError(input: text, expected: "a seed", allowedForms: "a whole number from 0 to \(UInt64.max), e.g. 42")
+    }
+    return seed
+}
 
 func parseDistribution(_ text: String) throws -> JitterDistribution {
     guard let value = JitterDistribution(rawValue: text.lowercased()) else {

@@ -18,7 +18,7 @@ struct ExecClientCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The driver: \(DriverFactory.inProcess.joined(separator: ", ")).", valueName: "name"))
     var client: String
 
-    @Option(help: ArgumentHelp("Seed for the driver's random choices (jittered back-off). Default: 1", valueName: "n"))
+    @Option(help: ArgumentHelp("Seed for the driver's random choices (jittered back-off). Default: 1", valueName: "n"), transform: parseSeed)
     var seed: UInt64 = 1
 
     @Option(help: ArgumentHelp("A CA certificate file the driver trusts (a TLS upstream).", valueName: "file"))

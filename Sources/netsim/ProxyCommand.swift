@@ -45,7 +45,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
     var events: String?
 
-    @Option(help: ArgumentHelp("Seed for every random decision. Example: --seed 42", valueName: "n"))
+    @Option(help: ArgumentHelp("Seed for every random decision. Example: --seed 42", valueName: "n"), transform: parseSeed)
     var seed: UInt64 = 1
 
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)

@@ -48,7 +48,7 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Serve Prometheus metrics (GET /metrics: bytes, connections, faults, added latency, connection duration) on this address. Loopback unless you say otherwise; port 0 picks a free port. Example: --metrics 127.0.0.1:9464", valueName: "host:port"), transform: parseEndpoint)
     var metrics: Endpoint?
 
-    @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Example: --seed 42", valueName: "n"))
+    @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, fault probability). Same seed, same decisions. Example: --seed 42", valueName: "n"), transform: parseSeed)
     var seed: UInt64 = 1
 
     @Option(help: ArgumentHelp("Bytes one direction may hold back before the relay stops reading its source. Default: 4MiB. Example: --buffer 256KB", valueName: "bytes"), transform: parseBytes)

@@ -120,7 +120,7 @@ struct RunnerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The --exec (and exec:NAME=) client's working directory, where relative paths in its command are found. Default: the current directory", valueName: "dir"))
     var execDir: String?
 
-    @Option(help: ArgumentHelp("Seed for every random decision, instead of the scenario's. Example: --seed 7", valueName: "n"))
+    @Option(help: ArgumentHelp("Seed for every random decision, instead of the scenario's. Example: --seed 7", valueName: "n"), transform: parseSeed)
     var seed: UInt64?
 
     func validate() throws {

@@ -43,7 +43,7 @@ struct ShellCommand: ParsableCommand {
     @OptionGroup(title: "DNS (netsim's resolver at NETSIM_HOST:53)") var dns: ShellDNSOptions
     @OptionGroup(title: "Packet faults") var faults: PacketFaultOptions
 
-    @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, duplication, corruption, reordering). Example: --seed 42", valueName: "n"))
+    @Option(help: ArgumentHelp("Seed for every random decision (jitter, loss, duplication, corruption, reordering). Example: --seed 42", valueName: "n"), transform: parseSeed)
     var seed: UInt64 = 1
 
     @Option(help: ArgumentHelp("Record the packets at the namespace's interface (raw IP; what the command sent, and what reached it after the link) to FILE. Example: --pcap shell.pcap", valueName: "file"))

@@ -49,6 +49,15 @@ struct TLSOptions: ParsableArguments {
         if tls == .passthrough, upstreamCA != nil || upstreamInsecure || upstreamName != nil {
             throw ValidationError("--upstream-ca, --upstream-insecure and --upstream-name go with --tls intercept (in passthrough the client verifies upstream itself)")
         }
+        // Checked here, where a usage error names the subcommand: thrown from run(), it was
+        // printed with the root command's usage.
+        if let upstreamCA {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: upstreamCA, isDirectory: &isFolder), !isFolder.boolValue,
+                  FileManager.default.isReadableFile(atPath: upstreamCA) else {
+                throw ValidationError("--upstream-ca \(upstreamCA): there is no such readable file; give the CA's certificate (PEM)")
+            }
+        }
     }
 
     /// The interception asked for, with netsim's CA from `$NETSIM_HOME` (made on first use); nil
@@ -62,7 +71,7 @@ struct TLSOptions: ParsableArguments {
                                                    protocols: alpn, keyLog: keyLog)
             return (interception, authority)
         } catch let error as TLSSetupError {
-            throw ValidationError(error.description)
+            throw RuntimeError(error.description)  // not a usage error: ArgumentParser would print the root's usage
         }
     }
 }

@@ -20,5 +20,8 @@ struct NegativeValuesTests {
     @Test func theOptionsOwnCheckThenSaysWhatItAllows() {
         let message = OutputFileTests.message { _ = try RelayCommand.parse(NegativeValues.joined(["--upstream", "127.0.0.1:9", "--max-connections", "-1"])) }
         #expect(message.contains("--max-connections -1: give 1 or more"), "\(message)")
+        // A seed says its range (ArgumentParser's own message was only "is invalid").
+        let seed = OutputFileTests.message { _ = try RelayCommand.parse(NegativeValues.joined(["--upstream", "127.0.0.1:9", "--seed", "-1"])) }
+        #expect(seed.contains("'-1' is not a seed; write it as a whole number from 0 to 18446744073709551615"), "\(seed)")
     }
 }

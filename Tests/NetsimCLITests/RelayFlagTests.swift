@@ -126,5 +126,7 @@ struct RelayFlagTests {
         #expect(message(["--upstream-insecure"]).contains("go with --tls intercept"))
         #expect(message(["--tls", "intercept", "--upstream-ca", "a.pem", "--upstream-insecure"]).contains("exclude each other"))
         #expect(message(["--tls", "decrypt"]).contains("passthrough"))
+        // A missing CA file is a usage error of `relay` (it came from run(), with the root's usage).
+        #expect(message(["--tls", "intercept", "--upstream-ca", "/nonexistent.pem"]).contains("--upstream-ca /nonexistent.pem: there is no such readable file"))
     }
 }

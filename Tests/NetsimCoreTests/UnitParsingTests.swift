@@ -48,6 +48,11 @@ struct UnitParsingTests {
         #expect(throws: UnitParseError(input: "10001gbit", expected: "a data rate from 1bit to 10000gbit", allowedForms: DataRate.allowedForms)) {
             try DataRate(parsing: "10001gbit")
         }
+        // 0 is below the range, and said so: it was "is not a data rate", as for a misspelling.
+        #expect(throws: UnitParseError(input: "0", expected: "a data rate from 1bit to 10000gbit (0 would never move a byte; leave the rate out for no limit)",
+                                       allowedForms: DataRate.allowedForms)) {
+            try DataRate(parsing: "0")
+        }
         #expect(DataRate(bitsPerSecond: 1e30).description == "1e+21gbit", "a library caller's rate prints without trapping")
     }
 
