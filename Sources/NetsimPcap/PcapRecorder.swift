@@ -20,7 +20,7 @@ import NetsimRelay
 /// The loops also report out of time order (one loop's packet stamped 9 ms before another's it
 /// follows), so packets are held back ``reorderWindow`` and written in time order: a capture
 /// whose time goes backwards across conversations confuses tools that expect it sorted
-/// (`mergecap`, Zeek).
+/// (`mergecap` merges files assuming each is).
 public final class PcapRecorder: RelayTap, @unchecked Sendable {
     private struct LegKey: Hashable {
         var connection: ConnectionID

@@ -6,7 +6,6 @@ import NetsimPcap
 import NetsimRelay
 import NetsimService
 import NetsimTLS
-import NIOCore
 
 /// `netsim relay`: a long-running relay for manual testing.
 struct RelayCommand: AsyncParsableCommand {
@@ -88,8 +87,9 @@ struct RelayCommand: AsyncParsableCommand {
         logging.bootstrap()
         let stop = StopSignal(command: "netsim relay")
         // What would stop the relay is found before --events and --pcap are truncated: a failed
-        // start left the user's earlier files empty. (The name is resolved as the relay will.)
-        do { _ = try SocketAddress.makeAddressResolvingHost(upstream.host, port: upstream.port) } catch {
+        // start left the user's earlier files empty. The relay connects to the address resolved here.
+        let connector: AddressConnector
+        do { connector = try AddressConnector(resolving: upstream) } catch {
             throw RuntimeError("--upstream \(upstream): \(SocketFailureText.describe(error))")
         }
         try ensureCanListen(listen)
@@ -117,7 +117,7 @@ struct RelayCommand: AsyncParsableCommand {
         do { recorder = try pcap.map(PcapRecorder.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
         }
-        let relay = Relay(configuration: configuration, eventLog: log, tap: recorder)
+        let relay = Relay(configuration: configuration, eventLog: log, tap: recorder, connector: connector)
         let bound: Endpoint
         do {
             bound = try await relay.start()

@@ -245,25 +245,6 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         forward(chunk, direction, now: now, arrivedAt: arrivedAt)
     }
 
-    /// Queues (or writes) bytes towards their destination; queued bytes count as arriving at
-    /// `arrivedAt` (default: now).
-    mutating func forward(_ chunk: Chunk, _ direction: Direction, now: Int64, arrivedAt: Int64? = nil) {
-        if observesHTTP { actions.append(.observe(direction, chunk)) }
-        let destination = Leg.destination(direction)
-        if lane(direction, { $0.canBypass }), !holds(direction), hasLeg(destination) {
-            actions.append(.write(destination, chunk))
-            withLeg(direction == .up ? .client : .upstream) { $0.unflushed += chunk.count }
-            withLane(direction) { $0.deliveredBytes += chunk.count }
-        } else {
-            let sent = sendTime(direction, min(now, arrivedAt ?? now))
-            let delay = withLane(direction) { $0.enqueue(chunk, at: sent) }
-            if delay == nil, let after = withLane(direction, { $0.takeNewsOfGivingUp() }) { logGivingUp(direction, after: after) }
-            if reportsDelays, let delay, lane(direction, { $0.isImpaired }) { actions.append(.delayed(direction, nanoseconds: delay)) }
-            deliverDue(direction, now: now)
-        }
-        updateReadGates()
-    }
-
     private mutating func apply(_ verdict: ByteVerdict, to chunk: Chunk, direction: Direction, now: Int64) {
         switch verdict {
         case .pass:
