@@ -28,6 +28,7 @@ struct LoggingOptions: ParsableArguments {
     func bootstrap() {
         let level = logLevel
         let format = logFormat
+        StatusLines.json = format == .json
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler = switch format {
             case .text: StreamLogHandler.standardError(label: label)

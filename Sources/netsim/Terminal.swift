@@ -2,6 +2,7 @@ import NetsimCore
 import NetsimRelay
 import ArgumentParser
 import Foundation
+import Logging
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -10,13 +11,29 @@ import Musl
 import Darwin
 #endif
 
-/// Status lines go to standard error so standard output stays clean for `--events -`.
-func printStatus(_ line: String) {
-    StandardStream.error.write(line + "\n")
+/// Status lines go to standard error so standard output stays clean for `--events -`. Under
+/// `--log-format json` each is one JSON log record instead (label `netsim.status`, the line as
+/// its message), so that every line on standard error parses; they are written whatever the
+/// `--log-level`, as the text lines are.
+func printStatus(_ line: String, level: Logger.Level = .notice) {
+    guard StatusLines.json else {
+        StandardStream.error.write(line + "\n")
+        return
+    }
+    let message = line.trimmingCharacters(in: .whitespaces)
+    StandardStream.error.write(JSONLogHandler.line(
+        time: Date(), level: level, label: "netsim.status", message: message, metadata: [:], source: "netsim") + "\n")
 }
 
-/// A warning nobody can miss: framed, and in bold red on a terminal.
+/// How ``printStatus(_:level:)`` writes.
+enum StatusLines {
+    /// Set once by `LoggingOptions.bootstrap()`, before the command starts anything concurrent.
+    nonisolated(unsafe) static var json = false
+}
+
+/// A warning nobody can miss: framed, and in bold red on a terminal (one record in JSON).
 func warnLoudly(_ message: String) {
+    guard !StatusLines.json else { return printStatus("WARNING: \(message)", level: .warning) }
     let tty = isatty(STDERR_FILENO) == 1
     let bar = String(repeating: "!", count: 78)
     let body = "\(bar)\nWARNING: \(message)\n\(bar)"

@@ -75,6 +75,20 @@ struct OpsCommandTests {
         #expect(objects.contains { $0["label"] as? String == "netsim.runner" && $0["message"] as? String == "judged" }, "\(result.stderr)")
     }
 
+    /// relay's status lines (where it listens, the link, stopped) and its loud warning are JSON
+    /// records too under `--log-format json`, even at the default level.
+    @Test func jsonFormatMakesTheStatusLinesRecordsToo() async throws {
+        let result = try await NetsimProcess.run(["relay", "--upstream", "127.0.0.1:9", "--listen", "0.0.0.0:0", "--duration", "0.2s", "--log-format", "json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(!lines.isEmpty && objects.count == lines.count, "every stderr line is JSON: \(result.stderr)")
+        let status = objects.filter { $0["label"] as? String == "netsim.status" }.compactMap { $0["message"] as? String }
+        #expect(status.first { $0.hasPrefix("netsim relay: 0.0.0.0:") } != nil, "\(status)")
+        #expect(status.contains("link: unimpaired") && status.last == "netsim relay: stopped", "\(status)")
+        #expect(objects.contains { $0["level"] as? String == "warning" && ($0["message"] as? String)?.contains("NOT a loopback address") == true }, "\(result.stderr)")
+    }
+
     #if os(Linux)
     @Test func aTerminalGetsTheProgressBlockRedrawnInPlace() async throws {
         // util-linux's script(1) gives netsim a pseudo-terminal; CI is unset for it, as on a laptop.
