@@ -229,6 +229,32 @@ struct DriverTests {
         }
     }
 
+    /// The reference clients give each attempt the whole `timeout` (docs/drivers.md): resilient's
+    /// Retry-After waits go past it (outage-503 counts on that), naive's retries add up.
+    @Test func theReferenceClientsTimeEachAttempt() async throws {
+        let busy = HTTPRoute(path: "/busy", status: 503, headers: [HTTPHeader("Retry-After", "1")], body: .text("busy"))
+        let slow = HTTPRoute(path: "/slow", body: .text("late"), delay: .milliseconds(1500))
+        let server = BuiltinServer(routes: [busy, slow])
+        let endpoint = try await server.start()
+        let resilient = Self.make("resilient", Self.client("resilient", timeout: .milliseconds(1200), retries: 2))
+        let answer = try await Self.get(resilient, endpoint, "/busy")
+        await resilient.shutdown()
+        let naive = Self.make("naive", Self.client("naive", timeout: .milliseconds(400), retries: 1))
+        let started = ContinuousClock.now
+        let late = try await Self.get(naive, endpoint, "/slow", id: 2)
+        let naiveTook = ContinuousClock.now - started
+        await naive.shutdown()
+        let busyTimes = server.requests.filter { $0.path == "/busy" }.map(\.time)
+        let slowRequests = server.requests.filter { $0.path == "/slow" }.count
+        await server.stop()
+        #expect(answer.status == 503 && busyTimes.count == 3, "\(answer), \(busyTimes.count) requests")
+        if let first = busyTimes.first, let last = busyTimes.last {
+            #expect(Double(last - first) / 1e9 >= 1.9, "two Retry-After waits of 1 s under a 1.2 s timeout")
+        }
+        #expect(late.error == .timeout && slowRequests == 2, "\(late), \(slowRequests) requests")
+        #expect(naiveTook >= .milliseconds(800), "two attempts of 400 ms each: \(naiveTook)")
+    }
+
     @Test func urlSessionReportsNoLocalPort() async throws {
         try await Self.withDriver("urlsession") { driver, endpoint in
             let response = try await Self.get(driver, endpoint, "/hello")
