@@ -8,11 +8,13 @@ import NetsimRoutes
 /// that logs requests and responses passing through. Both report to the machine.
 extension ConnectionPair {
     /// Starts observing HTTP (the relay's `observeHTTP`): requests are numbered by the machine,
-    /// together with those a stand-in answers.
+    /// together with those a stand-in answers, and both requests and responses are logged by it
+    /// once their bytes have been written on.
     func startObserving() {
         let id = self.id, log = relay.eventLog
         http = HTTPObserver(
             request: { [unowned self] head in run { $0.requestForwarded(head.summary) } },
+            response: { [unowned self] status, bytes in run { $0.responseForwarded(status: status, bytes: bytes) } },
             log: { [unowned self] kind in log.record(kind, connection: id, at: now) })
     }
 

@@ -68,11 +68,16 @@ final class HTTPObserver {
     private var responseStatus = 0
     private var responseBytes = 0
     private let request: (HTTPRequestHead) -> Void
+    private let response: (_ status: Int, _ bodyBytes: Int) -> Void
     private let log: (EventKind) -> Void
 
-    /// `request` hears of each request head going upstream; `log` records everything else.
-    init(request: @escaping (HTTPRequestHead) -> Void, log: @escaping (EventKind) -> Void) {
+    /// `request` hears of each request head going upstream and `response` of each response
+    /// ending towards the client (the machine logs them once their bytes are written on);
+    /// `log` records everything else.
+    init(request: @escaping (HTTPRequestHead) -> Void, response: @escaping (_ status: Int, _ bodyBytes: Int) -> Void,
+         log: @escaping (EventKind) -> Void) {
         self.request = request
+        self.response = response
         self.log = log
     }
 
@@ -116,7 +121,7 @@ final class HTTPObserver {
         case .body(let body):
             responseBytes += body.readableBytes
         case .end:
-            log(.httpResponse(status: responseStatus, bytes: responseBytes))
+            response(responseStatus, responseBytes)
         }
     }
 

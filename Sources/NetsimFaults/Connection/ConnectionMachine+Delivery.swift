@@ -67,6 +67,7 @@ extension ConnectionMachine {
         guard count > 0 else { return }
         actions.append(.flush(.destination(direction)))
         withLane(direction) { $0.deliveredBytes += count }
+        logHTTPSent(direction)
         log(.bytes(direction, count: count))
     }
 
@@ -103,6 +104,11 @@ extension ConnectionMachine {
 
     /// Whether bytes travelling `direction` are held back by a fault.
     func holds(_ direction: Direction) -> Bool { direction == .up ? holding.up : holding.down }
+
+    /// The fault holding `direction` back, if one does.
+    func holdingFault(_ direction: Direction) -> FaultName? {
+        faults.last { $0.effect.holds(direction) }?.name
+    }
 
     // MARK: Backpressure
 
@@ -178,10 +184,14 @@ extension ConnectionMachine {
     private mutating func finish() {
         phase = .finished
         recomputePlain()
+        // Bytes still held (a blackhole's, a stall's, a delay's when a side reset) never arrive:
+        // said, not lost silently, and the requests in them never reached the server.
         for direction in Direction.allCases {
-            _ = withLane(direction) { $0.discardAll() }
+            let lost = withLane(direction) { $0.discardAll() }
             cancelReleaseTimer(direction)
+            if lost > 0 { log(.dropped(direction, count: lost, fault: holdingFault(direction) ?? .closing)) }
         }
+        unsentHTTP = ([], [])
         // The executor drops the connection first, so that whoever sees `closed` in the log
         // finds it gone from the relay.
         actions.append(.finished)

@@ -49,17 +49,11 @@ extension ConnectionMachine {
         closeGracefully(detail: "the client's bytes are not an HTTP request; closing as a server would")
     }
 
-    /// The HTTP observer saw a request go upstream. Logged here, so requests answered by a
-    /// stand-in and forwarded ones are numbered on one count (`reused`).
-    public mutating func requestForwarded(_ request: HTTPRequestSummary) {
-        log(.httpRequest(method: request.method, path: request.uri, reused: countRequest(), tag: request.tag, version: request.version))
-    }
-
     /// Counts a request on this connection; true when it is not the first. A connection the
     /// relay did not watch as HTTP before a stand-in took over (an outage from `--fault-at`)
     /// has had requests when client bytes already went upstream: its first answered request
     /// was logged `reused: false`.
-    private mutating func countRequest() -> Bool {
+    mutating func countRequest() -> Bool {
         defer { requestsSeen += 1 }
         return requestsSeen > 0 || !observesHTTP && up.deliveredBytes + up.queuedBytes > 0
     }

@@ -115,6 +115,9 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var finDelay: (up: Int64, down: Int64) = (0, 0)
     var inspectingBytes = false
     var standIn: (any StandIn)?
+    /// What the HTTP observer saw, waiting for its last byte to be written on
+    /// (``ConnectionMachine/requestForwarded(_:)``).
+    var unsentHTTP: (up: [UnsentHTTP], down: [UnsentHTTP]) = ([], [])
     /// No fault, not stale, not closing: bytes take the fast path when the link allows.
     var isPlain = false
 
