@@ -13,6 +13,8 @@ struct MachineHarness {
     /// How the relay ended each leg (FIN, RST), in order.
     var ended: [(Leg, CloseKind)] = []
     var closed: Set<Leg> = []
+    /// How each leg's peer ended its side, as the machine told the taps (pcap).
+    var peerEnded: [(Leg, CloseKind)] = []
     var readsAllowed: [Leg: Bool] = [:]
     var events: [EventKind] = []
     var connectRequested = false
@@ -51,7 +53,8 @@ struct MachineHarness {
             case .parseRequests(let bytes): parsed.append(bytes)
             case .finished: finished = true
             case .delayed(let direction, let nanoseconds): delays.append((direction, nanoseconds))
-            case .flush, .peerEnded, .stopParsingRequests, .observe, .observeEnded: break
+            case .peerEnded(let leg, let how): peerEnded.append((leg, how))
+            case .flush, .stopParsingRequests, .observe, .observeEnded: break
             }
         }
         machine.actions.removeAll()

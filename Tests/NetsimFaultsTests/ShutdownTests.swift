@@ -35,4 +35,20 @@ struct ShutdownTests {
         Self.shutDown(&h)
         #expect(h.finished && Self.closed(h).map(\.0) == [.client])
     }
+
+    /// On a stale connection the client's FIN and then the server's are only tidied up, never
+    /// forwarded; they were still sent, and the capture must show them (it showed only the
+    /// relay's FINs, and `profile` said the client never closed).
+    @Test func peersFINsOnAStaleConnectionAreStillSaid() {
+        var h = MachineHarness()
+        h.receive("GET / HTTP/1.1\r\n\r\n", from: .client)
+        h.apply(.stale(.rst))
+        h.fin(from: .client)
+        #expect(h.endings(of: .upstream) == [.fin], "the server is told the client left")
+        h.fin(from: .upstream)
+        #expect(h.peerEnded.map(\.0) == [.client, .upstream] && h.peerEnded.allSatisfy { $0.1 == .fin }, "\(h.peerEnded)")
+        for leg in [Leg.client, .upstream] { h.machine.legInactive(leg, now: h.now) }
+        h.process()
+        #expect(h.finished && Self.closed(h).map(\.0) == [.client] && Self.closed(h).map(\.1) == [.fin])
+    }
 }

@@ -279,6 +279,10 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         guard expectLeg(leg, "a FIN") else { return }
         lastActivity = now
         if phase == .finished { return }
+        // Said first, whatever happens next: the FIN was sent (a capture shows it, and the
+        // `closed` event says who ended the connection) even where the relay only tidies up.
+        if ending == nil { ending = (leg.side, .fin) }
+        actions.append(.peerEnded(leg, .fin))
         if discarding {
             closeLeg(leg)
             return
@@ -289,8 +293,6 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
             if leg == .client, upstream == .connected { shutdownOutput(.upstream) }
             return
         }
-        if ending == nil { ending = (leg.side, .fin) }
-        actions.append(.peerEnded(leg, .fin))
         let direction = leg.outgoing
         if observesHTTP { actions.append(.observeEnded(direction)) }
         if leg == .client, upstream == .none, let standIn {
