@@ -44,6 +44,25 @@ public final class PortHold: Sendable {
 }
 
 extension PortHold {
+    /// Binds a hold on `address` just after its listener was closed, trying again every
+    /// millisecond while the port is still in use, for up to `patience`.
+    ///
+    /// Why: close(2) frees a socket only with the last reference to it, and a process being
+    /// spawned at that moment (an exec client, a test's child) holds a copy of every descriptor
+    /// until it execs. Until then the listener lives on — it even completes handshakes that
+    /// its close then resets — and the hold's bind fails with `EADDRINUSE`. Seen under a busy
+    /// test run: the refusal's port was not kept, then handed to someone else.
+    static func taking(_ address: SocketAddress, patience: Duration = .milliseconds(250)) async throws -> PortHold {
+        let deadline = ContinuousClock.now + patience
+        while true {
+            do {
+                return try PortHold(address)
+            } catch let error as IOError where error.errnoCode == EADDRINUSE && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+        }
+    }
+
     /// Throws what binding `endpoint` would fail with now (a port another program listens on,
     /// an address this machine does not have), binding nothing: a command checks this before
     /// it truncates the files it will write, so a relay that cannot start leaves them as they

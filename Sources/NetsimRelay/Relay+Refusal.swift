@@ -46,7 +46,7 @@ extension Relay {
             var reason = "refuse: new connections are refused"
             if let address {
                 do {
-                    let hold = try PortHold(address)
+                    let hold = try await PortHold.taking(address)
                     lock.withLock { portHold = hold }
                 } catch {
                     reason += "; the port could not be kept meanwhile (\(error))"

@@ -16,7 +16,7 @@ struct RefuseTests {
             let id = try await relay.addFault(FaultRule(.refuse))
             #expect(try await FaultTests.connectFailure(endpoint) == .refused)
             // The port stays the relay's while refused: no server binding port 0 can be given it.
-            #expect(try !portIsFree(endpoint))
+            #expect(try !portIsFree(endpoint), "\(Self.listenerEvents(relay))")
             await relay.removeFault(id)
             #expect(try await FaultTests.connectFailure(endpoint) == nil)
         }
