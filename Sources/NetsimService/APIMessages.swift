@@ -38,15 +38,27 @@ public struct APIRequest: Sendable {
         return try decode([Element].self)
     }
 
-    /// What Foundation's JSONSerialization said of a body that is not JSON, the message this API
-    /// has always sent for one.
-    static let malformed = "malformed JSON body: The operation could not be completed. The data is not in the correct format."
+    /// The 400's message for a body that is not a JSON object or array: where the parser
+    /// stopped (JSONSerialization's words: "Unexpected end of file during JSON parse", "Invalid
+    /// value around character 1"), and what to send. It starts "malformed JSON body:", as it
+    /// always has (it used to end with Foundation's bare "The data is not in the correct format").
+    static func malformed(_ body: [UInt8]) -> String {
+        var detail = "a bare JSON value"
+        do {
+            _ = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])
+        } catch {
+            if let said = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String, !said.isEmpty {
+                detail = said.trimmingCharacters(in: CharacterSet(charactersIn: ". "))
+            }
+        }
+        return "malformed JSON body: \(detail); send a JSON object, such as {\"name\":\"db\",\"listen\":\"127.0.0.1:26379\",\"upstream\":\"127.0.0.1:6379\"} or {\"type\":\"latency\",\"attributes\":{\"latency\":100}} (an array of proxies to /populate)"
+    }
 
     /// The body parsed, when it is an object or an array.
     private func json() throws -> JSONValue {
         guard !body.isEmpty else { throw APIError.badRequest("missing JSON body") }
         guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body)), value.isContainer else {
-            throw APIError.badRequest(Self.malformed)
+            throw APIError.badRequest(Self.malformed(body))
         }
         return value
     }

@@ -32,7 +32,7 @@ extension Toxic {
     /// The 400 for a string attribute that is not a JSON string; `got` says what it was instead
     /// ("the number 5", "null", "an array"…).
     static func choiceTypeError(type: String, key: String, got: String) -> APIError {
-        APIError.badRequest("attribute \(key) of a \(type) toxic must be a JSON string, one of \(quoted(choices(type: type, key: key) ?? [])) (got \(got))")
+        APIError.badRequest("attribute \(key) of \(named(type)) must be a JSON string, one of \(quoted(choices(type: type, key: key) ?? [])) (got \(got))")
     }
 
     /// True when the toxic's relay answers requests itself (`outage`, `portal`): changing one in
@@ -63,10 +63,10 @@ extension Toxic {
             case .bytes: arguments.numbers[attribute.name] = try count(attribute.name, "bytes")
             case .choice(let values):
                 guard case .string(let text)? = attributes[attribute.name] else {
-                    throw APIError.badRequest("attribute \(attribute.name) of a \(type) toxic must be a JSON string, one of \(Self.quoted(values))")
+                    throw APIError.badRequest("attribute \(attribute.name) of \(Self.named(type)) must be a JSON string, one of \(Self.quoted(values))")
                 }
                 guard values.contains(text) else {
-                    throw APIError.badRequest("attribute \(attribute.name) of a \(type) toxic must be one of \(Self.quoted(values)), not \"\(text)\"")
+                    throw APIError.badRequest("attribute \(attribute.name) of \(Self.named(type)) must be one of \(Self.quoted(values)), not \"\(text)\"")
                 }
                 arguments.strings[attribute.name] = text
             }

@@ -74,11 +74,16 @@ public struct Toxic: Sendable, Equatable {
         return toxicity
     }
 
+    /// "a latency toxic", "an outage toxic": a type named in a message.
+    static func named(_ type: String) -> String {
+        ("aeiou".contains(type.first ?? "x") ? "an " : "a ") + "\(type) toxic"
+    }
+
     /// The 400 for an attribute this type does not have, or nil when it has it.
     static func unknownAttribute(_ key: String, type: String) -> APIError? {
         let allowed = types[type] ?? []
         guard !allowed.contains(key) else { return nil }
-        return APIError.badRequest("unknown attribute \(key) for a \(type) toxic (allowed: \(allowed.joined(separator: ", ")))")
+        return APIError.badRequest("unknown attribute \(key) for \(named(type)) (allowed: \(allowed.joined(separator: ", ")))")
     }
 
     /// Applies a change: a new toxicity (0 to 1) and/or attributes merged into the current ones.
