@@ -155,16 +155,27 @@ public enum JSONReport {
         }
     }
 
-    /// `netsim test --json`: every run in job order and, with more than one driver, the matrix.
+    /// `netsim test --json`: the totals of the summary line, every run in job order and, with
+    /// more than one driver, the matrix.
     public struct Suite: Codable, Sendable, Equatable {
+        /// Runs that passed, and runs that failed or could not run (`N passed, N failed`).
+        public var passed: Int
+        public var failed: Int
         public var runs: [Entry]
         public var matrix: Matrix?
 
-        enum CodingKeys: String, CodingKey { case runs, matrix }
+        enum CodingKeys: String, CodingKey { case passed, failed, runs, matrix }
 
         public init(runs: [Entry], matrix: Matrix? = nil) {
             self.runs = runs
             self.matrix = matrix
+            passed = runs.filter(\.passed).count
+            failed = runs.count - passed
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(runs: try container.decode([Entry].self, forKey: .runs), matrix: try container.decodeIfPresent(Matrix.self, forKey: .matrix))
         }
     }
 
@@ -182,6 +193,10 @@ public enum JSONReport {
 
         public init(from decoder: any Decoder) throws {
             self = if let run = try? Run(from: decoder) { .run(run) } else { .failure(try Failure(from: decoder)) }
+        }
+
+        public var passed: Bool {
+            if case .run(let run) = self { run.passed } else { false }
         }
     }
 

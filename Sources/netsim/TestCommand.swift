@@ -219,7 +219,7 @@ struct TestCommand: AsyncParsableCommand {
                     progress.emit("PASS \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))\(jobs[index].runSuffix)")
                 case .success(let run):
                     progress.emit(TextReport.render(run).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-                    progress.emit("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName))\(jobs[index].runSuffix)")
+                    progress.emit("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))\(jobs[index].runSuffix)")
                 case .failure(let error):
                     progress.emit("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? "")\(jobs[index].runSuffix): netsim could not run it: \(error)")
                 }

@@ -45,6 +45,8 @@ struct MatrixCommandTests {
             "refused      FAIL error  pass",
             "3 passed, 1 failed",
         ], "\(out)")
+        let failLine = lines.first { $0.hasPrefix("FAIL ") && $0.contains("refused.scn (refused, naive") }
+        #expect(failLine?.range(of: #", [0-9.]+m?s\)$"#, options: .regularExpression) != nil, "a FAIL line ends with its time, as a PASS line: \(out)")
         let markdown = try String(contentsOfFile: written, encoding: .utf8)
         #expect(markdown.contains("| refused     | FAIL error | pass      |"), "\(markdown)")
 

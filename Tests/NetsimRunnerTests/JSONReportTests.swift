@@ -80,7 +80,8 @@ struct JSONReportTests {
         measurement.add(scenario: "outage", driver: "resilient", .pass)
         let failure = JSONReport.Entry.failure(JSONReport.Failure(scenario: "x", file: "x.scn", error: "cannot start the relay"))
         let suite = try Self.object(JSONReport.Suite(runs: [failure], matrix: JSONReport.Matrix(measurement)))
-        #expect(Set(suite.keys) == ["runs", "matrix"])
+        #expect(Set(suite.keys) == ["passed", "failed", "runs", "matrix"])
+        #expect(suite["passed"] as? Int == 0 && suite["failed"] as? Int == 1, "a run that could not start counts as failed")
         let runs = try #require(suite["runs"] as? [[String: Any]])
         #expect(runs.count == 1)
         #expect(runs.first?["passed"] as? Bool == false && runs.first?["error"] as? String == "cannot start the relay")
@@ -91,6 +92,6 @@ struct JSONReportTests {
         #expect(cells["lockscreen"]?["naive"]?["cell"] as? String == "FAIL error")
         #expect(cells["lockscreen"]?["naive"]?["runs"] as? [String] == ["FAIL error"])
         #expect(cells["lockscreen"]?["resilient"] == nil && cells["outage"]?.count == 1)
-        #expect(try Self.object(JSONReport.Suite(runs: [])).keys.sorted() == ["runs"])
+        #expect(try Self.object(JSONReport.Suite(runs: [])).keys.sorted() == ["failed", "passed", "runs"])
     }
 }
