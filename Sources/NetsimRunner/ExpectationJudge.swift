@@ -99,7 +99,10 @@ struct ExpectationJudge {
             var lines = failing.prefix(6).map { "\($0.label): \(detail(of: $0, for: check, began: began))" }
             if failing.count > 6 { lines.append("… and \(failing.count - 6) more") }
             verdict.actual = "\(failing.count) of \(outcomes.count) did not:\n" + lines.joined(separator: "\n")
-            verdict.focus = failing.first?.started
+            // The timeline around the moment the check was decided: the answer or the error
+            // (a 100 s timeout's slice around its start showed nothing of it); for a connection
+            // check, the moment the request went out on one.
+            if case .connection = check { verdict.focus = failing.first?.started } else { verdict.focus = failing.first?.finished }
         }
     }
 

@@ -197,4 +197,31 @@ struct RelayHTTPExpectationTests {
         #expect(other.actual.contains(" with the message \""), "\(other.actual)")
         #expect(other.focus != nil)
     }
+
+    /// A failed request check shows the timeline around its answer, where the check was decided,
+    /// not around the request's start (a slow answer's start is seconds before anything failed).
+    @Test func aFailedRequestCheckFocusesOnTheAnswer() async throws {
+        let result = try await run(try scenario("""
+            name: focus
+            description: the report's timeline slice is around the answer
+            upstream:
+              routes:
+                - path: /slow
+                  body: late
+                  delay: 2s
+            client:
+              driver: naive
+              timeout: 5s
+            timeline:
+              - request: slow
+                path: /slow
+            expect:
+              - request: slow
+                status: 404
+            """))
+        let verdict = try #require(result.verdict("request slow: status 404"))
+        let outcome = try #require(result.outcomes.first)
+        #expect(!verdict.passed && outcome.duration >= 2_000_000_000)
+        #expect(verdict.focus == outcome.finished, "focus \(verdict.focus ?? -1), answered at \(outcome.finished)")
+    }
 }
