@@ -45,6 +45,7 @@ public struct ReplayPlan: Sendable {
             }
         }
         exchanges.sort { $0.requestTime < $1.requestTime }
+        if let note = Self.serversNote(flows, exchanges) { notes.append(note) }
         guard !exchanges.isEmpty || !raw.isEmpty else {
             if capture.truncatedSegments > 0 {
                 // The server's data is there but its messages are not whole: say why.
@@ -53,6 +54,20 @@ public struct ReplayPlan: Sendable {
             throw PcapError(.nothingToUse, "\(capture.path): the selected flows carry no server data to replay")
         }
         self.init(exchanges: exchanges, raw: raw, notes: notes)
+    }
+
+    /// When the HTTP exchanges pooled come from more than one server: a capture netsim (or any
+    /// relay) recorded holds every exchange twice, once per leg, and replaying both serves each
+    /// answer twice with two think times (the client leg's includes the link's delay).
+    static func serversNote(_ flows: [TCPFlow], _ exchanges: [CapturedExchange]) -> String? {
+        let httpFlows = Set(exchanges.map(\.flow))
+        var servers: [PacketEndpoint] = []
+        for flow in flows where httpFlows.contains(flow.number) && !servers.contains(flow.server) { servers.append(flow.server) }
+        guard servers.count > 1 else { return nil }
+        let named = servers.prefix(4).map { "\($0)" }.joined(separator: ", ") + (servers.count > 4 ? ", …" : "")
+        return "the HTTP answers pooled come from \(servers.count) servers (\(named)); a relay's capture "
+            + "(netsim run/relay --pcap records both legs) holds every exchange twice: replay one side with "
+            + "--flow :PORT (the upstream's port for the server's own think times)"
     }
 
     /// A human listing: one line per exchange or raw flow.

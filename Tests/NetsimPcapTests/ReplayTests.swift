@@ -112,6 +112,30 @@ struct ReplayTests {
         builder.write([segment(clientEnd, serverEnd, seq: 101, ack: 5001, request)])
     }
 
+    /// A relay's capture (netsim records both legs) has each exchange twice, to two servers:
+    /// replaying all of it serves every answer twice, so the plan says so and how to pick one.
+    @Test func answersFromTwoServersAreNotedWithHowToPickOne() throws {
+        let builder = try CaptureBuilder(path: temporaryPath("legs.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let request = Array("GET /x HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+        let relayEnd = PacketEndpoint(address: [10, 0, 0, 3], port: 40_001)
+        let upstreamEnd = PacketEndpoint(address: [10, 0, 0, 4], port: 8080)
+        for (client, server) in [(clientEnd, serverEnd), (relayEnd, upstreamEnd)] {
+            builder.write([segment(client, server, seq: 100, flags: .syn)])
+            builder.write([segment(server, client, seq: 5000, ack: 101, flags: [.syn, .ack])])
+            builder.write([segment(client, server, seq: 101, ack: 5001, request)])
+            builder.write([segment(server, client, seq: 5001, ack: 101 + UInt32(request.count), answer)])
+        }
+        builder.close()
+        let capture = try Capture.load(path: builder.path)
+        let both = try ReplayPlan(capture: capture)
+        #expect(both.exchanges.count == 2)
+        #expect(both.notes.contains { $0.contains("come from 2 servers (10.0.0.2:80, 10.0.0.4:8080)") && $0.contains("--flow :PORT") }, "\(both.notes)")
+        let one = try ReplayPlan(capture: capture, flows: FlowSelector(parsing: ":8080"))
+        #expect(one.exchanges.count == 1 && !one.notes.contains { $0.contains("servers") }, "\(one.notes)")
+    }
+
     /// A segment the capture never had (lost before the capture point, or dropped by it) is
     /// not made up: the answer stops before it, with a reset. Replay served it as zeros inside a
     /// 200 (1448 NUL bytes in a helper's run; a 1.4 MB run of them in a live capture).
