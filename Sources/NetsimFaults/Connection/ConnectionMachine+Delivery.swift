@@ -67,7 +67,7 @@ extension ConnectionMachine {
         guard count > 0 else { return }
         actions.append(.flush(.destination(direction)))
         withLane(direction) { $0.deliveredBytes += count }
-        logHTTPSent(direction)
+        if observesHTTP { logHTTPSent(direction) }
         log(.bytes(direction, count: count))
     }
 
