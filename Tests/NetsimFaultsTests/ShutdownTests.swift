@@ -1,5 +1,6 @@
 import NetsimCore
 import NetsimFaults
+import NetsimLink
 import Testing
 
 /// `closeNow()`, the relay's shutdown: its close is the relay's in the log, not the client's
@@ -50,5 +51,26 @@ struct ShutdownTests {
         for leg in [Leg.client, .upstream] { h.machine.legInactive(leg, now: h.now) }
         h.process()
         #expect(h.finished && Self.closed(h).map(\.0) == [.client] && Self.closed(h).map(\.1) == [.fin])
+    }
+
+    /// `rst` while the server's FIN still waits behind a slow answer: the client is reset and
+    /// never sees that FIN, so the connection was ended by the relay's reset; once the FIN has
+    /// been delivered, the server ended it.
+    @Test func aResetOverAnUndeliveredFINIsTheRelays() throws {
+        var link = LinkConfiguration.unimpaired
+        link.down.bandwidth = DataRate(bitsPerSecond: 8_000)  // 1 KB/s
+        for delivered in [false, true] {
+            var h = MachineHarness(link: link)
+            h.receive("GET / HTTP/1.1\r\n\r\n", from: .client)
+            h.receive(String(repeating: "x", count: 2000), from: .upstream)
+            h.fin(from: .upstream)
+            if delivered { h.advance(by: .seconds(3)) }
+            h.apply(try FaultKind(parsing: "rst"))
+            for leg in [Leg.client, .upstream] { h.machine.legInactive(leg, now: h.now) }
+            h.process()
+            #expect(h.finished)
+            let expected: (Side, CloseKind) = delivered ? (.upstream, .fin) : (.relay, .rst)
+            #expect(Self.closed(h).first.map { $0 == expected } == true, "delivered \(delivered): \(Self.closed(h))")
+        }
     }
 }

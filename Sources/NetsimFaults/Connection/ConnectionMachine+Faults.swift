@@ -84,13 +84,26 @@ extension ConnectionMachine {
         connectDelay += nanoseconds
     }
 
+    /// The relay ends the connection now (`how`): it is the one that ended it in the `closed`
+    /// event, unless a peer ended it first — and a peer's FIN still queued behind a delay or a
+    /// rate, which the drop about to come throws away, never reached the other side: the relay's
+    /// close is what that side saw (a server's FIN waiting behind a slow answer, then `rst`: the
+    /// client got a reset, and the log said the server closed with FIN).
+    mutating func relayEnds(_ how: CloseKind) {
+        if let first = ending, first.how == .fin, first.by != .relay,
+           lane(first.by == .client ? .up : .down, { $0.holdsMarker }) {
+            ending = nil
+        }
+        if ending == nil { ending = (.relay, how) }
+    }
+
     /// Closes both legs with FIN now; bytes still in flight are dropped (and logged). The legs are
     /// then read and discarded until the peers close, so close(2) never finds unread bytes and
     /// turns the FIN into a reset.
     public mutating func closeGracefully(detail: String) {
         guard phase != .finished, !discarding else { return }
         fire(detail)
-        if ending == nil { ending = (.relay, .fin) }
+        relayEnds(.fin)
         dropQueued()
         discarding = true
         recomputePlain()
@@ -106,7 +119,7 @@ extension ConnectionMachine {
     public mutating func resetBoth(detail: String, afterSentTo drained: Leg? = nil) {
         guard phase != .finished else { return }
         fire(detail)
-        if ending == nil { ending = (.relay, .rst) }
+        relayEnds(.rst)
         dropQueued()
         resetLeg(.client, afterSent: drained == .client)
         resetLeg(.upstream, afterSent: drained == .upstream)

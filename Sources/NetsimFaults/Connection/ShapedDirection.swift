@@ -98,6 +98,11 @@ struct ShapedDirection<Chunk: ByteChunk> {
         isImpaired ? shaper.releaseTimeForMarker(arrivedAt: now) : now
     }
 
+    /// A FIN, RST or end is queued, not yet carried out.
+    var holdsMarker: Bool {
+        queue.contains { if case .marker = $0 { true } else { false } }
+    }
+
     /// The release time of the head of the queue, if any.
     var nextReleaseTime: Int64? { queue.first?.releaseTime }
 
