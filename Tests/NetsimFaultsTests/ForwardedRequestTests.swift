@@ -24,7 +24,7 @@ struct ForwardedRequestTests {
 
     @Test("unimpaired: logged as it is read, before its bytes event")
     func unimpaired() {
-        var h = MachineHarness()
+        var h = MachineHarness(observesHTTP: true)
         Self.receiveRequest(&h)
         #expect(Self.requestsLogged(h) == 1)
         #expect(h.text(.upstream) == Self.request)
@@ -34,7 +34,7 @@ struct ForwardedRequestTests {
     func delayed() {
         var link = LinkConfiguration.unimpaired
         link.up.latency = .milliseconds(50)
-        var h = MachineHarness(link: link)
+        var h = MachineHarness(link: link, observesHTTP: true)
         h.advance(by: .milliseconds(200))  // past the simulated handshake
         Self.receiveRequest(&h)
         #expect(Self.requestsLogged(h) == 0, "still on the simulated link")
@@ -50,7 +50,7 @@ struct ForwardedRequestTests {
 
     @Test("a blackholed request the client gives up on is dropped, never logged as forwarded")
     func blackholed() {
-        var h = MachineHarness(faults: [.blackhole], connect: false)
+        var h = MachineHarness(faults: [.blackhole], connect: false, observesHTTP: true)
         Self.receiveRequest(&h)
         h.advance(by: .seconds(2))
         h.fin(from: .client)
@@ -67,7 +67,7 @@ struct ForwardedRequestTests {
 
     @Test("a blackholed request is logged once the fault lifts and it reaches the server")
     func blackholeLifted() {
-        var h = MachineHarness(faults: [.blackhole], connect: false)
+        var h = MachineHarness(faults: [.blackhole], connect: false, observesHTTP: true)
         Self.receiveRequest(&h)
         #expect(Self.requestsLogged(h) == 0)
         h.lift(1)
@@ -82,7 +82,7 @@ struct ForwardedRequestTests {
 
     @Test("a response is logged when its last byte reaches the client; one a stall holds to the end, never")
     func responses() {
-        var h = MachineHarness(link: StallTests.slowDown)
+        var h = MachineHarness(link: StallTests.slowDown, observesHTTP: true)
         h.advance(by: .milliseconds(200))
         Self.receiveRequest(&h)
         h.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", from: .upstream)
@@ -93,7 +93,7 @@ struct ForwardedRequestTests {
         #expect(h.text(.client).hasSuffix("ok"))
         #expect(Self.responsesLogged(h) == 1)
 
-        var stalled = MachineHarness()
+        var stalled = MachineHarness(observesHTTP: true)
         stalled.apply(.stall(.down))
         Self.receiveRequest(&stalled)
         stalled.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", from: .upstream)

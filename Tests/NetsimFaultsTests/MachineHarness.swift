@@ -23,8 +23,8 @@ struct MachineHarness {
     /// The delays the machine reported (with `reportsDelays` set).
     var delays: [(Direction, Int64)] = []
 
-    init(link: LinkConfiguration = .unimpaired, faults: [FaultKind] = [], seed: UInt64 = 7, connect: Bool = true) {
-        machine = ConnectionMachine(id: ConnectionID(1), openedAt: 0, link: link, seed: seed, bufferLimit: 1 << 20, observesHTTP: false)
+    init(link: LinkConfiguration = .unimpaired, faults: [FaultKind] = [], seed: UInt64 = 7, connect: Bool = true, observesHTTP: Bool = false) {
+        machine = ConnectionMachine(id: ConnectionID(1), openedAt: 0, link: link, seed: seed, bufferLimit: 1 << 20, observesHTTP: observesHTTP)
         machine.start(faults: faults.enumerated().map { (FaultID(raw: UInt64($0.offset + 1)), $0.element) }, now: 0)
         process()
         if connect { connectIfAsked() }
