@@ -87,6 +87,18 @@ public final class ForwardProxy: @unchecked Sendable {
     private var relays: [RelayKey: Task<Relay, any Error>] = [:]
     /// The relays of ``relays`` that have started, for ``startedRelay(to:tunnel:)``.
     private var started: [RelayKey: Relay] = [:]
+    /// `stop()` has begun: no relay starts and no connection is tracked from then on — both
+    /// would outlive the event loops (a CONNECT read while Ctrl-C stopped the proxy started a
+    /// relay no one stopped, and its work went to loops already shut down).
+    private var stopping = false
+
+    /// What a connection meets when the proxy stops while it waits for its relay.
+    struct Stopping: Error, CustomStringConvertible {
+        var description: String { "the proxy is stopping" }
+    }
+
+    /// True once ``stop()`` has begun.
+    var isStopping: Bool { lock.withLock { stopping } }
 
     struct RelayKey: Hashable {
         var destination: Endpoint
@@ -140,6 +152,7 @@ public final class ForwardProxy: @unchecked Sendable {
 
     public func stop() async {
         let (channel, tasks) = lock.withLock { () -> ((any Channel)?, [Task<Relay, any Error>]) in
+            stopping = true
             defer {
                 listener = nil
                 relays.removeAll()
@@ -159,7 +172,12 @@ public final class ForwardProxy: @unchecked Sendable {
     /// over (``handedToRelay(_:)``) or it closes.
     func waitingForRelay(_ channel: any Channel) {
         let key = ObjectIdentifier(channel)
-        lock.withLock { waiting[key] = channel }
+        let tracked = lock.withLock { () -> Bool in
+            if stopping { return false }
+            waiting[key] = channel
+            return true
+        }
+        guard tracked else { return channel.close(promise: nil) }
         channel.closeFuture.whenComplete { [weak self] _ in self?.handedToRelay(channel) }
     }
 
@@ -182,7 +200,7 @@ public final class ForwardProxy: @unchecked Sendable {
     /// the connection over at once. Awaiting ``relay(to:tunnel:)`` resumes on Swift's shared
     /// pool, which a busy process (a test suite) kept for seconds, and a tunnel's 200 came late.
     func startedRelay(to destination: Endpoint, tunnel: Bool) -> Relay? {
-        lock.withLock { started[RelayKey(destination: destination, tunnel: tunnel)] }
+        lock.withLock { stopping ? nil : started[RelayKey(destination: destination, tunnel: tunnel)] }
     }
 
     /// The relay to `destination`, started on first use. It has no listener (connections are
@@ -190,7 +208,8 @@ public final class ForwardProxy: @unchecked Sendable {
     /// TLS when the proxy was asked to (and then observes the HTTP inside).
     func relay(to destination: Endpoint, tunnel: Bool = false) async throws -> Relay {
         let key = RelayKey(destination: destination, tunnel: tunnel)
-        let task = lock.withLock { () -> Task<Relay, any Error> in
+        let task = try lock.withLock { () throws -> Task<Relay, any Error> in
+            if stopping { throw Stopping() }
             if let existing = relays[key] { return existing }
             let task = Task { [self] in
                 let interception = tunnel ? try configuration.interception?(destination) : nil

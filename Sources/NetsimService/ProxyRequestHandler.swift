@@ -127,7 +127,8 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let upstream: EventLoopFuture<(any Channel)?> = proxy.mayStandIn
             ? channel.eventLoop.makeSucceededFuture(nil)
             : proxy.lookup.lookUp(destination.host, on: channel.eventLoop).flatMap {
-                Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
+                guard !proxy.isStopping else { return channel.eventLoop.makeFailedFuture(ForwardProxy.Stopping()) }
+                return Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
                     .channelOption(ChannelOptions.autoRead, value: false)
                     .channelInitializer { outbound in  // tracked from before its connect: stop() ends a pending one
                         proxy.waitingForRelay(outbound)
@@ -154,7 +155,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                     if isConnect { handler.established(context) }
                     return handler.join(context, relay, outbound, destination, firstBytes, tunnel: isConnect)
                 }
-                guard context.channel.isActive else { return }  // gone, or the proxy is stopping
+                guard context.channel.isActive, !proxy.isStopping else { return }  // gone, or the proxy is stopping
                 context.eventLoop.scheduleTask(in: .nanoseconds(wait)) {
                     let (handler, context) = bound.value
                     guard context.channel.isActive else { return }
