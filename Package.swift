@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "NetsimService",
             dependencies: [
-                "NetsimCore", "NetsimAccept", "NetsimLink", "NetsimRelay",
+                "NetsimCore", "NetsimAccept", "NetsimLink", "NetsimRelay", "NetsimTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -5,6 +5,7 @@ import NetsimAccept
 import NetsimCore
 import NetsimLink
 import NetsimRelay
+import NetsimTLS
 
 /// An HTTP forward proxy (`netsim proxy`): absolute-form requests (`GET http://host/path`) and
 /// CONNECT tunnels. Each destination gets a netsim ``Relay`` without a listener; once a client's
@@ -46,13 +47,16 @@ public final class ForwardProxy: @unchecked Sendable {
         /// Timeout` and a close (nginx's `client_header_timeout` is 60 s too). Without it,
         /// clients that send half a head and wait held `--max-connections` places for good.
         public var headTimeout: Duration
+        /// netsim's CA, for `bad-cert`'s certificates (``RelayConfiguration/authority``).
+        public var authority: CertificateAuthority?
 
         public init(listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0), link: LinkConfiguration = .unimpaired,
                     faults: [FaultRule] = [], seed: UInt64 = 1, allow: [AddressRange] = [],
                     interception: (@Sendable (Endpoint) throws -> TLSInterception)? = nil,
                     dns: DNSFaults = .none, dnsTimeout: Duration = .seconds(5), maximumConnections: Int? = nil,
-                    headTimeout: Duration = .seconds(60)) {
+                    headTimeout: Duration = .seconds(60), authority: CertificateAuthority? = nil) {
             self.headTimeout = headTimeout
+            self.authority = authority
             self.interception = interception
             self.maximumConnections = maximumConnections
             self.dns = dns
@@ -216,7 +220,7 @@ public final class ForwardProxy: @unchecked Sendable {
                 let relay = Relay(
                     configuration: RelayConfiguration(
                         upstream: destination, link: configuration.link, faults: configuration.faults, seed: configuration.seed,
-                        observeHTTP: interception != nil, tls: interception),
+                        observeHTTP: interception != nil, tls: interception, authority: configuration.authority),
                     eventLog: eventLog, group: group, connector: HostConnector(destination), timeline: timeline)
                 do {
                     try await relay.startWithoutListener()

@@ -90,7 +90,8 @@ struct ProxyCommand: AsyncParsableCommand {
         let proxy = ForwardProxy(
             configuration: .init(listen: listen, link: link.configuration(), faults: faults.rules, seed: seed, allow: allow,
                                  interception: interception.map { shared in { @Sendable _ in shared } },
-                                 dns: dns.faults(profile: link.profile), maximumConnections: maxConnections),
+                                 dns: dns.faults(profile: link.profile), maximumConnections: maxConnections,
+                                 authority: try tlsOptions.badCertAuthority(faults.rules, intercepting: intercepting?.1)),
             eventLog: log)
         let bound: Endpoint
         do {

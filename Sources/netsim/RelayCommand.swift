@@ -112,6 +112,7 @@ struct RelayCommand: AsyncParsableCommand {
             listen: listen, upstream: upstream, link: link.configuration(), faults: faults.rules,
             seed: seed, connectTimeout: connectTimeout, bufferLimit: buffer.bytes,
             observeHTTP: interception != nil, tls: interception?.0,   // intercepting is for seeing the HTTP inside
+            authority: try tlsOptions.badCertAuthority(faults.rules, intercepting: interception?.1),
             delays: exporter?.metrics, splice: splice, maximumConnections: maxConnections)
         let recorder: PcapRecorder?
         do { recorder = try pcap.map(PcapRecorder.init(path:)) } catch {

@@ -62,6 +62,22 @@ struct TLSOptions: ParsableArguments {
 
     /// The interception asked for, with netsim's CA from `$NETSIM_HOME` (made on first use); nil
     /// in passthrough. `keyLog` receives both sessions' secrets.
+    /// netsim's CA for `bad-cert`'s `expired` and `wrong-host` certificates: issued by it, a
+    /// client that trusts it (`netsim ca`) refuses them for the expiry or the name alone
+    /// (tls.md). The interception's when intercepting, else loaded when a `bad-cert` fault is
+    /// among `rules`; nil otherwise. Without it the relay issued them from a CA of its own, and
+    /// a client that never checks expiry or names still refused them, for the unknown issuer —
+    /// and was told it had passed.
+    func badCertAuthority(_ rules: [FaultRule], intercepting: CertificateAuthority?) throws -> CertificateAuthority? {
+        if let intercepting { return intercepting }
+        guard rules.contains(where: { $0.kind.name == BadCert.name }) else { return nil }
+        do {
+            return try CertificateAuthority.load(from: .fromEnvironment())
+        } catch let error as TLSSetupError {
+            throw RuntimeError(error.description)
+        }
+    }
+
     func interception(keyLog: KeyLogFile?) throws -> (TLSInterception, CertificateAuthority)? {
         guard tls == .intercept else { return nil }
         let trust: TLSInterception.UpstreamTrust = upstreamInsecure ? .insecure : upstreamCA.map { .caFile($0) } ?? .system

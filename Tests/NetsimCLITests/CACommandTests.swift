@@ -58,4 +58,23 @@ final class CACommandTests {
         #expect(result.status == 2)
         #expect(result.standardError == "netsim ca: \(home.appendingPathComponent("ca.pem").path) is not PEM: expected a PEM certificate (a file starting with '-----BEGIN')\n")
     }
+
+    /// `netsim relay --fault bad-cert=expired` serves a certificate netsim's CA issued, so a client
+    /// trusting that CA refuses it for its date alone. It came from a throwaway CA, and every
+    /// client refused it as untrusted: one that never checks dates passed.
+    @Test func badCertExpiredIsIssuedByNetsimsCA() async throws {
+        #expect(try await ca().status == 0)
+        let relay = try WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "NETSIM_HOME=\(home.path)", NetsimProcess.executable.path, "relay", "--upstream", "127.0.0.1:9",
+            "--fault", "bad-cert=expired", "--duration", "20s"])
+        let line = try await relay.line(.error, within: .seconds(20)) { $0.hasPrefix("netsim relay: 127.0.0.1:") }
+        let port = try #require(line.split(separator: " ").dropFirst(2).first.flatMap { $0.split(separator: ":").last }, "\(line)")
+        let check = try await WatchedProcess(URL(fileURLWithPath: "/bin/sh"), [
+            "-c", "openssl s_client -connect 127.0.0.1:\(port) -servername localhost -CAfile '\(home.appendingPathComponent("ca.pem").path)' < /dev/null 2>&1",
+        ]).result(within: .seconds(20))
+        kill(relay.processIdentifier, SIGINT)
+        _ = try await relay.result(within: .seconds(20))
+        #expect(check.standardOutput.contains("certificate has expired"), "\(check.standardOutput)")
+        #expect(!check.standardOutput.contains("self-signed certificate in certificate chain"), "\(check.standardOutput)")
+    }
 }
