@@ -117,6 +117,19 @@ public final class PacketNamespace: @unchecked Sendable {
     /// or was killed with SIGKILL). Returns the names removed. Namespaces of running shells and
     /// names netsim did not make are left alone.
     @discardableResult
+    /// The processes whose network namespace is this one (by /proc/PID/ns/net), netsim's own
+    /// never among them.
+    func processes() -> [pid_t] {
+        var namespace = stat()
+        guard stat("/run/netns/\(name)", &namespace) == 0,
+              let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        let me = getpid()
+        return entries.compactMap { pid_t($0) }.filter { pid in
+            var own = stat()
+            return pid != me && stat("/proc/\(pid)/ns/net", &own) == 0 && own.st_ino == namespace.st_ino && own.st_dev == namespace.st_dev
+        }
+    }
+
     public static func sweepStale() -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/run/netns") else { return [] }
         var removed: [String] = []

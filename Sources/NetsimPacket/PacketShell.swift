@@ -68,6 +68,15 @@ public final class PacketShell: @unchecked Sendable {
         child?.send(signal)
     }
 
+    /// SIGKILL for CMD and every other process in the namespace: what a stop that CMD ignored
+    /// ends with. Killing CMD alone left its children running (`sh -c 'trap "" TERM; sleep 30'`:
+    /// the `sleep`, orphaned in a namespace with no network), as `timeout` and container runtimes
+    /// never do.
+    public func killAll() {
+        child?.send(SIGKILL)
+        for pid in namespace.processes() { kill(pid, SIGKILL) }
+    }
+
     /// Stops the path and deletes the namespace; the final counters.
     @discardableResult
     public func close() -> PacketCounters {

@@ -11,7 +11,7 @@ import Glibc
 /// Ctrl-C on a terminal reaches the command too (same foreground process group): netsim then
 /// leaves it to the command, so an interactive shell inside survives Ctrl-C as any shell does.
 /// A SIGINT not from the terminal, SIGTERM and SIGHUP are passed on, and a command still running
-/// 2 s later is killed. Caught from the moment this is made; one that arrives before the command
+/// 2 s later is killed, with every process in its namespace. Caught from the moment this is made; one that arrives before the command
 /// starts is passed on as soon as it does. They come through ``SignalPipe``, which loses none.
 final class ShellSignals: @unchecked Sendable {
     private let lock = NSLock()
@@ -45,7 +45,7 @@ final class ShellSignals: @unchecked Sendable {
 
     private func pass(_ sig: Int32, to shell: PacketShell) {
         shell.signal(sig)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { shell.signal(SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { shell.killAll() }
     }
 }
 #endif

@@ -182,6 +182,21 @@ struct ShellTests {
         #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
     }
 
+    /// A command that ignores SIGTERM is killed 2 s later with every process in its namespace:
+    /// killing the command alone left its foreground child running, orphaned.
+    @Test func aStopTheCommandIgnoresKillsItsChildrenToo() async throws {
+        let seconds = "29.\(Int.random(in: 100...999))"  // this test's own `sleep`, under 30 s
+        let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--", "sh", "-c", "trap '' TERM; sleep \(seconds); true"])
+        _ = try await shell.line(.error, within: .seconds(30)) { $0.contains("NETSIM_HOST=") }
+        try await Task.sleep(for: .milliseconds(300))  // sh has started its sleep (nothing to wait on)
+        kill(shell.processIdentifier, SIGTERM)
+        let status = await shell.exit(within: .seconds(15))
+        #expect(status == 128 + SIGKILL, "\(shell.text(.error))")
+        let sleeping = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep \(seconds)"]).result(within: .seconds(10))
+        #expect(sleeping.standardOutput.isEmpty, "left running: \(sleeping.standardOutput)")
+        #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
+    }
+
     /// Ctrl-C during `netsim run` of a packet-link scenario deletes its namespace and resolver
     /// files at once (packet.md), as a normal end does, and leaves a whole capture. Before, they
     /// waited for the next run's sweep and the capture lost libpcap's buffer. Interrupted as
