@@ -185,6 +185,11 @@ public final class ForwardProxy: @unchecked Sendable {
         channel.closeFuture.whenComplete { [weak self] _ in self?.handedToRelay(channel) }
     }
 
+    /// True while no relay has taken `channel` over (and it is open).
+    func isWaitingForRelay(_ channel: any Channel) -> Bool {
+        lock.withLock { waiting[ObjectIdentifier(channel)] != nil }
+    }
+
     /// `channel` is a relay's now (or closed): the relay's `stop()` closes it.
     func handedToRelay(_ channel: any Channel) {
         _ = lock.withLock { waiting.removeValue(forKey: ObjectIdentifier(channel)) }

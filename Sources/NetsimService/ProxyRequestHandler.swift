@@ -147,8 +147,13 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                 handler.reply(context, "502 Bad Gateway", "netsim proxy: cannot reach \(destination): \(SocketFailureText.describe(error))\n")
             case .success(let (relay, outbound)):
                 if let outbound {
-                    // Once the client's connection is gone, the destination's has no use.
-                    context.channel.closeFuture.whenComplete { _ in outbound.close(promise: nil) }
+                    // Once the client's connection is gone before the relay took both over, the
+                    // destination's has no use. After, the relay closes it in its own time: closed
+                    // here, the FIN the link still held back for it was lost, and a `closed` by the
+                    // server with FIN was logged as a reset.
+                    context.channel.closeFuture.whenComplete { _ in
+                        if proxy.isWaitingForRelay(outbound) { outbound.close(promise: nil) }
+                    }
                 }
                 let wait = isConnect ? Self.answerDelay(on: relay.link) : 0
                 guard wait > 0 else {

@@ -65,6 +65,42 @@ struct ForwardProxyTests {
         #expect(seconds >= 0.19 && seconds < Self.patience / .seconds(1), "round trip took \(seconds) s")
     }
 
+    /// The server answers and closes first; the client closes once it has the answer. Its FIN
+    /// reaches the server one latency later, and the connection ends with FIN. The proxy used to
+    /// close the server's socket the moment the client's closed, so the delayed FIN was lost and
+    /// the log said `half_closed` by the server only, then `closed` with `rst`.
+    @Test("closes pass through with the latency and the connection ends with FIN")
+    func closesPassThrough() async throws {
+        let server = try Self.httpServer(recording: RequestLines())
+        let proxy = ForwardProxy(configuration: .init(link: Self.link), threads: 1)
+        let bound = try await proxy.start()
+        _ = try? await offload {
+            let socket = try BlockingSocket.connect(to: bound)
+            try socket.send("GET http://\(server.endpoint)/ HTTP/1.1\r\nHost: \(server.endpoint)\r\n\r\n")
+            _ = try socket.receiveToEnd(timeout: Self.patience)
+            socket.close()
+        }
+        let deadline = ContinuousClock.now + Self.patience
+        var events: [Event] = []
+        repeat {
+            try await Task.sleep(for: .milliseconds(20))  // polling the log, with a deadline
+            events = proxy.eventLog.events
+        } while !events.contains(where: { if case .closed = $0.kind { true } else { false } }) && ContinuousClock.now < deadline
+        await proxy.stop()
+        server.stop()
+        let halfClosed = events.compactMap { event -> (Side, Int64)? in
+            if case .halfClosed(let by) = event.kind { (by, event.time) } else { nil }
+        }
+        #expect(halfClosed.map(\.0) == [.upstream, .client], "\(events.map(\.kind))")
+        if halfClosed.count == 2 {
+            #expect(halfClosed[1].1 - halfClosed[0].1 >= 95_000_000, "the client's FIN waits out the up latency")
+        }
+        let closed = events.compactMap { event -> (Side, CloseKind)? in
+            if case .closed(let by, let how, _, _) = event.kind { (by, how) } else { nil }
+        }
+        #expect(closed.count == 1 && closed.first?.0 == .upstream && closed.first?.1 == .fin, "\(closed)")
+    }
+
     @Test("a proxied connection holds two sockets: the relay adopts the client's own and listens on nothing")
     func twoSocketsPerConnection() async throws {
         let lines = RequestLines()
