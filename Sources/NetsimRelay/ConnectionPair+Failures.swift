@@ -26,18 +26,4 @@ extension ConnectionPair {
         let now = self.now
         run { $0.peerReset(leg, now: now) }
     }
-
-    /// The event log's reason for a failed upstream connect, and its detail.
-    static func classify(_ error: any Error) -> (UpstreamFailure, String) {
-        if case ChannelError.connectTimeout = error { return (.timeout, "connect timed out") }
-        if let io = error as? IOError {
-            switch io.errnoCode {
-            case ECONNREFUSED: return (.refused, "connection refused")
-            case ETIMEDOUT: return (.timeout, "connect timed out")
-            case EHOSTUNREACH, ENETUNREACH: return (.unreachable, String(describing: io))
-            default: return (.other, String(describing: io))
-            }
-        }
-        return (.other, String(describing: error))
-    }
 }

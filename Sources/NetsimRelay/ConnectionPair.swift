@@ -317,7 +317,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
                 }
             case .failure(let error):
                 handler.pair = nil
-                let (reason, detail) = Self.classify(error)
+                let (reason, detail) = SocketFailureText.classify(error)
                 run { $0.upstreamFailed(reason, detail: detail) }
             }
         }

@@ -116,7 +116,7 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
                 waiting.removeAll()
                 if let multiplexer { for resume in ready { resume(.success(multiplexer)) } }
             case .failure(let error):
-                upstreamFailed(error, detail: "\(ConnectionPair.classify(error).1)")
+                upstreamFailed(error, detail: "\(SocketFailureText.classify(error).1)")
             }
         }
     }
@@ -169,7 +169,7 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     func upstreamFailed(_ error: any Error, detail: String) {
         guard upstreamFailure == nil else { return }
         upstreamFailure = error
-        log(.upstreamFailed(reason: ConnectionPair.classify(error).0, detail: detail))
+        log(.upstreamFailed(reason: SocketFailureText.classify(error).0, detail: detail))
         let stuck = waiting
         waiting.removeAll()
         for resume in stuck { resume(.failure(error)) }

@@ -40,4 +40,20 @@ public enum SocketFailureText {
         default: String(cString: strerror(code)).lowercased()
         }
     }
+
+    /// The event log's reason for a failed upstream connect, and its detail.
+    public static func classify(_ error: any Error) -> (UpstreamFailure, String) {
+        if case ChannelError.connectTimeout = error { return (.timeout, "connect timed out") }
+        // Every address failed (a connect by name): the first failure says why.
+        if let connection = error as? NIOConnectionError, let first = connection.connectionErrors.first { return classify(first.error) }
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case ECONNREFUSED: return (.refused, "connection refused")
+            case ETIMEDOUT: return (.timeout, "connect timed out")
+            case EHOSTUNREACH, ENETUNREACH: return (.unreachable, String(describing: io))
+            default: return (.other, String(describing: io))
+            }
+        }
+        return (.other, String(describing: error))
+    }
 }

@@ -144,6 +144,10 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             case .failure(let failure as ProxyLookup.Failure):
                 handler.reply(context, failure.status, failure.body)
             case .failure(let error):
+                if !(error is ForwardProxy.Stopping) {
+                    let (reason, detail) = SocketFailureText.classify(error)
+                    proxy.eventLog.record(.upstreamFailed(reason: reason, detail: "\(destination): \(detail)"))
+                }
                 handler.reply(context, "502 Bad Gateway", "netsim proxy: cannot reach \(destination): \(SocketFailureText.describe(error))\n")
             case .success(let (relay, outbound)):
                 if let outbound {
@@ -229,9 +233,13 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         return nil
     }
 
-    /// Answers the client itself and closes, after ``answerDelay(on:)``.
+    /// Answers the client itself and closes, after ``answerDelay(on:)``; the answer is in the
+    /// event log (`answered_by: proxy`, with no connection: no relay has it).
     private func reply(_ context: ChannelHandlerContext, _ status: String, _ message: String) {
         done = true
+        if let code = Int(status.prefix(3)) {
+            proxy.eventLog.record(.httpResponse(status: code, bytes: message.utf8.count, answeredBy: "proxy"))
+        }
         let text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain\r\nContent-Length: \(message.utf8.count)\r\nConnection: close\r\n\r\n\(message)"
         let channel = context.channel
         let answer = channel.allocator.buffer(string: text)

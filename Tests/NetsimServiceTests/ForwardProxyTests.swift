@@ -221,6 +221,10 @@ struct ForwardProxyTests {
         let (answer, seconds) = try #require(result)
         #expect(answer.hasPrefix("HTTP/1.1 502"), "\(answer)")
         #expect(seconds >= 0.39 && seconds < Self.patience / .seconds(1), "the 502 came after \(seconds) s")
+        // The answer and why are in the event log; nothing else of it was (no relay had it).
+        let kinds = proxy.eventLog.events.map(\.kind)
+        #expect(kinds.contains { if case .upstreamFailed(.refused, "127.0.0.1:1: connection refused") = $0 { true } else { false } }, "\(kinds)")
+        #expect(kinds.contains { if case .httpResponse(502, _, "proxy", nil) = $0 { true } else { false } }, "\(kinds)")
     }
 
     @Test("bad requests get 400; CIDR ranges match")
