@@ -113,10 +113,6 @@ public final class PacketNamespace: @unchecked Sendable {
 
     deinit { close() }
 
-    /// Deletes every `netsim-…` namespace whose owner is no longer running (a shell that crashed
-    /// or was killed with SIGKILL). Returns the names removed. Namespaces of running shells and
-    /// names netsim did not make are left alone.
-    @discardableResult
     /// The processes whose network namespace is this one (by /proc/PID/ns/net), netsim's own
     /// never among them.
     func processes() -> [pid_t] {
@@ -130,6 +126,10 @@ public final class PacketNamespace: @unchecked Sendable {
         }
     }
 
+    /// Deletes every `netsim-…` namespace whose owner is no longer running (a shell that crashed
+    /// or was killed with SIGKILL). Returns the names removed. Namespaces of running shells and
+    /// names netsim did not make are left alone.
+    @discardableResult
     public static func sweepStale() -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/run/netns") else { return [] }
         var removed: [String] = []

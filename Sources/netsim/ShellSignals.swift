@@ -11,8 +11,9 @@ import Glibc
 /// Ctrl-C on a terminal reaches the command too (same foreground process group): netsim then
 /// leaves it to the command, so an interactive shell inside survives Ctrl-C as any shell does.
 /// A SIGINT not from the terminal, SIGTERM and SIGHUP are passed on, and a command still running
-/// 2 s later is killed, with every process in its namespace. Caught from the moment this is made; one that arrives before the command
-/// starts is passed on as soon as it does. They come through ``SignalPipe``, which loses none.
+/// 2 s later is killed, with every process in its namespace. Caught from the moment this is
+/// made; one that arrives before the command starts is passed on as soon as it does. They come
+/// through ``SignalPipe``, which loses none.
 final class ShellSignals: @unchecked Sendable {
     private let lock = NSLock()
     private var pipe: SignalPipe?

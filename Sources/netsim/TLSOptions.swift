@@ -60,8 +60,6 @@ struct TLSOptions: ParsableArguments {
         }
     }
 
-    /// The interception asked for, with netsim's CA from `$NETSIM_HOME` (made on first use); nil
-    /// in passthrough. `keyLog` receives both sessions' secrets.
     /// netsim's CA for `bad-cert`'s `expired` and `wrong-host` certificates: issued by it, a
     /// client that trusts it (`netsim ca`) refuses them for the expiry or the name alone
     /// (tls.md). The interception's when intercepting, else loaded when a `bad-cert` fault is
@@ -78,6 +76,8 @@ struct TLSOptions: ParsableArguments {
         }
     }
 
+    /// The interception asked for, with netsim's CA from `$NETSIM_HOME` (made on first use); nil
+    /// in passthrough. `keyLog` receives both sessions' secrets.
     func interception(keyLog: KeyLogFile?) throws -> (TLSInterception, CertificateAuthority)? {
         guard tls == .intercept else { return nil }
         let trust: TLSInterception.UpstreamTrust = upstreamInsecure ? .insecure : upstreamCA.map { .caFile($0) } ?? .system
