@@ -234,16 +234,17 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     }
 
     /// Answers the client itself and closes, after ``answerDelay(on:)``; the answer is in the
-    /// event log (`answered_by: proxy`, with no connection: no relay has it).
+    /// event log when it is written (`answered_by: proxy`, with no connection: no relay has it).
     private func reply(_ context: ChannelHandlerContext, _ status: String, _ message: String) {
         done = true
-        if let code = Int(status.prefix(3)) {
-            proxy.eventLog.record(.httpResponse(status: code, bytes: message.utf8.count, answeredBy: "proxy"))
-        }
         let text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain\r\nContent-Length: \(message.utf8.count)\r\nConnection: close\r\n\r\n\(message)"
         let channel = context.channel
         let answer = channel.allocator.buffer(string: text)
-        let send = { channel.writeAndFlush(answer).whenComplete { _ in channel.close(promise: nil) } }
+        let log = proxy.eventLog
+        let send = {
+            if let code = Int(status.prefix(3)) { log.record(.httpResponse(status: code, bytes: message.utf8.count, answeredBy: "proxy")) }
+            channel.writeAndFlush(answer).whenComplete { _ in channel.close(promise: nil) }
+        }
         let wait = Self.answerDelay(on: proxy.configuration.link)
         guard wait > 0 else { return send() }
         guard channel.isActive else { return }  // gone, or the proxy is stopping: nothing to answer

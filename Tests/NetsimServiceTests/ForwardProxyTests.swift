@@ -222,7 +222,12 @@ struct ForwardProxyTests {
         #expect(answer.hasPrefix("HTTP/1.1 502"), "\(answer)")
         #expect(seconds >= 0.39 && seconds < Self.patience / .seconds(1), "the 502 came after \(seconds) s")
         // The answer and why are in the event log; nothing else of it was (no relay had it).
-        let kinds = proxy.eventLog.events.map(\.kind)
+        // The answer is logged when it is written, two round trips after the failure.
+        let events = proxy.eventLog.events
+        let failedAt = events.first { if case .upstreamFailed = $0.kind { true } else { false } }?.time
+        let answeredAt = events.first { if case .httpResponse = $0.kind { true } else { false } }?.time
+        #expect(failedAt != nil && answeredAt != nil && answeredAt! - failedAt! >= 390_000_000, "\(events.map { ($0.time, $0.kind) })")
+        let kinds = events.map(\.kind)
         #expect(kinds.contains { if case .upstreamFailed(.refused, "127.0.0.1:1: connection refused") = $0 { true } else { false } }, "\(kinds)")
         #expect(kinds.contains { if case .httpResponse(502, _, "proxy", nil) = $0 { true } else { false } }, "\(kinds)")
     }
