@@ -75,6 +75,11 @@ struct ShellCommand: ParsableCommand {
             printStatus("netsim shell: \(missing)")
             throw ExitCode(2)
         }
+        let argv = command.isEmpty ? [ProcessInfo.processInfo.environment["SHELL"] ?? "/bin/sh"] : command
+        if let (status, reason) = Self.unrunnable(argv[0]) {
+            printStatus("netsim shell: \(argv[0]): \(reason)")  // before anything is set up
+            throw ExitCode(status)
+        }
         let tap: PacketCaptureTap?
         do { tap = try pcap.map(PacketCaptureTap.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")
@@ -88,7 +93,6 @@ struct ShellCommand: ParsableCommand {
         }
         let resolver = try NamespaceResolver.start(for: shell, options: dns, profile: link.profile, eventLog: eventLog)
         for name in shell.swept { printStatus("netsim shell: removed \(name), left by a netsim that is no longer running") }
-        let argv = command.isEmpty ? [ProcessInfo.processInfo.environment["SHELL"] ?? "/bin/sh"] : command
         let plan = shell.namespace.plan
         let host6 = shell.namespace.hasIPv6 ? " NETSIM_HOST6=\(plan.host6)" : " (no IPv6 on this host)"
         printStatus("netsim shell: NETSIM_HOST=\(plan.host)\(host6) (namespace \(shell.namespace.name))")
@@ -122,6 +126,18 @@ struct ShellCommand: ParsableCommand {
         printStatus("netsim shell: \(PacketShellRequirements.missing() ?? "needs Linux")")
         throw ExitCode(2)
         #endif
+    }
+
+    /// A command that cannot run gets a shell's status: 127 not found, 126 found but not
+    /// executable (`ip netns exec` said "exec of … failed" and exited 1, after the namespace was
+    /// made). nil: it can run. A bare name is looked up in `PATH`, as the exec will.
+    static func unrunnable(_ name: String) -> (status: Int32, reason: String)? {
+        let files = FileManager.default
+        let candidates = name.contains("/") ? [name]
+            : (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
+        if candidates.contains(where: { files.isExecutableFile(atPath: $0) }) { return nil }
+        if candidates.contains(where: { files.fileExists(atPath: $0) }) { return (126, "not executable") }
+        return (127, name.contains("/") ? "no such file" : "command not found (not in PATH)")
     }
 
     /// The packet counters' JSON with the DNS server's under `dns`.

@@ -173,6 +173,20 @@ struct ShellTests {
         #expect(try await Self.leftovers(of: pids) == [])
     }
 
+    /// A command that cannot run exits as in a shell (127, 126), before a namespace is made.
+    @Test func aCommandThatCannotRunExitsAsInAShell() async throws {
+        let plain = ShellHarness.temporaryPath("not-executable.sh")
+        try "echo hi\n".write(toFile: plain, atomically: true, encoding: .utf8)  // mode 0644
+        defer { try? FileManager.default.removeItem(atPath: plain) }
+        for (argv, status, says) in [(["/nonexistent/netsim-test"], 127, "no such file"), (["netsim-no-such-command"], 127, "command not found"),
+                                     ([plain], 126, "not executable")] {
+            let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--"] + argv)
+            let exit = await shell.exit(within: .seconds(30))
+            #expect(exit == Int32(status), "\(argv): \(shell.text(.error))")
+            #expect(shell.text(.error).contains(says) && !shell.text(.error).contains("NETSIM_HOST="), "\(shell.text(.error))")
+        }
+    }
+
     @Test func sigtermEndsTheCommandAndRemovesEverything() async throws {
         let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--", "sleep", "30"])
         _ = try await shell.line(.error, within: .seconds(30)) { $0.contains("NETSIM_HOST=") }
