@@ -180,10 +180,9 @@ struct ShellTests {
         defer { try? FileManager.default.removeItem(atPath: plain) }
         for (argv, status, says) in [(["/nonexistent/netsim-test"], 127, "no such file"), (["netsim-no-such-command"], 127, "command not found"),
                                      ([plain], 126, "not executable")] {
-            let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--"] + argv)
-            let exit = await shell.exit(within: .seconds(30))
-            #expect(exit == Int32(status), "\(argv): \(shell.text(.error))")
-            #expect(shell.text(.error).contains(says) && !shell.text(.error).contains("NETSIM_HOST="), "\(shell.text(.error))")
+            let result = try await WatchedProcess(ShellHarness.executable, ["shell", "--"] + argv).result(within: .seconds(30))
+            #expect(result.status == Int32(status), "\(argv): \(result.standardError)")
+            #expect(result.standardError.contains(says) && !result.standardError.contains("NETSIM_HOST="), "\(result.standardError)")
         }
     }
 
