@@ -158,24 +158,32 @@ public enum JSONReport {
     /// `netsim test --json`: the totals of the summary line, every run in job order and, with
     /// more than one driver, the matrix.
     public struct Suite: Codable, Sendable, Equatable {
-        /// Runs that passed, and runs that failed or could not run (`N passed, N failed`).
-        public var passed: Int
-        public var failed: Int
         public var runs: [Entry]
         public var matrix: Matrix?
+
+        /// Runs that passed, and runs that failed or could not run (`N passed, N failed`):
+        /// written first in the file, always counted from `runs`.
+        public var passed: Int { runs.filter(\.passed).count }
+        public var failed: Int { runs.count - passed }
 
         enum CodingKeys: String, CodingKey { case passed, failed, runs, matrix }
 
         public init(runs: [Entry], matrix: Matrix? = nil) {
             self.runs = runs
             self.matrix = matrix
-            passed = runs.filter(\.passed).count
-            failed = runs.count - passed
         }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.init(runs: try container.decode([Entry].self, forKey: .runs), matrix: try container.decodeIfPresent(Matrix.self, forKey: .matrix))
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(passed, forKey: .passed)
+            try container.encode(failed, forKey: .failed)
+            try container.encode(runs, forKey: .runs)
+            try container.encodeIfPresent(matrix, forKey: .matrix)
         }
     }
 

@@ -68,7 +68,7 @@ struct TLSOptions: ParsableArguments {
     /// and was told it had passed.
     func badCertAuthority(_ rules: [FaultRule], intercepting: CertificateAuthority?) throws -> CertificateAuthority? {
         if let intercepting { return intercepting }
-        guard rules.contains(where: { $0.kind.name == BadCert.name }) else { return nil }
+        guard rules.contains(where: { $0.kind.as(BadCert.self) != nil }) else { return nil }
         do {
             return try CertificateAuthority.load(from: .fromEnvironment())
         } catch let error as TLSSetupError {

@@ -199,9 +199,9 @@ struct ShellTests {
     /// killing the command alone left its foreground child running, orphaned.
     @Test func aStopTheCommandIgnoresKillsItsChildrenToo() async throws {
         let seconds = "29.\(Int.random(in: 100...999))"  // this test's own `sleep`, under 30 s
-        let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--", "sh", "-c", "trap '' TERM; sleep \(seconds); true"])
-        _ = try await shell.line(.error, within: .seconds(30)) { $0.contains("NETSIM_HOST=") }
-        try await Task.sleep(for: .milliseconds(300))  // sh has started its sleep (nothing to wait on)
+        let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--", "sh", "-c", "trap '' TERM; echo trapped; sleep \(seconds); true"])
+        // Once sh ignores SIGTERM; its sleep starts at once, well inside the 2 s before the kill.
+        _ = try await shell.line(.output, within: .seconds(30)) { $0 == "trapped" }
         kill(shell.processIdentifier, SIGTERM)
         let status = await shell.exit(within: .seconds(15))
         #expect(status == 128 + SIGKILL, "\(shell.text(.error))")

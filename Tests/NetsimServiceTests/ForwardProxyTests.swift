@@ -80,12 +80,8 @@ struct ForwardProxyTests {
             _ = try socket.receiveToEnd(timeout: Self.patience)
             socket.close()
         }
-        let deadline = ContinuousClock.now + Self.patience
-        var events: [Event] = []
-        repeat {
-            try await Task.sleep(for: .milliseconds(20))  // polling the log, with a deadline
-            events = proxy.eventLog.events
-        } while !events.contains(where: { if case .closed = $0.kind { true } else { false } }) && ContinuousClock.now < deadline
+        _ = await proxy.eventLog.waitFor(timeout: Self.patience) { if case .closed = $0.kind { true } else { false } }
+        let events = proxy.eventLog.events
         await proxy.stop()
         server.stop()
         let halfClosed = events.compactMap { event -> (Side, Int64)? in

@@ -28,7 +28,7 @@ struct ToxiproxyJSONTests {
         (#"{"type":"outage","attributes":{"kind":true}}"#, "attribute kind of an outage toxic must be a JSON string, one of \(ToxiproxyJSONTests.outageChoices) (got true)"),
         (#"{"type":"outage","attributes":{"kind":{}}}"#, "attribute kind of an outage toxic must be a JSON string, one of \(ToxiproxyJSONTests.outageChoices) (got an object)"),
         (#"{"type":"outage","attributes":{"code":5}}"#, "unknown attribute code for an outage toxic (allowed: kind)"),
-        ("5", APIRequest.malformed(Array("5".utf8))),  // "a bare JSON value"
+        ("5", #"malformed JSON body: a bare JSON value; send a JSON object, such as {"name":"db","listen":"127.0.0.1:26379","upstream":"127.0.0.1:6379"} or {"type":"latency","attributes":{"latency":100}} (an array of proxies to /populate)"#),
         (#"{"type":"#, #"malformed JSON body: Unexpected end of file during JSON parse; send a JSON object, such as {"name":"db","listen":"127.0.0.1:26379","upstream":"127.0.0.1:6379"} or {"type":"latency","attributes":{"latency":100}} (an array of proxies to /populate)"#),
         ("[1]", "the JSON body must be an object"),
         ("", "missing JSON body"),

@@ -31,25 +31,27 @@ extension ConnectionMachine {
     }
 
     private mutating func observed(_ message: UnsentHTTP.Message, _ direction: Direction) {
-        let lane = direction == .up ? up : down
-        let through = lane.deliveredBytes + lane.queuedBytes
-        if through <= lane.deliveredBytes, unsent(direction).isEmpty { return log(message) }
-        if direction == .up { unsentHTTP.up.append(UnsentHTTP(through: through, message: message)) }
-        else { unsentHTTP.down.append(UnsentHTTP(through: through, message: message)) }
+        // Nothing of the direction still queued (and nothing logged ahead of it waiting): its
+        // bytes are written already.
+        let (delivered, queued) = lane(direction) { ($0.deliveredBytes, $0.queuedBytes) }
+        if queued == 0, withUnsent(direction, { $0.isEmpty }) { return log(message) }
+        withUnsent(direction) { $0.append(UnsentHTTP(through: delivered + queued, message: message)) }
     }
 
     /// Logs the observed messages of `direction` whose bytes have all been written.
     mutating func logHTTPSent(_ direction: Direction) {
-        let pending = unsent(direction)
-        guard !pending.isEmpty else { return }
-        let delivered = direction == .up ? up.deliveredBytes : down.deliveredBytes
-        let sent = pending.prefix { $0.through <= delivered }
-        for entry in sent { log(entry.message) }
-        if direction == .up { unsentHTTP.up.removeFirst(sent.count) } else { unsentHTTP.down.removeFirst(sent.count) }
+        guard withUnsent(direction, { !$0.isEmpty }) else { return }
+        let delivered = lane(direction) { $0.deliveredBytes }
+        let sent = withUnsent(direction) { pending in
+            let count = pending.prefix { $0.through <= delivered }.count
+            defer { pending.removeFirst(count) }
+            return pending.prefix(count).map(\.message)
+        }
+        for message in sent { log(message) }
     }
 
-    private func unsent(_ direction: Direction) -> [UnsentHTTP] {
-        direction == .up ? unsentHTTP.up : unsentHTTP.down
+    private mutating func withUnsent<R>(_ direction: Direction, _ body: (inout [UnsentHTTP]) -> R) -> R {
+        direction == .up ? body(&unsentHTTP.up) : body(&unsentHTTP.down)
     }
 
     private mutating func log(_ message: UnsentHTTP.Message) {
