@@ -37,6 +37,23 @@ struct ShutdownTests {
         #expect(h.finished && Self.closed(h).map(\.0) == [.client])
     }
 
+    /// A client's FIN a blackhole still holds when the relay stops never reached the server: what
+    /// the server saw was the relay's close (QA 33: `closed` said `by: client, fin`). Once the FIN
+    /// has gone through, it stays the client's.
+    @Test func aShutdownOverAHeldFINIsTheRelays() throws {
+        for held in [true, false] {
+            var h = MachineHarness()
+            h.receive("GET / HTTP/1.1\r\n\r\n", from: .client)
+            if held { h.apply(try FaultKind(parsing: "blackhole")) }
+            h.fin(from: .client)
+            #expect(h.endings(of: .upstream) == (held ? [] : [.fin]), "held \(held)")
+            Self.shutDown(&h)
+            #expect(h.finished, "held \(held)")
+            let expected: (Side, CloseKind) = held ? (.relay, .fin) : (.client, .fin)
+            #expect(Self.closed(h).first.map { $0 == expected } == true, "held \(held): \(Self.closed(h))")
+        }
+    }
+
     /// On a stale connection the client's FIN and then the server's are only tidied up, never
     /// forwarded; they were still sent, and the capture must show them (it showed only the
     /// relay's FINs, and `profile` said the client never closed).

@@ -377,9 +377,10 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         }
     }
 
-    /// Closes both legs at once (relay shutdown): the relay's close, in the log.
+    /// Closes both legs at once (relay shutdown): the relay's close, in the log, also over a
+    /// peer's FIN still held back (a blackhole's), which the other side never saw.
     public mutating func closeNow() {
-        if ending == nil { ending = (.relay, .fin) }
+        relayEnds(.fin)
         closeLeg(.client)
         if hasLeg(.upstream) { closeLeg(.upstream) }
         checkFinished()
