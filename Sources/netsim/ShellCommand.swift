@@ -67,10 +67,6 @@ struct ShellCommand: ParsableCommand {
         #if canImport(Glibc)
         let configuration = try packet.configuration(link: link.configuration())
         let schedule = try faults.schedule()
-        // One log: the faults' events and the DNS server's, streamed to --events when given.
-        let events = try faults.eventLog()
-        events?.record(.seed(seed))
-        let eventLog = events ?? EventLog(retention: 0)
         if let missing = PacketShellRequirements.missing() {
             printStatus("netsim shell: \(missing)")
             throw ExitCode(2)
@@ -80,6 +76,11 @@ struct ShellCommand: ParsableCommand {
             printStatus("netsim shell: \(argv[0]): \(reason)")  // before anything is set up
             throw ExitCode(status)
         }
+        // One log: the faults' events and the DNS server's, streamed to --events when given
+        // (created only once nothing above has refused to start).
+        let events = try faults.eventLog()
+        events?.record(.seed(seed))
+        let eventLog = events ?? EventLog(retention: 0)
         let tap: PacketCaptureTap?
         do { tap = try pcap.map(PacketCaptureTap.init(path:)) } catch {
             throw ValidationError("cannot record to \(pcap ?? ""): \(error)")

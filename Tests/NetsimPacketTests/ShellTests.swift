@@ -180,9 +180,12 @@ struct ShellTests {
         defer { try? FileManager.default.removeItem(atPath: plain) }
         for (argv, status, says) in [(["/nonexistent/netsim-test"], 127, "no such file"), (["netsim-no-such-command"], 127, "command not found"),
                                      ([plain], 126, "not executable")] {
-            let result = try await WatchedProcess(ShellHarness.executable, ["shell", "--"] + argv).result(within: .seconds(30))
+            let events = ShellHarness.temporaryPath("unrun.jsonl")
+            let result = try await WatchedProcess(ShellHarness.executable, ["shell", "--events", events, "--"] + argv).result(within: .seconds(30))
             #expect(result.status == Int32(status), "\(argv): \(result.standardError)")
             #expect(result.standardError.contains(says) && !result.standardError.contains("NETSIM_HOST="), "\(result.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: events), "nothing ran, so no event log is written")
+            try? FileManager.default.removeItem(atPath: events)
         }
     }
 
