@@ -22,17 +22,23 @@ extension Relay {
             rules[id] = RuleState(rule: rule, addedAt: now)
             return (id, allPairs)
         }
-        eventLog.record(.faultAdded(fault: rule.kind.faultName, rule: rule.description))
+        if announcesRules { eventLog.record(.faultAdded(fault: rule.kind.faultName, rule: rule.description)) }
         switch rule.trigger {
-        case .immediately:
+        case .immediately where announcesRules:
             await activate(id)
-        case .at(let offset):
+        case .immediately, .at:
+            // On a shared timeline, "from the start" is the timeline's start, as for `--fault-at`:
+            // a destination first used after a `--fault-for` window saw the whole window again.
+            let offset = if case .at(let at) = rule.trigger { at } else { Duration.zero }
             let delay = startedAt + offset.nanoseconds - now
             if delay <= 0 {
                 // Due already (a relay joining a shared timeline late): in force for what is left
                 // of its window, or not at all once the window has passed.
                 let late = Duration.nanoseconds(-delay)
-                if let lasts = rule.lasts, lasts <= late { break }
+                if let lasts = rule.lasts, lasts <= late {
+                    lock.withLock { _ = rules.removeValue(forKey: id) }
+                    break
+                }
                 await activate(id, late: late)
             } else {
                 let task = group.next().scheduleTask(in: .nanoseconds(delay)) { [self] in
@@ -91,7 +97,7 @@ extension Relay {
             return (state, allPairs)
         }) else { return }
         for task in state.scheduled { task.cancel() }
-        eventLog.record(.faultLifted(fault: state.rule.kind.faultName))
+        if announcesRules { eventLog.record(.faultLifted(fault: state.rule.kind.faultName)) }
         await stopRefusing(id)
         for pair in open { try? await pair.eventLoop.submit { pair.lift(id) }.get() }
     }

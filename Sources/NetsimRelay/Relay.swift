@@ -53,7 +53,10 @@ public final class Relay: @unchecked Sendable {
     private var linkChooser: (@Sendable (ConnectionID) -> LinkConfiguration)?
     /// When `--fault-at` counts from: the relay's start, or its shared timeline's.
     var startedAt: Int64 = 0
-    private let timeline: RelayTimeline?
+    let timeline: RelayTimeline?
+    /// A relay on a shared timeline leaves the rules' `fault_added` and `fault_lifted` to it
+    /// (``RelayTimeline/announce(_:to:on:)``).
+    var announcesRules: Bool { timeline == nil }
     var refusingRules: Set<FaultID> = []
     /// The listener's port while `refuse` keeps it closed.
     var portHold: PortHold?

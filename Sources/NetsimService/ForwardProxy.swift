@@ -151,6 +151,8 @@ public final class ForwardProxy: @unchecked Sendable {
             .bind(host: configuration.listen.host, port: configuration.listen.port)
             .get()
         lock.withLock { listener = channel }
+        // The faults' own events are the proxy's, once each, not each destination relay's.
+        timeline.announce(configuration.faults, to: eventLog, on: group.next())
         return Endpoint(host: configuration.listen.host, port: channel.localAddress?.port ?? configuration.listen.port)
     }
 
@@ -164,6 +166,7 @@ public final class ForwardProxy: @unchecked Sendable {
             }
             return (listener, Array(relays.values))
         }
+        timeline.cancel()
         try? await channel?.close()
         for client in lock.withLock({ Array(waiting.values) }) { try? await client.close() }
         for task in tasks {

@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimFaults
 import NetsimLoopback
 import NetsimRelay
 import Testing
@@ -37,6 +38,38 @@ struct ForwardProxyTimelineTests {
         await proxy.stop()
         #expect(response.status == 200, "\(response.head)\n\(response.body)")
         #expect(lines.all == ["GET / HTTP/1.1"])
+    }
+
+    /// A fault in force from the start for 300 ms (`--fault-for` without `--fault-at`), two
+    /// destinations first used after it: both answered by their servers, and the log has the
+    /// fault once, added at the start and lifted at 300 ms. Before, each destination's relay
+    /// started the window again at its first use (both requests were reset), and logged
+    /// `fault_added` and `fault_lifted` once per destination, whenever it was first used.
+    @Test(arguments: [FaultTrigger.immediately, .at(.zero)])
+    func aFaultsWindowAndItsEventsAreTheProxys(trigger: FaultTrigger) async throws {
+        let first = try ForwardProxyTests.httpServer(recording: ForwardProxyTests.RequestLines())
+        let second = try ForwardProxyTests.httpServer(recording: ForwardProxyTests.RequestLines())
+        defer { first.stop(); second.stop() }
+        let rule = FaultRule(.rst, trigger: trigger, lasts: .milliseconds(300))
+        let proxy = ForwardProxy(configuration: .init(faults: [rule]), threads: 1)
+        let started = ContinuousClock.now
+        let bound = try await proxy.start()
+        try await Task.sleep(until: started + .milliseconds(600))  // past the fault's window
+        let answers = [try await Self.get(first.endpoint, through: bound), try await Self.get(second.endpoint, through: bound)]
+        await proxy.stop()
+        #expect(answers.map(\.status) == [200, 200])
+        let lifecycle = proxy.eventLog.events.compactMap { event -> (String, Int64)? in
+            switch event.kind {
+            case .faultAdded: ("added", event.time)
+            case .faultLifted: ("lifted", event.time)
+            default: nil
+            }
+        }
+        #expect(lifecycle.map(\.0) == ["added", "lifted"], "\(lifecycle)")
+        if lifecycle.count == 2 {
+            #expect(lifecycle[0].1 < 200_000_000, "added at the proxy's start: \(lifecycle)")
+            #expect((300_000_000..<600_000_000).contains(lifecycle[1].1), "lifted when the window ended: \(lifecycle)")
+        }
     }
 
     /// Two destinations, a connection each: ids 1 and 2 in the proxy's log, not 1 twice.
