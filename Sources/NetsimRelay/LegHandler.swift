@@ -213,8 +213,21 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
         context?.write(wrapOutboundOut(buffer), promise: nil)
     }
 
+    /// Flushes the writes, followed by an empty one with a promise: a write that fails (the peer
+    /// reset the connection: ECONNRESET, EPIPE) makes NIO close the channel and fail the writes
+    /// still pending, with no error event, and the reset is consumed, so nothing else tells it
+    /// from a FIN. Without this the leg looked closed by the peer's FIN (QA 34: a client's reset
+    /// under `--tls intercept` was logged, and passed upstream, as a FIN). One promise per flush.
     func flush() {
-        context?.flush()
+        guard let context else { return }
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        sent.futureResult.whenFailure { [weak self] error in
+            // Socket errors only: not the relay's own close, nor TLS (reported as an error event).
+            guard let self, error is IOError else { return }
+            self.pair?.failed(self.leg, error: error)
+        }
+        context.write(wrapOutboundOut(ByteBuffer()), promise: sent)
+        context.flush()
     }
 
     /// Sends FIN after every byte already written has gone out.

@@ -159,7 +159,7 @@ public enum ScenarioRunner {
                         upstream: upstream.endpoint, link: scenario.link, seed: options.seed(for: scenario),
                         connectTimeout: scenario.client.connectTimeout.map { $0 * 2 } ?? .seconds(30),
                         observeHTTP: true, tls: try tls?.interception(for: scenario), authority: tls?.authority),
-                    eventLog: log, tap: recorder)
+                    eventLog: log, tap: recorder, connector: upstream.connector)
                 do { target = try await relay.start() } catch {
                     throw RunnerError.failed("cannot start the relay: \(error)")
                 }

@@ -9,6 +9,9 @@ import NetsimScenario
 /// The upstream a scenario names, started for the run.
 struct UpstreamHandle {
     let endpoint: Endpoint
+    /// How the relay reaches an external upstream: its name resolved once, here, so the run
+    /// connects where it checked (nil for the servers netsim starts: their address is numeric).
+    private(set) var connector: AddressConnector?
     private let server: BuiltinServer?
     private var replay: ReplayServer?
     /// The replay server's times are clock readings: made scenario times with the log's
@@ -35,10 +38,11 @@ struct UpstreamHandle {
         case .address(let endpoint):
             // Resolved now, so a name that does not resolve is the scenario's error (exit 2), not
             // the relay's `SocketAddressError.UnknownHost` (exit 1) once it has started.
-            do { _ = try SocketAddress.makeAddressResolvingHost(endpoint.host, port: endpoint.port) } catch {
+            var handle = UpstreamHandle(endpoint: endpoint, server: nil)
+            do { handle.connector = try AddressConnector(resolving: endpoint) } catch {
                 throw RunnerError.invalid("\(scenarioFile): upstream address \(endpoint): \(SocketFailureText.describe(error))")
             }
-            return UpstreamHandle(endpoint: endpoint, server: nil)
+            return handle
         case .replay(let path):
             let replay = try await ReplayUpstream.start(path, scenarioFile: scenarioFile, workingDirectory: workingDirectory)
             var handle = UpstreamHandle(endpoint: replay.endpoint, server: nil)

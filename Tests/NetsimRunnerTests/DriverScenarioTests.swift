@@ -67,6 +67,21 @@ struct DriverScenarioTests {
             "unresolved.scn: upstream address nonexistent.invalid:80: the name nonexistent.invalid does not resolve")
     }
 
+    /// An external upstream by name: the run connects to the address it resolved when it
+    /// checked the name (once, not again in the relay), and the log names it as written.
+    @Test func anUpstreamByNameIsReachedThroughTheRelay() async throws {
+        let server = BuiltinServer(routes: [HTTPRoute(path: "/feed", body: .text("feed"))])
+        let endpoint = try await server.start()
+        let parsed = try Self.feedScenario("by-name", upstream: "  address: localhost:\(endpoint.port)", client: "  driver: naive")
+        let result = try await ScenarioRunner.run(parsed, options: RunOptions(workingDirectory: repositoryRoot))
+        let served = server.requests.map(\.path)
+        await server.stop()
+        #expect(result.passed, "\(TextReport.render(result))")
+        #expect(served == ["/feed"])
+        #expect(result.events.contains { if case .upstreamConnected(let upstream, _) = $0.kind { upstream == "localhost:\(endpoint.port)" } else { false } },
+                "\(result.events.map(\.kind))")
+    }
+
     @Test func lockscreenFailsWithNaive() async throws {
         let result = try await Self.lockscreen("naive")
         #expect(!result.passed)
