@@ -31,6 +31,8 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     private(set) var outputClosed = false
     /// The relay closed or reset this leg itself (as opposed to the peer closing it).
     private(set) var closedByRelay = false
+    /// The last write, held until ``flush()`` sends it with a promise.
+    private var heldWrite: ByteBuffer?
     /// While this leg's reads carry the kernel's receive times (``TimedReads``).
     private var timed: TimedReads?
     /// When reads were last allowed: bytes that waited in the socket while the relay did not
@@ -50,6 +52,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         timed = nil
+        heldWrite = nil
         self.context = nil
     }
 
@@ -191,6 +194,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     /// Succeeds once every write made before it has gone to the socket.
     func writesDone() -> EventLoopFuture<Void>? {
         guard let context else { return nil }
+        releaseHeldWrite()
         let promise = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: promise)
         return promise.futureResult
@@ -209,25 +213,39 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
         return Endpoint(host: host, port: port)
     }
 
+    /// Writes `buffer` (sent at the next ``flush()``). The last write before a flush is held
+    /// back until then, to go with the flush's promise.
     func write(_ buffer: ByteBuffer) {
-        context?.write(wrapOutboundOut(buffer), promise: nil)
+        releaseHeldWrite()
+        heldWrite = buffer
     }
 
-    /// Flushes the writes, followed by an empty one with a promise: a write that fails (the peer
-    /// reset the connection: ECONNRESET, EPIPE) makes NIO close the channel and fail the writes
-    /// still pending, with no error event, and the reset is consumed, so nothing else tells it
-    /// from a FIN. Without this the leg looked closed by the peer's FIN (QA 34: a client's reset
-    /// under `--tls intercept` was logged, and passed upstream, as a FIN). One promise per flush.
+    /// Flushes the writes, the last with a promise: a write that fails (the peer reset the
+    /// connection: ECONNRESET, EPIPE) makes NIO close the channel and fail the writes still
+    /// pending, with no error event, and the reset is consumed, so nothing else tells it from a
+    /// FIN. Without this the leg looked closed by the peer's FIN (QA 34: a client's reset under
+    /// `--tls intercept` was logged, and passed upstream, as a FIN). One promise per flush; a
+    /// write of its own for it cost the round trip 2 µs.
     func flush() {
         guard let context else { return }
-        let sent = context.eventLoop.makePromise(of: Void.self)
-        sent.futureResult.whenFailure { [weak self] error in
-            // Socket errors only: not the relay's own close, nor TLS (reported as an error event).
-            guard let self, error is IOError else { return }
-            self.pair?.failed(self.leg, error: error)
+        if let last = heldWrite {
+            heldWrite = nil
+            let sent = context.eventLoop.makePromise(of: Void.self)
+            sent.futureResult.whenFailure { [weak self] error in
+                // Socket errors only: not the relay's own close, nor TLS (reported as an error event).
+                guard let self, error is IOError else { return }
+                self.pair?.failed(self.leg, error: error)
+            }
+            context.write(wrapOutboundOut(last), promise: sent)
         }
-        context.write(wrapOutboundOut(ByteBuffer()), promise: sent)
         context.flush()
+    }
+
+    /// Hands NIO the write held for the next flush, before anything else is written or closed.
+    private func releaseHeldWrite() {
+        guard let held = heldWrite else { return }
+        heldWrite = nil
+        context?.write(wrapOutboundOut(held), promise: nil)
     }
 
     /// Sends FIN after every byte already written has gone out.
@@ -245,12 +263,11 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
         }
     }
 
-    /// Closes with RST: SO_LINGER with a zero timeout makes close(2) send a reset and drop
-    /// anything unsent.
     /// Closes with RST (SO_LINGER 0), discarding what the kernel still holds; with `afterSent`,
     /// once what was written has reached the peer (``SendQueue/reset(_:within:)``).
     func reset(afterSent: Bool = false) {
         guard let context else { return }
+        releaseHeldWrite()
         if !outputClosed { pair?.tapEnded(leg, .rst) }
         outputClosed = true
         closedByRelay = true
@@ -268,6 +285,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     /// Closes both directions now (FIN if nothing is unread, as close(2) does).
     func close() {
+        releaseHeldWrite()
         if !outputClosed, context != nil { pair?.tapEnded(leg, .fin) }
         outputClosed = true
         closedByRelay = true
