@@ -83,8 +83,12 @@ struct RuntimeError: Error, CustomStringConvertible {
 /// announces itself, so a signal sent right after the announcement is never lost. The first
 /// signal ends ``wait(duration:)`` and the command stops cleanly (closes connections, writes the
 /// rest of its event log and capture). A signal while that is under way (the second Ctrl-C, or
-/// the first after `--duration` ran out) says so and exits at once with 128 + the signal, as a second Ctrl-C does in most servers: a stop that hangs
-/// (an event file on a stuck disk) never traps the user.
+/// the first after `--duration` ran out) says so and exits at once with 128 + the signal, as a
+/// second Ctrl-C does in most servers: a stop that hangs (an event file on a stuck disk) never
+/// traps the user. The same signal again within 100 ms is the first one repeated, not a
+/// second Ctrl-C: coreutils `timeout` signals the command and then its whole process group, so
+/// `timeout -s INT 10 netsim relay …` got SIGINT twice at once and exited without its clean stop
+/// (no `closed` events, no `listener_closed`).
 ///
 /// The signals come through ``SignalPipe``; a Dispatch signal source (with the signal ignored)
 /// could lose one.
@@ -93,17 +97,31 @@ final class StopSignal: @unchecked Sendable {
     private var fired = false
     private var continuation: CheckedContinuation<Void, Never>?
     private var pipe: SignalPipe?
+    /// The signal that began the stop, and when it came.
+    private var first: (signal: Int32, at: ContinuousClock.Instant)?
+
+    /// How soon the same signal again counts as the first one repeated (a person's second Ctrl-C
+    /// comes later than this): 100 ms unless a test says otherwise.
+    private let sameStop: Duration
 
     /// - Parameters:
     ///   - signals: what stops the command: SIGINT, SIGTERM and SIGHUP (the terminal closed: its
     ///     default action cut a relay's capture mid-packet); tests use others.
     ///   - command: the name the forced exit's line gives, `netsim relay`.
+    ///   - sameStop: how soon the same signal again is the first one repeated.
     ///   - forceExit: what a signal while stopping does; by default, exit at once.
-    init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], command: String = "netsim",
+    init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP], command: String = "netsim", sameStop: Duration = .milliseconds(100),
          forceExit: @escaping @Sendable (Int32) -> Void = StopSignal.exitAtOnce) {
+        self.sameStop = sameStop
         pipe = SignalPipe(signals: signals) { [weak self] sig in
             guard let self else { return }
-            let stopping = self.lock.withLock { self.fired }
+            let (stopping, repeated) = self.lock.withLock { () -> (Bool, Bool) in
+                let now = ContinuousClock.now
+                if let first = self.first, first.signal == sig, now - first.at < self.sameStop { return (true, true) }
+                if !self.fired { self.first = (sig, now) }
+                return (self.fired, false)
+            }
+            if repeated { return }
             if stopping {
                 printStatus("\n\(command): \(signalName(sig)) while stopping; stopping at once, without closing cleanly")
                 forceExit(sig)
