@@ -351,7 +351,13 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     }
 
     /// Closes both legs at once (relay shutdown).
-    func closeNow() { run { $0.closeNow() } }
+    /// The relay's stop: both legs closed now, and a leg whose socket holds bytes never read
+    /// (a blackhole's, a full buffer's) reset, as close(2) over them would.
+    func closeNow() {
+        var unread: [Leg: Int] = [:]
+        for leg in [Leg.client, .upstream] { unread[leg] = handler(leg)?.unreadBytes }
+        run { $0.closeNow(unread: unread) }
+    }
 
     var stats: ConnectionStats {
         if hasUnreported { reportBypassedCycles() }

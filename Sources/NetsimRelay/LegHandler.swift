@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -189,6 +194,15 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     func withDescriptor<Result>(_ body: (Int32) -> Result) -> Result? {
         guard let context, (try? context.pipeline.syncOperations.handler(type: NIOSSLHandler.self)) == nil else { return nil }
         return try? context.channel.pipeline.syncOperations.withUnsafeTransportIfAvailable(of: NIOBSDSocket.Handle.self) { body($0) }
+    }
+
+    /// Bytes the peer sent that the socket holds unread (FIONREAD); nil when it cannot tell (no
+    /// socket of its own, or TLS on it).
+    var unreadBytes: Int? {
+        withDescriptor { fd -> Int? in
+            var count: Int32 = 0
+            return ioctl(fd, UInt(FIONREAD), &count) == 0 ? Int(count) : nil
+        } ?? nil
     }
 
     /// Succeeds once every write made before it has gone to the socket.

@@ -54,6 +54,22 @@ struct ShutdownTests {
         }
     }
 
+    /// Bytes the client's socket still holds unread (a blackhole's) when the relay stops: that
+    /// leg is reset, as close(2) over them would, the bytes are dropped in the log, and the
+    /// connection ends with the relay's reset; the upstream leg, with nothing unread, gets FIN.
+    @Test func aShutdownOverUnreadBytesResetsThatLeg() throws {
+        var h = MachineHarness()
+        h.apply(try FaultKind(parsing: "blackhole"))
+        h.machine.closeNow(unread: [.client: 5, .upstream: 0])
+        h.process()
+        for leg in [Leg.client, .upstream] { h.machine.legInactive(leg, now: h.now) }
+        h.process()
+        #expect(h.finished)
+        #expect(h.endings(of: .client) == [.rst] && h.endings(of: .upstream).isEmpty && h.closed.contains(.upstream), "\(h.ended) \(h.closed)")
+        #expect(h.events.contains(.dropped(.up, count: 5, fault: "blackhole")), "\(h.events)")
+        #expect(Self.closed(h).first.map { $0 == (.relay, .rst) } == true, "\(Self.closed(h))")
+    }
+
     /// On a stale connection the client's FIN and then the server's are only tidied up, never
     /// forwarded; they were still sent, and the capture must show them (it showed only the
     /// relay's FINs, and `profile` said the client never closed).

@@ -378,11 +378,21 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     }
 
     /// Closes both legs at once (relay shutdown): the relay's close, in the log, also over a
-    /// peer's FIN still held back (a blackhole's), which the other side never saw.
-    public mutating func closeNow() {
-        relayEnds(.fin)
-        closeLeg(.client)
-        if hasLeg(.upstream) { closeLeg(.upstream) }
+    /// peer's FIN still held back (a blackhole's), which the other side never saw. `unread`: the
+    /// bytes each leg's socket holds that the relay never read (a blackhole's, a full buffer's).
+    /// close(2) over them sends RST, so that leg is reset, and they are `dropped`: the peer sent
+    /// them, and nobody got them (the log said `fin` and nothing of them, the client got a reset).
+    public mutating func closeNow(unread: [Leg: Int] = [:]) {
+        let resets = [Leg.client, .upstream].filter { hasLeg($0) && !leg($0).closedByRelay && unread[$0, default: 0] > 0 }
+        relayEnds(resets.isEmpty ? .fin : .rst)
+        for leg in [Leg.client, .upstream] where hasLeg(leg) {
+            guard resets.contains(leg) else {
+                closeLeg(leg)
+                continue
+            }
+            log(.dropped(leg.outgoing, count: unread[leg, default: 0], fault: holdingFault(leg.outgoing) ?? .closing))
+            resetLeg(leg)
+        }
         checkFinished()
     }
 }
