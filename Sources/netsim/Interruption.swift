@@ -14,16 +14,32 @@ enum Interruption {
     /// Kept for the life of the process (a `SignalPipe` gone restores the default actions).
     private nonisolated(unsafe) static var pipe: SignalPipe?
 
+    /// Set when the handler starts: the process is the handler's to end.
+    private static let underWay = NSLock()
+    private nonisolated(unsafe) static var started = false
+
     /// Installs the handler for `command` (`run`, `test`). Call once, before the runs start.
     static func install(for command: String) {
         // Without a pipe (out of descriptors) the default action stays.
         pipe = SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP]) { sig in
+            underWay.withLock { started = true }
             let done = InterruptCleanup.describe(InterruptCleanup.runAll()) ?? "nothing was running"
             let line = "\nnetsim \(command): interrupted by \(signalName(sig)): \(done); no report was written\n"
             StandardStream.error.write(line)
             fflush(nil)
             _exit(128 + sig)  // not exit(): no atexit handlers racing the event loops' threads
         }
+    }
+
+    /// Called before the process ends on its own: while the handler undoes what the runs
+    /// started, the run it interrupts may fail for it (its namespace deleted under its set-up)
+    /// and would exit 1 first, without the handler's line (a SIGHUP while a packet link was being
+    /// made exited 1 with nothing said). The handler's `_exit` ends the process meanwhile; a
+    /// cleanup that hangs is given up on after `patience`.
+    static func yieldToHandler(patience: Duration = .seconds(30)) {
+        guard underWay.withLock({ started }) else { return }
+        let deadline = ContinuousClock.now + patience
+        while ContinuousClock.now < deadline { usleep(10_000) }
     }
 }
 

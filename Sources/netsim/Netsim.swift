@@ -10,7 +10,20 @@ enum NetsimMain {
     static func main() async {
         MallocTuning.apply(environment: ProcessInfo.processInfo.environment)
         OpenFileLimit.raise()
-        await Netsim.main(NegativeValues.joined(Array(CommandLine.arguments.dropFirst())))
+        // ArgumentParser's `main`, with one step before the process ends: an interruption
+        // under way (``Interruption``) ends it instead, with its own status and line.
+        do {
+            var command = try Netsim.parseAsRoot(NegativeValues.joined(Array(CommandLine.arguments.dropFirst())))
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+            Interruption.yieldToHandler()
+        } catch {
+            Interruption.yieldToHandler()
+            Netsim.exit(withError: error)
+        }
     }
 }
 
