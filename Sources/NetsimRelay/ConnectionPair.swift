@@ -350,7 +350,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         run { $0.update(link: link) }
     }
 
-    /// Closes both legs at once (relay shutdown).
     /// The relay's stop: both legs closed now, and a leg whose socket holds bytes never read
     /// (a blackhole's, a full buffer's) reset, as close(2) over them would.
     func closeNow() {

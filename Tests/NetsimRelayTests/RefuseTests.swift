@@ -1,7 +1,7 @@
 import Foundation
 import NetsimCore
 import NetsimLoopback
-import NetsimRelay
+@testable import NetsimRelay
 import Testing
 
 /// `refuse` at 100%: the listener really closes (the kernel answers SYNs with RST), the port stays
@@ -89,7 +89,9 @@ struct RefuseTests {
     /// had closed the listener and shut the relay's own event loops down: NIO's bind then crashed
     /// the test process ("leaking promise"). Not "the port is free": once the relay lets it go,
     /// any connect elsewhere in a parallel suite may be given it as its local port (a clean-clone
-    /// CI run failed that way).
+    /// CI run failed that way). Nor "a connect is refused" alone: another suite's server, bound to
+    /// port 0, may be given the freed port (a later CI run had a connect accepted in round 2), so
+    /// an accepted connect fails the test only if the relay holds a listener or accepted it.
     @Test func aLiftAndAStopTogetherLeaveThePortFree() async throws {
         let server = try RecordingServer()
         defer { server.stop() }
@@ -106,7 +108,10 @@ struct RefuseTests {
             async let lift: Void = relay.removeFault(id)
             async let stop: Void = relay.stop()
             _ = await (lift, stop)
-            #expect(try await FaultTests.connectFailure(endpoint) == .refused, "round \(round)")
+            #expect(relay.lock.withLock { relay.listener == nil && relay.portHold == nil }, "round \(round): a listener or hold outlived stop()")
+            let failure = try await FaultTests.connectFailure(endpoint)
+            let acceptedByRelay = relay.eventLog.events.contains { if case .opened = $0.kind { true } else { false } }
+            #expect(failure == .refused || !acceptedByRelay, "round \(round): \(String(describing: failure))")
         }
     }
 }
