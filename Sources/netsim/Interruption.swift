@@ -38,8 +38,7 @@ enum Interruption {
     /// cleanup that hangs is given up on after `patience`.
     static func yieldToHandler(patience: Duration = .seconds(30)) {
         guard underWay.withLock({ started }) else { return }
-        let deadline = ContinuousClock.now + patience
-        while ContinuousClock.now < deadline { usleep(10_000) }
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + patience.seconds)  // nothing signals it: only the _exit ends the wait
     }
 }
 
