@@ -44,7 +44,7 @@ let package = Package(
         // and the one way netsim starts a child process (SpawnedProcess, over posix_spawn).
         .target(name: "NetsimCore", dependencies: ["CNetsimSpawn"]),
         // The accept backoff every listener netsim makes puts in its pipeline.
-        .target(name: "NetsimAccept", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        .target(name: "NetsimAccept", dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         .target(name: "CNetsimSpawn"),
         // Pure impairment models: no I/O, clock and RNG injected.
         .target(name: "NetsimLink", dependencies: ["NetsimCore"]),
@@ -266,7 +266,7 @@ let package = Package(
         .testTarget(
             name: "NetsimRelayTests",
             dependencies: [
-                "NetsimCore", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimTLS",
+                "NetsimCore", "NetsimAccept", "NetsimLink", "NetsimRelay", "NetsimLoopback", "NetsimHTTP", "NetsimTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

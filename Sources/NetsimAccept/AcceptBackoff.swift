@@ -17,7 +17,8 @@ import NIOCore
 /// Why not NIO's `AcceptBackoffHandler`: it holds back the channel's next `read()`, but when a
 /// read cycle's first accept fails, NIO's read stays pending (only an accepted socket clears
 /// it) and the socket stays registered, so the next failure came 25 ms later under load.
-/// Turning `autoRead` off withdraws that read (NIO unregisters the socket).
+/// Turning `autoRead` off withdraws that read (NIO unregisters the socket). While it waits, the
+/// process's ``DescriptorReserve`` is given back, so the runtime has descriptors to open.
 public final class AcceptBackoff: ChannelInboundHandler, Sendable {
     public typealias InboundIn = any Channel
 
@@ -35,6 +36,7 @@ public final class AcceptBackoff: ChannelInboundHandler, Sendable {
                 resume: @escaping @Sendable (any Channel) -> Void = { $0.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }) {
         self.onPause = onPause
         self.resume = resume
+        DescriptorReserve.prepare()
     }
 
     /// True for the failures that pause the listener.
@@ -45,9 +47,13 @@ public final class AcceptBackoff: ChannelInboundHandler, Sendable {
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? IOError, Self.isExhaustion(errno: error.errnoCode) {
             try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+            DescriptorReserve.listenerPaused()  // room for the runtime while no accept takes it
             onPause(error)
             let channel = context.channel
-            context.eventLoop.scheduleTask(in: Self.wait) { [resume] in resume(channel) }
+            context.eventLoop.scheduleTask(in: Self.wait) { [resume] in
+                DescriptorReserve.listenerResuming()
+                resume(channel)
+            }
         }
         context.fireErrorCaught(error)
     }

@@ -15,7 +15,7 @@ import NetsimCore
 /// connection ends. A pause and its end are `listener_paused` and `listener_resumed` events.
 extension Relay {
     /// Descriptors the default limit leaves for the rest of the process: event loops, the event
-    /// log, a pcap, TLS files, an exec client's pipes, the runtime's own.
+    /// log, a pcap, TLS files, an exec client's pipes, the ``DescriptorReserve``, the runtime's own.
     public static let reservedDescriptors = 64
 
     /// The default ``RelayConfiguration/maximumConnections``: as many connections as the
