@@ -102,7 +102,7 @@ struct ProxyCommand: AsyncParsableCommand {
         printStatus("netsim proxy: http://\(bound)")
         printStatus("  link: \(proxy.configuration.link)")
         for rule in proxy.configuration.faults { printStatus("  fault: \(rule)") }
-        printStatus("  connections: at most \(proxy.connectionLimit)\(maxConnections == nil ? " (open-file limit \(OpenFileLimit.current.soft))" : "")")
+        printConnectionLimit(proxy.connectionLimit, explicit: maxConnections)
         if !proxy.configuration.dns.isEmpty { printStatus("  dns: \(proxy.configuration.dns) for every destination name (not address literals)") }
         if let (_, authority) = intercepting {
             printStatus("  TLS: CONNECT tunnels intercepted; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")

@@ -131,7 +131,7 @@ struct RelayCommand: AsyncParsableCommand {
             printStatus("  note: --profile \(profile.name) delays DNS answers; the relay resolves nothing for its clients (use netsim proxy or netsim shell)")
         }
         for rule in configuration.faults { printStatus("  fault: \(rule)") }
-        printStatus("  connections: at most \(relay.connectionLimit)\(maxConnections == nil ? " (open-file limit \(OpenFileLimit.current.soft))" : "")")
+        printConnectionLimit(relay.connectionLimit, explicit: maxConnections, splice: splice)
         if let recorder { printStatus("  recording: \(recorder.path)\(keyLog.map { " (TLS secrets: \($0.url.path))" } ?? "")") }
         if let exporter { printStatus("  metrics: http://\(exporter.address)/metrics") }
         if let (_, authority) = interception {

@@ -170,3 +170,17 @@ func ensureCanListen(_ listen: Endpoint) throws {
         throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
     }
 }
+
+/// The status line with a listener's connection limit (`relay`, `proxy`): the default says the
+/// open-file limit it comes from; a `--max-connections` beyond what that limit leaves room for
+/// says so, since past it accepts fail (`listener_paused`) and clients whose upstream socket
+/// cannot be opened are closed.
+func printConnectionLimit(_ limit: Int, explicit: Int?, splice: Bool = false) {
+    let files = OpenFileLimit.current.soft
+    guard explicit != nil else { return printStatus("  connections: at most \(limit) (open-file limit \(files))") }
+    let room = Relay.defaultConnectionLimit(splice: splice)
+    guard limit > room else { return printStatus("  connections: at most \(limit)") }
+    printStatus("  connections: at most \(limit), but the open-file limit \(files) leaves room for \(room)"
+                + " (\(splice ? 6 : 2) descriptors each, after \(Relay.reservedDescriptors) for the process):"
+                + " past it, accepts fail and clients are closed (raise ulimit -n, or drop --max-connections)", level: .warning)
+}

@@ -90,6 +90,7 @@ struct RelayProcessTests {
         if failures.count == 2 { #expect(failures[1] - failures[0] >= 0.95, "the second accept was tried \(failures[1] - failures[0]) s after the first failed") }
         relay.terminate()
         #expect(await relay.exit(within: .seconds(10)) == 0, "\(relay.text(.error))")
+        #expect(relay.text(.error).contains("connections: at most 1000, but the open-file limit 48 leaves room for 1 (2 descriptors each"), "\(relay.text(.error))")
     }
 
     /// `--events FILE` is written as the relay runs (flushed every second), not only at its end:
