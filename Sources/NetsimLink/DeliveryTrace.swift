@@ -9,6 +9,11 @@ public struct DeliveryTrace: Equatable, Sendable, CustomStringConvertible {
     /// Bytes one opportunity may carry (Mahimahi's PACKET_SIZE).
     public static let opportunityBytes = 1500
 
+    /// The latest timestamp a trace may have: 10^10 ms, about 115 days (recorded traces last
+    /// minutes). In nanoseconds, with its repetitions, it stays far inside 64 bits; a later one
+    /// overflowed them and crashed the relay as it started.
+    public static let latestMilliseconds: Int64 = 10_000_000_000
+
     /// Opportunity times in milliseconds, non-decreasing, the last > 0.
     public let milliseconds: [Int64]
     /// Where it came from, for descriptions (a file's name).
@@ -27,21 +32,24 @@ public struct DeliveryTrace: Equatable, Sendable, CustomStringConvertible {
         guard last > 0 else {
             throw Invalid(description: "\(name): the last timestamp is 0; the trace repeats after its last timestamp, so it must be later than 0 ms")
         }
+        guard last <= Self.latestMilliseconds else {
+            throw Invalid(description: "\(name): the last timestamp, \(last) ms, is later than netsim takes (\(Self.latestMilliseconds) ms, about 115 days); timestamps are milliseconds from the trace's start")
+        }
         self.milliseconds = milliseconds
         self.name = name
     }
 
     /// Reads Mahimahi's format: blank lines are skipped; anything else must be a whole number of
-    /// milliseconds, not below the line before it.
+    /// milliseconds, not below the line before it. Lines may end in CRLF.
     public init(parsing text: String, name: String) throws(Invalid) {
         var values: [Int64] = []
         var lineNumber = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {  // "\r\n" is one Character
             lineNumber += 1
-            let field = line.trimmingCharacters(in: .whitespaces)
+            let field = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if field.isEmpty { continue }
             guard let value = Int64(field), value >= 0 else {
-                throw Invalid(description: "\(name):\(lineNumber): '\(field)' is not a timestamp; expected a whole number of milliseconds (Mahimahi's trace format: one per line)")
+                throw Invalid(description: "\(name):\(lineNumber): '\(Self.shown(field))' is not a timestamp; expected a whole number of milliseconds (Mahimahi's trace format: one per line)")
             }
             if let previous = values.last, value < previous {
                 throw Invalid(description: "\(name):\(lineNumber): \(value) ms comes before the line above (\(previous) ms); timestamps must not decrease")
@@ -49,6 +57,12 @@ public struct DeliveryTrace: Equatable, Sendable, CustomStringConvertible {
             values.append(value)
         }
         try self.init(milliseconds: values, name: name)
+    }
+
+    /// A line as an error quotes it: control characters escaped (`\u{07}`), at most 40 characters.
+    static func shown(_ field: String) -> String {
+        let escaped = field.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined()
+        return escaped.count > 40 ? escaped.prefix(39) + "…" : escaped
     }
 
     /// Reads a trace file; messages name it `name` (the path as the user wrote it).

@@ -50,4 +50,25 @@ import Testing
         #expect(link.isImpaired)
         #expect(link.description == "trace one.down (12.0 Mbit/s mean over 1 ms)")
     }
+
+    /// QA 35: a last timestamp of 10^13 ms passed the parser, and its period in nanoseconds
+    /// overflowed 64 bits: the relay crashed (SIGILL) printing the link. Now the parser refuses it.
+    @Test func aTraceLongerThanNetsimTakesIsRefusedAndTheLongestIsUsable() throws {
+        let latest = DeliveryTrace.latestMilliseconds
+        #expect(throws: DeliveryTrace.Invalid(description: "t: the last timestamp, 10000000000000 ms, is later than netsim takes (10000000000 ms, about 115 days); timestamps are milliseconds from the trace's start")) {
+            try DeliveryTrace(parsing: "5\n10000000000000\n", name: "t")
+        }
+        let longest = try DeliveryTrace(parsing: "\(latest)\n", name: "t")
+        #expect(longest.periodNanoseconds == latest * Self.ms)
+        #expect(DirectionLink(trace: longest).description == "trace t (0.0 Mbit/s mean over \(latest / 1000) s)")
+        #expect(longest.time(ofOpportunity: 100) == 101 * latest * Self.ms)  // 100 passes: 317 years
+    }
+
+    /// QA 35: a trace written on Windows (CRLF) was refused at line 1, the error quoting a raw CR.
+    @Test func crlfLinesAreReadAndControlCharactersAreShownEscaped() throws {
+        #expect(try DeliveryTrace(parsing: "1\r\n2\r\n", name: "t").milliseconds == [1, 2])
+        #expect(throws: DeliveryTrace.Invalid(description: "t:2: '7\\u{07}' is not a timestamp; expected a whole number of milliseconds (Mahimahi's trace format: one per line)")) {
+            try DeliveryTrace(parsing: "1\n7\u{7}\n", name: "t")
+        }
+    }
 }
