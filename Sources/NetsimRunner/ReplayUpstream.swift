@@ -27,6 +27,19 @@ enum ReplayUpstream {
         }
     }
 
+    /// Why the capture at `file` (a resolved path) cannot be replayed, or nil: it is loaded and
+    /// planned as ``start(_:scenarioFile:workingDirectory:)`` does. The scenario parser's
+    /// ``ScenarioParser/CaptureCheck``; the message leaves out the path, which the parser names.
+    static let problem: ScenarioParser.CaptureCheck = { file in
+        do {
+            _ = try ReplayPlan(capture: Capture.load(path: file))
+            return nil
+        } catch {
+            let message = "\(error)"
+            return message.hasPrefix(file + ": ") ? String(message.dropFirst(file.count + 2)) : message
+        }
+    }
+
     /// What the replay received, as the built-in server reports it, so `expect: server` works.
     static func serverRequests(_ server: ReplayServer, origin: Int64) -> [ServerRequest] {
         server.requests.map { r in
@@ -34,5 +47,14 @@ enum ReplayUpstream {
                 method: r.method, path: String(r.target.prefix { $0 != "?" }), bodyBytes: r.bodyBytes,
                 connection: r.connection, reusedConnection: r.reusedConnection, time: r.time - origin, status: r.status)
         }
+    }
+}
+
+extension ScenarioParser {
+    /// Parses and validates a scenario file as netsim's commands run it: a `replay:` capture is
+    /// read whole, as the run reads it (``ReplayUpstream/problem``), so `netsim check` refuses,
+    /// with its place, a capture the run could not replay.
+    public static func parseToRun(file path: String) throws(ScenarioErrors) -> Scenario {
+        try parse(file: path, captureCheck: ReplayUpstream.problem)
     }
 }

@@ -66,6 +66,12 @@ extension Validator {
                 error(kind.valueLocation, "cannot replay '\(path)': \(problem)", hint: "give a capture file (pcap or pcapng), e.g. Fixtures/pcap/zeek-http-get.pcap")
                 return nil
             }
+            // The whole file, read as the run reads it (when the caller can: netsim's commands).
+            if let problem = captureCheck?(resolved) {
+                error(kind.valueLocation, "cannot replay '\(path)': \(problem)",
+                      hint: "give a whole capture with the server's answers in it (netsim replay --list shows what a capture holds)")
+                return nil
+            }
             return .replay(path: path)
         }
     }

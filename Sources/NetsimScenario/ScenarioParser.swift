@@ -8,15 +8,21 @@ import Yams
 /// Reads scenario files (docs/scenario-format.md): YAML in, a validated ``Scenario`` out, or
 /// every problem in the file at once, each with its position.
 public enum ScenarioParser {
+    /// Why the capture file at a resolved path cannot be replayed, or nil. The parser itself
+    /// tells a capture from its first bytes; the replay, which reads the whole file, lives above
+    /// it (NetsimRunner's `ReplayUpstream.problem(at:)`), and netsim's commands pass that, so a
+    /// truncated or snaplen-cut capture fails `netsim check` at its place, as it fails the run.
+    public typealias CaptureCheck = @Sendable (_ path: String) -> String?
+
     /// Reads, parses and validates a file. Paths are reported as given (e.g. "Scenarios/lockscreen.scn").
     /// A file that cannot be read is one diagnostic.
-    public static func parse(file path: String) throws(ScenarioErrors) -> Scenario {
+    public static func parse(file path: String, captureCheck: CaptureCheck? = nil) throws(ScenarioErrors) -> Scenario {
         let source = try read(file: path)
-        return try parse(source: source, file: path)
+        return try parse(source: source, file: path, captureCheck: captureCheck)
     }
 
     /// Parses and validates scenario text; `file` names it in diagnostics and in the model's locations.
-    public static func parse(source: String, file: String) throws(ScenarioErrors) -> Scenario {
+    public static func parse(source: String, file: String, captureCheck: CaptureCheck? = nil) throws(ScenarioErrors) -> Scenario {
         let lines = ScenarioErrors.lines(of: source)
         let document: YAMLDocument
         do {
@@ -28,7 +34,7 @@ public enum ScenarioParser {
                 throw ScenarioErrors(diagnostics: [diagnostic], sourceLines: lines)
             }
         }
-        let validator = Validator(file: file, renamedKeys: document.renamedKeys)
+        let validator = Validator(file: file, renamedKeys: document.renamedKeys, captureCheck: captureCheck)
         let scenario = validator.scenario(document.root, file: file, sourceLines: lines)
         if let scenario, validator.diagnostics.isEmpty { return scenario }
         var diagnostics = validator.diagnostics

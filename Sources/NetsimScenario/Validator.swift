@@ -30,6 +30,8 @@ struct Mapping {
 final class Validator {
     let file: String
     let renamedKeys: [String: String]
+    /// Looks into a `replay:` capture beyond its first bytes (``ScenarioParser/CaptureCheck``).
+    let captureCheck: ScenarioParser.CaptureCheck?
     private(set) var diagnostics: [Diagnostic] = []
     /// Per mapping (by its position), the keys that an unknown key there was taken to be a
     /// misspelling of: "missing required key" is not reported for those, the misspelling says it all.
@@ -42,9 +44,10 @@ final class Validator {
     /// The DNS delay of the scenario link's profile (`high-latency-dns`), where it is named.
     var profileDNSDelay: (delay: Duration, location: SourceLocation)?
 
-    init(file: String, renamedKeys: [String: String]) {
+    init(file: String, renamedKeys: [String: String], captureCheck: ScenarioParser.CaptureCheck? = nil) {
         self.file = file
         self.renamedKeys = renamedKeys
+        self.captureCheck = captureCheck
     }
 
     var errorCount: Int { diagnostics.count }

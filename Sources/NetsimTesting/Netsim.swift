@@ -25,7 +25,7 @@ public enum Netsim {
         scenario path: String, seed: UInt64? = nil, pcap: String? = nil, name: String = "in-process",
         client: @escaping @Sendable (DriverConfig) async throws -> any NetsimClient
     ) async throws -> RunResult {
-        try await run(ScenarioParser.parse(file: path), seed: seed, pcap: pcap, name: name, client: client)
+        try await run(ScenarioParser.parseToRun(file: path), seed: seed, pcap: pcap, name: name, client: client)
     }
 
     /// Runs a scenario written inline (the `.scn` format); `file` names it in diagnostics.

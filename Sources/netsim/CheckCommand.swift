@@ -61,7 +61,7 @@ struct CheckCommand: ParsableCommand {
         var report = Report()
         for file in files {
             do {
-                _ = try ScenarioParser.parse(file: file)
+                _ = try ScenarioParser.parseToRun(file: file)
                 report.output += "\(file): ok\n"
             } catch {
                 report.errors += error.rendered()

@@ -155,7 +155,7 @@ enum ScenarioLoading {
     /// and exits with status 2.
     static func load(_ path: String) throws -> Scenario {
         do {
-            return try ScenarioParser.parse(file: path)
+            return try ScenarioParser.parseToRun(file: path)
         } catch {
             StandardStream.error.write(rendered(error) + "\n")
             throw ExitCode(2)

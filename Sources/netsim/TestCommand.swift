@@ -80,7 +80,7 @@ struct TestCommand: AsyncParsableCommand {
         var invalid = 0
         for file in files {
             do {
-                scenarios.append(try ScenarioParser.parse(file: file))
+                scenarios.append(try ScenarioParser.parseToRun(file: file))
             } catch {
                 StandardStream.error.write(ScenarioLoading.rendered(error) + "\n")
                 invalid += 1

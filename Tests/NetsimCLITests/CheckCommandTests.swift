@@ -68,6 +68,27 @@ struct CheckCommandTests {
         #expect(!report.allValid)
     }
 
+    /// QA 35: a capture cut short (or cut by its snaplen) starts like a capture, so `check` said
+    /// ok, and `run` then refused it (exit 2, with no place). Now `check` reads it as the run does.
+    @Test func aReplayCaptureTheRunCannotReplayFailsTheCheckAtItsPlace() throws {
+        let folder = NSTemporaryDirectory() + "netsim-check-replay-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let whole = try Data(contentsOf: Self.root.appendingPathComponent("Fixtures/pcap/zeek-http-get.pcap"))
+        try whole.prefix(3000).write(to: URL(fileURLWithPath: folder + "/cut.pcap"))
+        try whole.write(to: URL(fileURLWithPath: folder + "/whole.pcap"))
+        var paths: [String] = []
+        for capture in ["cut", "whole"] {
+            let source = Self.valid.replacingOccurrences(of: "  routes:\n    - path: /", with: "  replay: \(capture).pcap")
+            paths.append(folder + "/\(capture).scn")
+            try source.write(toFile: paths[paths.count - 1], atomically: true, encoding: .utf8)
+        }
+        let report = CheckCommand.check(paths)
+        #expect(report.output == "\(paths[1]): ok\n")
+        #expect(report.errors.hasPrefix("\(paths[0]):4:11: error: cannot replay 'cut.pcap': the file is truncated (libpcap: "), "\(report.errors)")
+        #expect(!report.allValid)
+    }
+
     /// `run` and `test` find `scenarios/LockScreen.scn`; `check` said "no such file".
     @Test func aPathIsFoundAsRunFindsIt() async throws {
         let result = try await Self.run(["scenarios/LockScreen.scn", "SCENARIOS"])
