@@ -12,7 +12,7 @@ extension BuiltinServer {
         try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
         let pipelining = try pipeline.handler(type: HTTPServerPipelineHandler.self)
         try pipeline.addHandler(RequestRecorder(log: log, routes: table, connection: connection), position: .before(pipelining))
-        if let idleTimeout { try pipeline.addHandler(KeepAliveTimeout(timeout: idleTimeout)) }
+        if let idleTimeout { try pipeline.addHandler(KeepAliveTimeout(timeout: idleTimeout, connection: connection)) }
         try pipeline.addHandler(RouteResponder(routes: table))
     }
 
@@ -24,7 +24,7 @@ extension BuiltinServer {
         let pipeline = channel.pipeline.syncOperations
         let log = log
         let table = table
-        let idle = idleTimeout.map { HTTP2IdleTimeout(timeout: $0) }
+        let idle = idleTimeout.map { HTTP2IdleTimeout(timeout: $0, connection: connection) }
         _ = try pipeline.configureHTTP2Pipeline(
             mode: .server, connectionConfiguration: .init(), streamConfiguration: .init(), streamDelegate: idle
         ) { stream in

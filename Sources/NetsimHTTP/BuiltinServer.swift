@@ -44,6 +44,7 @@ public final class BuiltinServer: @unchecked Sendable {
     private var acceptedOrder: [ObjectIdentifier: Int] = [:]
     private var acceptedCount = 0
     private var peers: [Int: Endpoint] = [:]
+    private var handshakeAllowance: (@Sendable () -> Duration)?
 
     /// - Parameters:
     ///   - idleTimeout: close a keep-alive connection after this long without a request in
@@ -69,6 +70,17 @@ public final class BuiltinServer: @unchecked Sendable {
             self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             self.ownsGroup = true
         }
+    }
+
+    /// Behind netsim's relay a connection reaches the server as soon as its client connects, and
+    /// its first request one handshake later (the relay holds the client's bytes for it); a
+    /// server across a real link accepts the connection at that later moment, with the request.
+    /// So a connection's idle time before its first request counts from `allowance()` after it
+    /// was accepted (the relay's current handshake time): an `idleTimeout` shorter than the
+    /// handshake closed every new connection before its first request (QA 35: `idle_timeout: 1s`
+    /// behind 500 ms of latency). The scenario runner sets it; a packet link's server needs none.
+    public func allowForHandshake(_ allowance: @escaping @Sendable () -> Duration) {
+        lock.withLock { handshakeAllowance = allowance }
     }
 
     /// The bytes of a ``HTTPBody/generated(bytes:)`` body of that size, as the server sends them.
@@ -153,7 +165,8 @@ public final class BuiltinServer: @unchecked Sendable {
         channel.closeFuture.whenComplete { [self] _ in
             _ = lock.withLock { connections.removeValue(forKey: id) }
         }
-        let served = ServedConnection(number: number)
+        let allowance = lock.withLock { handshakeAllowance }
+        let served = ServedConnection(number: number, acceptedOnTheLink: allowance.map { .now() + .nanoseconds($0().nanoseconds) })
         guard let sslContext = lock.withLock({ sslContext }) else {
             if transport.protocols.first == .http2 {
                 try configureHTTP2(channel, connection: served)

@@ -18,13 +18,15 @@ final class HTTP2IdleTimeout: ChannelDuplexHandler, NIOHTTP2StreamDelegate, @unc
     typealias OutboundOut = HTTP2Frame
 
     private let timeout: TimeAmount
+    private let connection: ServedConnection
     private var open = Set<HTTP2StreamID>()
     private var lastStream = HTTP2StreamID.rootStream
     private var timer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
 
-    init(timeout: Duration) {
+    init(timeout: Duration, connection: ServedConnection) {
         self.timeout = .nanoseconds(max(0, timeout.nanoseconds))
+        self.connection = connection
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -60,7 +62,7 @@ final class HTTP2IdleTimeout: ChannelDuplexHandler, NIOHTTP2StreamDelegate, @unc
 
     private func arm(context: ChannelHandlerContext) {
         disarm()
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: connection.idleDeadline(after: timeout)) { [self] in
             timer = nil
             guard open.isEmpty, context.channel.isActive else { return }
             let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStream, errorCode: .noError, opaqueData: nil))

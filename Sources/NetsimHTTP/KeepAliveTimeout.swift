@@ -4,8 +4,9 @@ import NIOHTTP1
 /// Closes a keep-alive connection that has been idle for `timeout`, the way a real server's
 /// keep-alive timeout does: a plain close (FIN), with no response, while no request is in progress.
 ///
-/// "Idle" starts when the connection opens and whenever the last response has been fully handed
-/// to the socket, and ends when the next request head arrives. A connection waiting for a slow
+/// "Idle" starts when the connection opens (when it would have opened on the simulated link:
+/// ``ServedConnection/idleDeadline(after:)``) and whenever the last response has been fully
+/// handed to the socket, and ends when the next request head arrives. A connection waiting for a slow
 /// (delayed) response or receiving a slow upload is busy and never closed by this handler;
 /// `IdleStateHandler` can't tell these apart, because it only watches for reads and writes.
 ///
@@ -17,11 +18,13 @@ final class KeepAliveTimeout: ChannelDuplexHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let timeout: TimeAmount
+    private let connection: ServedConnection
     private var inProgress = 0
     private var timer: Scheduled<Void>?
 
-    init(timeout: Duration) {
+    init(timeout: Duration, connection: ServedConnection) {
         self.timeout = .nanoseconds(max(0, timeout.nanoseconds))
+        self.connection = connection
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -67,7 +70,7 @@ final class KeepAliveTimeout: ChannelDuplexHandler {
 
     private func arm(context: ChannelHandlerContext) {
         disarm()
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: connection.idleDeadline(after: timeout)) { [self] in
             timer = nil
             if inProgress == 0 { context.close(promise: nil) }
         }

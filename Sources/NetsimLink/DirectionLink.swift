@@ -99,6 +99,13 @@ public struct LinkConfiguration: Equatable, Sendable, CustomStringConvertible {
         max(0, up.latency.nanoseconds).addingSaturating(max(0, down.latency.nanoseconds))
     }
 
+    /// When, after a client's connect, a server across this link accepts the connection: the
+    /// handshake's last packet (SYN up, SYN-ACK down, ACK up) arrives, a round trip plus the
+    /// latency up; the client's first bytes travel with that ACK. In ns, base latencies.
+    public var handshakeNanoseconds: Int64 {
+        roundTripNanoseconds.addingSaturating(max(0, up.latency.nanoseconds))
+    }
+
     /// The settings of one direction; `config[.up]`.
     public subscript(direction: Direction) -> DirectionLink {
         get { direction == .up ? up : down }

@@ -164,6 +164,8 @@ public enum ScenarioRunner {
                     throw RunnerError.failed("cannot start the relay: \(error)")
                 }
                 started.push { await relay.stop() }
+                // The built-in server's idle time starts when it would have accepted on the link.
+                upstream.allowForHandshake { .nanoseconds(relay.link.handshakeNanoseconds) }
                 link = relay
             }
             let authority = packet?.authority(port: upstream.endpoint.port) ?? target.description

@@ -52,6 +52,12 @@ struct UpstreamHandle {
         }
     }
 
+    /// Tells the built-in server how long after its accept a connection is accepted across the
+    /// relay's link (``BuiltinServer/allowForHandshake(_:)``); other upstreams keep their own times.
+    func allowForHandshake(_ allowance: @escaping @Sendable () -> Duration) {
+        server?.allowForHandshake(allowance)
+    }
+
     /// The peer address of each built-in server connection `requests` came on.
     func peers(of requests: [ServerRequest]) -> [Int: Endpoint] {
         guard let server else { return [:] }

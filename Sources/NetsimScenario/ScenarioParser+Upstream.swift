@@ -28,6 +28,11 @@ extension Validator {
                       hint: "a real server or a replay keeps its own idle timeout")
                 ok = false
             } else if let value = duration(timeout) {
+                if value <= .zero {
+                    error(timeout.valueLocation, "'idle_timeout' must be longer than 0: 0 closes every connection before its first request",
+                          hint: "give the server's keep-alive timeout, e.g. idle_timeout: 5s (leave it out to keep connections open)")
+                    ok = false
+                }
                 idleTimeout = value
             } else {
                 ok = false

@@ -47,6 +47,29 @@ struct BuiltinServerConnectionTests {
         }
     }
 
+    /// Behind the relay a connection reaches the server a handshake before its first request
+    /// does; its idle time counts from when it would have been accepted on the link (QA 35:
+    /// `idle_timeout: 1s` behind 500 ms of latency closed every new connection before its request).
+    @Test func aNewConnectionsIdleTimeStartsWhenTheLinkWouldHaveAcceptedIt() async throws {
+        let (answer, silentClosedAfter) = try await withServer([HTTPRoute(path: "/r", body: .text("r"))], idleTimeout: .milliseconds(300)) { server, endpoint in
+            server.allowForHandshake { .seconds(2) }
+            return try await offload { () -> (String, Duration?) in
+                let connected = ContinuousClock.now
+                let silent = try RawHTTPConnection(endpoint)
+                let late = try RawHTTPConnection(endpoint)
+                // 700 ms in: past the 300 ms idle time from the accept, inside the 2.3 s from the link's.
+                Thread.sleep(forTimeInterval: 0.7)
+                let answer = try late.request("GET", "/r").text
+                let closed = try silent.readEOF(within: .seconds(10))
+                return (answer, closed ? ContinuousClock.now - connected : nil)
+            }
+        }
+        #expect(answer == "r")
+        // A connection that never sends a request is still closed: 2 s + 300 ms after its accept.
+        let closedAfter = try #require(silentClosedAfter)
+        #expect(closedAfter >= .milliseconds(2300) && closedAfter < .seconds(8), "\(closedAfter)")
+    }
+
     @Test func connectionCloseFromTheClientAndHTTP10AreHonoured() async throws {
         try await withServer([HTTPRoute(path: "/r", body: .text("r"))]) { server, endpoint in
             let results = try await offload { () -> [(RawResponse, Bool)] in

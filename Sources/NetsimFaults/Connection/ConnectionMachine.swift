@@ -153,7 +153,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         self.random = SeededRandom(seed: seed).derived(id.raw)
         let rtt = link.roundTripNanoseconds
         clientMaySend = simulatesHandshake ? openedAt.addingSaturating(rtt) : openedAt
-        serverMaySend = simulatesHandshake ? clientMaySend.addingSaturating(max(0, link.up.latency.nanoseconds)) : openedAt
+        serverMaySend = simulatesHandshake ? openedAt.addingSaturating(link.handshakeNanoseconds) : openedAt
         let epoch = linkEpoch ?? openedAt
         up = ShapedDirection(direction: .up, shaper: DirectionShaper(link: link.up, roundTripNanoseconds: rtt, random: random.derived(1), traceEpoch: epoch))
         down = ShapedDirection(direction: .down, shaper: DirectionShaper(link: link.down, roundTripNanoseconds: rtt, random: random.derived(2), traceEpoch: epoch))
