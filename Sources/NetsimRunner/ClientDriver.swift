@@ -19,6 +19,14 @@ public protocol ClientDriver: Sendable {
     func shutdown() async
     /// Anything the client logged, for failure reports.
     var log: String { get async }
+    /// After ``shutdown()``: how the client's process ended when that was not as the exec
+    /// protocol asks (exit status 0 once stdin closed), e.g. `exit 3`; nil for a clean end and
+    /// for clients that are no process of their own.
+    var endProblem: String? { get async }
+}
+
+extension ClientDriver {
+    public var endProblem: String? { get async { nil } }
 }
 
 /// A request as the driver receives it.

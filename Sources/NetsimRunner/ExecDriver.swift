@@ -165,7 +165,9 @@ public final class ExecDriver: ClientDriver {
         var iterator = changes.stream.makeAsyncIterator()
         while true {
             let (hello, gone, refused, logComplete) = state.withLockedValue { ($0.greeted, $0.exited, $0.refused, $0.logComplete) }
-            if let refused { throw RunnerError.invalid(refused) }
+            // The client's fault, not the scenario's: exit 1 as any client that cannot run
+            // (it was 2, which says the scenario is invalid; `netsim test` counted it an error).
+            if let refused { throw RunnerError.failed(refused) }
             if hello { return }
             if gone {
                 // Its last words are its stderr: wait (briefly) for the reader to see its end.
@@ -213,6 +215,13 @@ public final class ExecDriver: ClientDriver {
     }
 
     public var log: String { get async { clientLog.contents } }
+
+    public var endProblem: String? {
+        get async {
+            let ending = ending ?? "still running after SIGKILL"
+            return ending == "exit 0" ? nil : ending
+        }
+    }
 
     // MARK: Plumbing
 

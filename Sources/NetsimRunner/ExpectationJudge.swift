@@ -38,8 +38,23 @@ struct ExpectationJudge {
             }
         case .relay:
             judgeRelay(located.check, into: &verdict)
+        case .client:
+            break  // no scenario writes it: ``clientEnd(_:of:)`` judges it
         }
         return verdict
+    }
+
+    /// The failed verdict on an exec client that did not exit with status 0 once its stdin
+    /// closed (`ending`: how it ended, from ``ClientDriver/endProblem``); nil when it did.
+    /// docs/drivers.md, "End": such a client fails the run, and the run says how it ended.
+    static func clientEnd(_ ending: String?, of scenario: Scenario) -> CheckVerdict? {
+        guard let ending else { return nil }
+        let location = scenario.client.location
+        let check = LocatedCheck(.exitedCleanly, location: location)
+        return CheckVerdict(
+            expectation: Expectation(subject: .client, checks: [check], location: location), check: check, passed: false,
+            title: "\(describe(.client)): \(describe(.exitedCleanly))",
+            expected: "exit status 0 once stdin closed and every answer was out (docs/drivers.md, End)", actual: ending)
     }
 
     private func subjects(_ subject: Expectation.Subject) -> [RequestOutcome] {
@@ -271,6 +286,7 @@ struct ExpectationJudge {
         case .requestsAfter(let time): "requests from \(time.compactDescription) on"
         case .server(let method, let path): "server" + (method.map { " \($0)" } ?? "") + (path.map { " \($0)" } ?? "")
         case .relay: "relay"
+        case .client: "client"
         }
     }
 
@@ -289,6 +305,7 @@ struct ExpectationJudge {
         case .connection(let use): "connection \(use.rawValue)"
         case .requestCount(let range): "requests \(range)"
         case .serverCount(let range): "count \(range)"
+        case .exitedCleanly: "exit status 0"
         case .newConnections(_, let range): "new connections \(range)"
         case .attempts: "connection attempts"
         case .bytes(let direction, _, let range): "bytes\(direction.map { " \($0.rawValue)" } ?? "") \(range)"

@@ -185,6 +185,7 @@ public enum ScenarioRunner {
             // the client's log once it has shut down, the server's requests before it stops.
             await started.stopLast()  // the driver
             let clientLog = await driver.log
+            let clientEnd = await driver.endProblem
             await started.stopLast()  // the relay (its last `closed` events)
             await started.stopLast()  // the recorder
             let serverRequests = await upstream.requests()
@@ -193,8 +194,9 @@ public enum ScenarioRunner {
             await started.stopLast()  // the upstream
             await started.stopLast()  // the packet link
             await started.stopLast()  // the key log
-            let result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests, peers: peers,
+            var result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests, peers: peers,
                                driverName: driver.name, duration: finished, clientLog: clientLog, seed: options.seed(for: scenario))
+            if let verdict = ExpectationJudge.clientEnd(clientEnd, of: scenario) { result.verdicts.append(verdict) }
             logger.debug("judged", metadata: ["passed": "\(result.passed)", "seconds": "\(Double(finished) / 1e9)"])
             return result
         } catch {

@@ -167,6 +167,9 @@ public struct Expectation: Equatable, Sendable {
         case server(method: String?, path: String?)
         /// What the relay observed.
         case relay
+        /// The client's process (an exec client): not written in scenarios; the runner judges
+        /// its end (``Check/exitedCleanly``) at the `client:` entry.
+        case client
     }
 }
 
@@ -201,6 +204,9 @@ public enum Check: Equatable, Sendable {
     case errorMessage(TextMatch)
     // Over the built-in server (subject .server):
     case serverCount(CountRange)
+    // Over the client's process (subject .client, the runner's own):
+    /// An exec client exited with status 0 once its stdin closed (docs/drivers.md, "End").
+    case exitedCleanly
     // Over the relay (subject .relay):
     /// Connections the relay accepted in a window.
     case newConnections(TimeWindow, CountRange)

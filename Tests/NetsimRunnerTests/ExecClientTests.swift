@@ -90,12 +90,44 @@ struct ExecClientTests {
         #expect(result.duration < 3_000_000_000, "\(result.duration)")
     }
 
+    /// docs/drivers.md, "End": a client that exits otherwise than with status 0 fails the run,
+    /// and the run says how it ended. QA 36: every answer right, exit 3, and the run passed.
+    @Test func aClientThatExitsWithAStatusOtherThan0FailsTheRunSayingHow() async throws {
+        let scenario = try scenario("""
+            name: exits-3
+            description: one request from a client that then exits 3
+            upstream:
+              routes:
+                - path: /feed
+            client:
+              driver: exec
+              command: [replaced-by-the-exec-client]
+              timeout: 5s
+            timeline:
+              - request: one
+                path: /feed
+            expect:
+              - request: one
+                status: 200
+            """)
+        let exits3 = ExecClient(command: ["sh", "-c", "python3 Fixtures/clients/urllib3_client.py; exit 3"], directory: repositoryRoot)
+        let result = try await ScenarioRunner.run(scenario, options: RunOptions(exec: exits3))
+        let passed = result.passed
+        #expect(!passed, "\(TextReport.render(result))")
+        #expect(result.verdicts.map(\.title) == ["request one: status 200", "client: exit status 0"])
+        #expect(result.verdicts.first?.passed == true)
+        #expect(result.failures.map(\.actual) == ["exit 3"])
+        #expect(result.failures.first?.check.location.line == 6, "at the client: entry")
+    }
+
     @Test func aHelloWithANewerProtocolIsRefusedSayingBothVersions() async throws {
         let script = #"read config; printf '%s\n' '{"type":"hello","name":"future","protocol":99}'; while read line; do :; done"#
         let driver = try ExecDriver(command: ["sh", "-c", script], client: ExecProtocolTests.client())
         await #expect(throws: RunnerError.self) { try await driver.ready(timeout: .seconds(20)) }
         do { try await driver.ready(timeout: .seconds(20)) } catch {
             #expect("\(error)".contains("speaks exec protocol 99; this netsim speaks 1"), "\(error)")
+            // The client cannot run (exit 1), not an invalid scenario (2): QA 36.
+            if case RunnerError.failed = error {} else { Issue.record("\(error) is not RunnerError.failed") }
         }
         await driver.shutdown()
     }
