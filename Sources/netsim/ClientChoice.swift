@@ -39,7 +39,12 @@ struct ClientChoice: Equatable {
             if item == "all" {
                 DriverFactory.available.forEach { add(ClientChoice(driver: $0, exec: $0 == "exec" ? own : nil)) }
             } else if item.hasPrefix("exec:") {
-                add(try custom(String(item.dropFirst(5)), directory: execDirectory))
+                let choice = try custom(String(item.dropFirst(5)), directory: execDirectory)
+                // A column is one client: a second command under the same name was dropped unsaid.
+                if let earlier = choices.first(where: { $0.column == choice.column }), earlier.exec?.command != choice.exec?.command {
+                    throw ValidationError("--client \(item): the name '\(choice.column)' is given to two commands; give each client its own name (it names the matrix column)")
+                }
+                add(choice)
             } else if DriverFactory.names.contains(item) {
                 add(ClientChoice(driver: item, exec: item == "exec" ? own : nil))
             } else {

@@ -42,7 +42,8 @@ struct MatrixOptions: ParsableArguments {
     func wanted(drivers: Int) -> Bool { drivers > 1 || matrix != nil || matrixBaseline != nil }
 
     /// Prints the unstable cells, the comparison with the baseline and the matrix (in that order,
-    /// so the matrix comes just before the summary line), writes `--matrix`; returns the comparison.
+    /// so the matrix comes just before the summary line); returns the comparison. ``write(_:baseline:)``
+    /// writes `--matrix`, with the other reports.
     /// - Parameter clients: the `--client`/`--exec`/`--exec-dir` words that chose the columns.
     func report(_ measurement: MatrixMeasurement, baseline: ClientMatrix?, paths: [String], clients: [String]) throws -> MatrixComparison? {
         let unstable = measurement.unstable
@@ -57,12 +58,15 @@ struct MatrixOptions: ParsableArguments {
         print("")
         print(measurement.matrix.renderText())
         print("")
-        if let matrix {
-            let command = (["netsim"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
-            let table = measurement.matrix(keepingFlakyFrom: baseline)
-            try writeOrFail(table.renderMarkdownFile(command: command, runsPerCell: rounds), to: matrix)
-        }
         return comparison
+    }
+
+    /// Writes `--matrix FILE` (if given), the flaky cells the baseline knows kept.
+    func write(_ measurement: MatrixMeasurement, baseline: ClientMatrix?) throws {
+        guard let matrix else { return }
+        let command = (["netsim"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+        let table = measurement.matrix(keepingFlakyFrom: baseline)
+        try writeOrFail(table.renderMarkdownFile(command: command, runsPerCell: rounds), to: matrix)
     }
 
     /// How to regenerate the baseline: `ci/update-matrix` for the committed one, otherwise the

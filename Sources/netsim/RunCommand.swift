@@ -43,6 +43,10 @@ struct RunCommand: AsyncParsableCommand {
         for (path, option) in [(events, "--events"), (json, "--json"), (html, "--html"), (pcap, "--pcap")] {
             try OutputFile.check(path, option: option, standardOutputHolds: "the run's report")
         }
+        // Here, not in run(): a ValidationError thrown there printed the root command's usage.
+        if options.drivers.count > 1, events != nil || json != nil || pcap != nil {
+            throw ValidationError("--events, --json and --pcap write one run; with --client all use netsim test (--json, --pcap DIR)")
+        }
     }
 
     func run() async throws {
@@ -50,9 +54,6 @@ struct RunCommand: AsyncParsableCommand {
         Interruption.install(for: "run")
         let scenario = try ScenarioLoading.load(ScenarioFiles.resolve(file))
         let drivers = options.drivers
-        if drivers.count > 1, events != nil || json != nil || pcap != nil {
-            throw ValidationError("--events, --json and --pcap write one run; with --client all use netsim test (--json, --pcap DIR)")
-        }
         var failed: [String] = []
         var results: [RunResult] = []
         for driver in drivers {

@@ -58,7 +58,7 @@ struct TestCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        for (path, option) in [(junit, "--junit"), (json, "--json"), (html, "--html")] {
+        for (path, option) in [(junit, "--junit"), (json, "--json"), (html, "--html"), (matrixOptions.matrix, "--matrix")] {
             try OutputFile.check(path, option: option, standardOutputHolds: "the suite's report")
         }
         if let pcap { try PcapFolder.create(pcap) }
@@ -141,6 +141,7 @@ struct TestCommand: AsyncParsableCommand {
         func save(_ write: () throws -> Void) {
             do { try write() } catch { unsaved.append("\(error)") }
         }
+        if wantsMatrix { save { try matrixOptions.write(measurement, baseline: baseline) } }
         if let junit {
             let reported = comparison.map { JUnitReport.cells(cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) } ?? cases
             save { try writeOrFail(JUnitReport.render(reported, suiteName: ShardOption.suiteName(shard)), to: junit) }

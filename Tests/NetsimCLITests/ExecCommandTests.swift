@@ -53,6 +53,10 @@ struct ExecCommandTests {
         let (builtin, _, builtinErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "exec:naive=python3 x.py"])
         #expect(builtin == 64)
         #expect(builtinErr.contains("'naive' is a built-in driver's column"), "\(builtinErr)")
+        // QA 36: the second command under one name was dropped without a word.
+        let (twice, _, twiceErr) = try await ScenarioCommandTests.netsim(["test", "Scenarios/refused.scn", "--client", "exec:mine=python3 a.py,exec:mine=python3 b.py"])
+        #expect(twice == 64)
+        #expect(twiceErr.contains("--client exec:mine=python3 b.py: the name 'mine' is given to two commands"), "\(twiceErr)")
         let (quote, _, quoteErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec", "python3 'x.py"])
         #expect(quote == 64)
         #expect(quoteErr.contains("--exec: the command python3 'x.py has an unterminated quote"), "\(quoteErr)")

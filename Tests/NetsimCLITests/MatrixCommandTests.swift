@@ -71,5 +71,12 @@ struct MatrixCommandTests {
         #expect(invalid == 2)
         #expect(invalidErr.contains("no table with a `| scenario | …` header"), "\(invalidErr)")
         #expect(!invalidOut.contains("PASS"), "nothing ran")
+
+        // QA 36: a --matrix that cannot be written was found after every run, and the other
+        // reports were lost with it. Now it is a usage error before anything runs, as theirs are.
+        let (unwritable, unwritableOut, unwritableErr) = try await ScenarioCommandTests.netsim(["test", folder, "--client", "naive,resilient", "--matrix", "/nonexistent/m.md"])
+        #expect(unwritable == 64)
+        #expect(unwritableErr.contains("--matrix /nonexistent/m.md"), "\(unwritableErr)")
+        #expect(!unwritableOut.contains("PASS"), "nothing ran")
     }
 }
