@@ -100,7 +100,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                 return reply(context, "400 Bad Request", "netsim proxy takes absolute-form requests (GET http://host/path) and CONNECT\n")
             }
             destination = endpoint
-            let hopByHop: Set<String> = ["connection", "proxy-connection", "keep-alive", "proxy-authorization"]
+            let hopByHop = Self.hopByHop(lines)
             var text = "\(method) \(path) \(version)\r\n"
             var hasHost = false
             for line in lines {
@@ -218,6 +218,22 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     static func authority(of target: String) -> String {
         let afterScheme = target.dropFirst("http://".count)
         return String(afterScheme[..<(afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex)])
+    }
+
+    /// The request's hop-by-hop header names (lower-case), which the proxy does not forward:
+    /// its fixed set, and every name the client's `Connection` header lists (RFC 9110 7.6.1),
+    /// except the body's framing (`Content-Length`, `Transfer-Encoding`), which the forwarded
+    /// bytes still need.
+    static func hopByHop(_ lines: [String]) -> Set<String> {
+        var names: Set<String> = ["connection", "proxy-connection", "keep-alive", "proxy-authorization"]
+        for line in lines {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "connection" else { continue }
+            for token in parts[1].split(separator: ",") {
+                names.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+            }
+        }
+        return names.subtracting(["content-length", "transfer-encoding", "host", ""])
     }
 
     /// `http://host[:port]/path` → (host:port, /path).

@@ -100,7 +100,9 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
             return APIError(403, "Origin not allowed: the netsim API refuses requests from browsers")
         }
         if let token = access.token {
-            guard request.header("Authorization") == "Bearer \(token)" else {
+            // The scheme is case-insensitive (RFC 9110 11.1): `bearer TOKEN` is the same.
+            let given = request.header("Authorization")?.split(separator: " ", maxSplits: 1)
+            guard let given, given.count == 2, given[0].lowercased() == "bearer", given[1] == token else {
                 return APIError(401, "missing or wrong token: send the header Authorization: Bearer TOKEN")
             }
         }
@@ -120,7 +122,7 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
             switch (parts[0], method) {
             case ("version", "GET"): return .json(200, VersionJSON(version: Self.version))
             case ("metrics", "GET"): return metrics()
-            case ("reset", "POST"): await reset(); return .noContent
+            case ("reset", "POST"): try await reset(); return .noContent
             case ("populate", "POST"):
                 return try await populate(request.array(of: RequestField<ProxyRequest>.self, otherwise: "populate takes a JSON array of proxies"))
             case ("proxies", "GET"): return .json(200, proxies.mapValues(\.json))
@@ -267,7 +269,12 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
         entry.metrics.destroy()
     }
 
-    private func reset() async {
+    /// Every toxic removed, every proxy enabled. A proxy that cannot listen (its port taken
+    /// while it was disabled) stays disabled, and the answer is a 500 naming it once every other
+    /// proxy is reset (Toxiproxy's ResetState answers the first such error and stops there).
+    /// Before, it was a 204, and the proxy showed enabled with no listener.
+    private func reset() async throws {
+        var failures: [String] = []
         for name in order {
             guard let entry = proxies[name] else { continue }
             entry.toxics.removeAll()
@@ -277,8 +284,13 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
                 await relay.setLink(.unimpaired)
             }
             entry.enabled = true
-            if entry.relay == nil { try? await startRelay(entry) }
+            guard entry.relay == nil else { continue }
+            do { try await startRelay(entry) } catch {
+                entry.enabled = false
+                failures.append((error as? APIError)?.message ?? "proxy \(name): \(error)")
+            }
         }
+        if !failures.isEmpty { throw APIError(500, "reset the toxics, but " + failures.joined(separator: "; ")) }
     }
 
     /// Creates the listed proxies; an existing one with the same listen and upstream is kept,

@@ -65,6 +65,14 @@ struct ForwardProxyTests {
         #expect(seconds >= 0.19 && seconds < Self.patience / .seconds(1), "round trip took \(seconds) s")
     }
 
+    /// The headers a request's `Connection` names are hop-by-hop, and not forwarded (QA 36:
+    /// `X-Foo` reached the server), but the body's framing is kept whatever it says.
+    @Test func theHeadersConnectionNamesAreNotForwarded() {
+        let lines = ["Host: a.test", "Connection: keep-alive, X-Foo ,Transfer-Encoding", "X-Foo: 1", "Transfer-Encoding: chunked"]
+        #expect(ProxyRequestHandler.hopByHop(lines) == ["connection", "proxy-connection", "keep-alive", "proxy-authorization", "x-foo"])
+        #expect(ProxyRequestHandler.hopByHop(["Host: a.test"]) == ["connection", "proxy-connection", "keep-alive", "proxy-authorization"])
+    }
+
     /// The server answers and closes first; the client closes once it has the answer. Its FIN
     /// reaches the server one latency later, and the connection ends with FIN. The proxy used to
     /// close the server's socket the moment the client's closed, so the delayed FIN was lost and

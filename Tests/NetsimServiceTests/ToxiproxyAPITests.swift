@@ -287,6 +287,10 @@ struct ToxiproxyAPITests {
         let ok = await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearer s3cret")]))
         #expect(ok.status == 200)
         #expect(ok.decoded(as: VersionJSON.self) == VersionJSON(version: ToxiproxyAPI.version))
+        // The scheme is case-insensitive (QA 36: `bearer` was a 401); the token is not.
+        #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "bearer s3cret")])).status == 200)
+        #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearer S3CRET")])).status == 401)
+        #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearers3cret")])).status == 401)
     }
 
     @Test("populate creates and keeps proxies; reset re-enables; unknown routes 404, wrong methods 405")
@@ -306,6 +310,28 @@ struct ToxiproxyAPITests {
             #expect(aToxics.decoded(as: [ToxicJSON].self)?.isEmpty == true)
             #expect(await api.handle(APIRequest(method: "GET", uri: "/nothing")).status == 404)
             #expect(await api.handle(APIRequest(method: "DELETE", uri: "/version")).status == 405)
+        }
+    }
+
+    /// QA 36: a disabled proxy moved to a port that was taken answered `POST /reset` with 204
+    /// and showed `enabled: true` with nothing listening. Now the others are reset, the answer is
+    /// a 500 naming it, and it stays disabled.
+    @Test("reset answers 500 naming a proxy that cannot listen, and leaves it disabled")
+    func resetSaysWhichProxyCannotListen() async throws {
+        try await Self.withAPI { api, echo in
+            let taken = try LoopbackServer.echo()
+            defer { taken.stop() }
+            let body = #"[{"name":"a","listen":"127.0.0.1:0","upstream":"\#(echo.endpoint)"},{"name":"b","listen":"127.0.0.1:0","upstream":"\#(echo.endpoint)","enabled":false}]"#
+            #expect(await api.handle(APIRequest(method: "POST", uri: "/populate", json: body)).status == 201)
+            #expect(await api.handle(APIRequest(method: "POST", uri: "/proxies/b", json: #"{"listen":"\#(taken.endpoint)"}"#)).status == 200)
+            _ = await api.handle(APIRequest(method: "POST", uri: "/proxies/a/toxics", json: #"{"type":"timeout","attributes":{"timeout":0}}"#))
+            let reset = await api.handle(APIRequest(method: "POST", uri: "/reset"))
+            #expect(reset.status == 500)
+            let message = Self.error(reset)?.error ?? ""
+            #expect(message.hasPrefix("reset the toxics, but cannot listen on \(taken.endpoint) for proxy b: "), "\(message)")
+            #expect(Self.proxy(await api.handle(APIRequest(method: "GET", uri: "/proxies/b")))?.enabled == false)
+            #expect(Self.proxy(await api.handle(APIRequest(method: "GET", uri: "/proxies/a")))?.enabled == true)
+            #expect(await api.handle(APIRequest(method: "GET", uri: "/proxies/a/toxics")).decoded(as: [ToxicJSON].self)?.isEmpty == true)
         }
     }
 
