@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NetsimCore
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -29,9 +30,27 @@ struct JUnitMergeCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("JUnit XML files (netsim's, or any with <testsuite> elements).", valueName: "file"))
     var files: [String]
 
+    /// A file named twice (overlapping globs) is merged once, and the output may not be an input
+    /// (`--output results.xml results*.xml` after an earlier merge): either counted tests twice.
+    func validate() throws {
+        if let again = files.first(where: { Self.same($0, output) }) {
+            throw ValidationError("\(again) is also --output: leave the merged file out of the files to merge (it would count its tests twice)")
+        }
+    }
+
+    static func same(_ a: String, _ b: String) -> Bool {
+        URL(fileURLWithPath: a).resolvingSymlinksInPath().path == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
+    }
+
     func run() throws {
         var merge = JUnitMerge()
+        var merged: [String] = []
         for file in files {
+            if let earlier = merged.first(where: { Self.same($0, file) }) {
+                StandardStream.error.write("netsim junit-merge: \(file) is \(earlier), named again; merged once\n")
+                continue
+            }
+            merged.append(file)
             let data: Data
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: file))

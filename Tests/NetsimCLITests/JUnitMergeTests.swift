@@ -73,4 +73,21 @@ struct JUnitMergeTests {
         #expect(result.stderr == "Error: \(folder)/empty.xml is empty: a shard that stopped before writing its report leaves such a file; nothing was merged\n")
         #expect(!FileManager.default.fileExists(atPath: "\(folder)/out.xml"))
     }
+
+    /// QA 36: a file named twice (overlapping globs) counted its tests twice; so did an earlier
+    /// merged output caught by `results*.xml`.
+    @Test func aFileNamedTwiceIsMergedOnceAndTheOutputIsNoInput() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-junit-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let suite = #"<testsuite name="a" tests="2" failures="1" errors="0" time="1"><testcase name="x"/><testcase name="y"><failure message="m"/></testcase></testsuite>"#
+        try suite.write(toFile: "\(folder)/r-1.xml", atomically: true, encoding: .utf8)
+        let twice = try await NetsimProcess.run(["junit-merge", "--output", "\(folder)/r.xml", "\(folder)/r-1.xml", "\(folder)/../\((folder as NSString).lastPathComponent)/r-1.xml"])
+        #expect(twice.status == 0, "\(twice.stderr)")
+        #expect(twice.stdout.contains("1 suite, 2 tests, 1 failed"), "\(twice.stdout)")
+        #expect(twice.stderr.contains("named again; merged once"), "\(twice.stderr)")
+        let output = try await NetsimProcess.run(["junit-merge", "--output", "\(folder)/r.xml", "\(folder)/r-1.xml", "\(folder)/r.xml"])
+        #expect(output.status == 64)
+        #expect(output.stderr.contains("\(folder)/r.xml is also --output"), "\(output.stderr)")
+    }
 }
