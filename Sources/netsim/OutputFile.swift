@@ -60,6 +60,22 @@ enum OutputFile {
     }
 
     /// A file name fit for `option`, for hints.
+    /// Throws a usage error when two report options name one file (only the last written was
+    /// kept), or one names an input (`--json x.scn` wrote over the scenario). `outputs`: option
+    /// and path (nil: not asked for); `-` and the devices that stream (`/dev/stdout`) may repeat.
+    static func checkDistinct(_ outputs: [(option: String, path: String?)], inputs: [String]) throws {
+        func key(_ path: String) -> String { URL(fileURLWithPath: path).resolvingSymlinksInPath().path }
+        var seen: [String: String] = [:]
+        for case let (option, path?) in outputs where path != "-" && !path.isEmpty && !path.hasPrefix("/dev/") {
+            let file = key(path)
+            if let input = inputs.first(where: { key($0) == file }) {
+                throw ValidationError("\(option) \(path): that is \(input), an input of this command; give the report another name")
+            }
+            if let earlier = seen[file] { throw ValidationError("\(option) \(path): \(earlier) names that file too; give each report its own") }
+            seen[file] = option
+        }
+    }
+
     private static func example(for option: String) -> String {
         switch option {
         case "--pcap": "run.pcap"

@@ -43,6 +43,8 @@ struct RunCommand: AsyncParsableCommand {
         for (path, option) in [(events, "--events"), (json, "--json"), (html, "--html"), (pcap, "--pcap")] {
             try OutputFile.check(path, option: option, standardOutputHolds: "the run's report")
         }
+        try OutputFile.checkDistinct([("--events", events), ("--json", json), ("--html", html), ("--pcap", pcap)],
+                                     inputs: [file, ScenarioFiles.resolve(file)])
         // Here, not in run(): a ValidationError thrown there printed the root command's usage.
         if options.drivers.count > 1, events != nil || json != nil || pcap != nil {
             throw ValidationError("--events, --json and --pcap write one run; with --client all use netsim test (--json, --pcap DIR)")

@@ -29,6 +29,19 @@ struct OutputFileTests {
         #expect(Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9", "--events", "-", "--pcap", "\(folder)/netsim-\(UUID()).pcap"]) } == "no error")
     }
 
+    /// QA 36: `--json` naming the scenario wrote over it, and two reports naming one file kept
+    /// only the last. Both are usage errors now; `/dev/stdout` may repeat.
+    @Test func aReportOverAnInputOrAnotherReportIsAUsageError() {
+        let folder = FileManager.default.temporaryDirectory.path
+        #expect(Self.message { _ = try RunCommand.parse(["Scenarios/server-fin.scn", "--json", "Scenarios/server-fin.scn"]) }
+            .contains("--json Scenarios/server-fin.scn: that is Scenarios/server-fin.scn, an input of this command"))
+        #expect(Self.message { _ = try TestCommand.parse(["scenarios/SERVER-FIN.scn", "--html", "./Scenarios/server-fin.scn"]) }
+            .contains("--html ./Scenarios/server-fin.scn: that is"))
+        #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "\(folder)/r.json", "--html", "\(folder)/r.json"]) }
+            .contains("--html \(folder)/r.json: --json names that file too"))
+        #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "/dev/stdout", "--junit", "/dev/stdout"]) } == "no error")
+    }
+
     /// An empty name (`--pcap "$UNSET"`) is a usage error before anything runs. `netsim run
     /// --json ""` ran the whole scenario first; `relay --pcap ""` said `cannot write the
     /// capture : : No such file or directory`.
