@@ -123,7 +123,7 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
                 return
             case .message(let message):
                 pending.removeFirst(message.length)
-                answer(method, target, bodyBytes: message.length - message.head.length)
+                answer(method, target, range: message.head.field("Range"), bodyBytes: message.length - message.head.length)
             }
         }
     }
@@ -134,18 +134,18 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
     private func answerEarly(_ method: String, _ target: String) {
         guard chosen == nil, let head = HTTPFraming.head(pending[...]),
               head.field("Expect")?.lowercased() == "100-continue" else { return }
-        let exchange = book.answer(method: method, target: target)
+        let exchange = book.answer(method: method, target: target, range: head.field("Range"))
         chosen = .some(exchange)
         guard let exchange, exchange.earlyAnswer > 0 else { return }
         enqueue(Job(delay: 0, bytes: Array(exchange.response.prefix(exchange.earlyAnswer)), pacing: [], close: nil, mustClose: false))
     }
 
-    private func answer(_ method: String, _ target: String, bodyBytes: Int) {
+    private func answer(_ method: String, _ target: String, range: String?, bodyBytes: Int) {
         idleClose?.cancel()
         idleClose = nil
         let early = chosen
         chosen = nil
-        let exchange = early ?? book.answer(method: method, target: target)
+        let exchange = early ?? book.answer(method: method, target: target, range: range)
         book.record(method, target, exchange: exchange, bodyBytes: bodyBytes, connection: connection, reused: requests > 0)
         requests += 1
         guard let exchange else {

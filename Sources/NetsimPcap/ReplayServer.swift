@@ -117,6 +117,8 @@ final class ReplayBook: @unchecked Sendable {
     private let lock = NIOLock()
     private var byTarget: [String: [Int]] = [:]
     private var byPath: [String: [Int]] = [:]
+    /// Exchanges whose request asked for a byte range, by method, target and `Range` value.
+    private var byRange: [String: [Int]] = [:]
     private var cursors: [String: Int] = [:]
     private var nextRaw = 0
     private var log: [ReplayedRequest] = []
@@ -129,7 +131,14 @@ final class ReplayBook: @unchecked Sendable {
         for (index, exchange) in plan.exchanges.enumerated() {
             byTarget["\(exchange.method) \(exchange.target)", default: []].append(index)
             byPath["\(exchange.method) \(Self.path(exchange.target))", default: []].append(index)
+            if let range = HTTPFraming.head(exchange.request[...])?.field("Range") {
+                byRange[Self.rangeKey(exchange.method, exchange.target, range), default: []].append(index)
+            }
         }
+    }
+
+    static func rangeKey(_ method: String, _ target: String, _ range: String) -> String {
+        "\(method) \(target) \(range.filter { !$0.isWhitespace }.lowercased())"
     }
 
     static func path(_ target: String) -> String { String(target.prefix { $0 != "?" }) }
@@ -138,10 +147,17 @@ final class ReplayBook: @unchecked Sendable {
     var hasRaw: Bool { !plan.raw.isEmpty }
 
     /// The next captured answer for this request, in capture order, starting over at the end.
-    func answer(method: String, target: String) -> CapturedExchange? {
+    /// A request for a byte range (`range`: its `Range` header) gets the answers captured for
+    /// that range when there are any: a client resuming at another offset than the capture's
+    /// next request got that request's bytes, at the wrong offset.
+    func answer(method: String, target: String, range: String? = nil) -> CapturedExchange? {
         lock.withLock {
             var key = "T \(method) \(target)"
             var candidates = byTarget["\(method) \(target)"]
+            if let range, let ranged = byRange[Self.rangeKey(method, target, range)] {
+                key = "R " + Self.rangeKey(method, target, range)
+                candidates = ranged
+            }
             if candidates == nil {
                 key = "P \(method) \(Self.path(target))"
                 candidates = byPath["\(method) \(Self.path(target))"]
