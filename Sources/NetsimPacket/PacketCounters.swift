@@ -12,6 +12,8 @@ public struct PacketDirectionCounters: Equatable, Sendable, Codable {
     public var filtered = 0
     public var lost = 0
     public var queueFull = 0
+    /// Extra copies made by the duplicate stage, delivered or not: `received + duplicated`
+    /// copies each end delivered, in a drop counter, or in flight.
     public var duplicated = 0
     public var corrupted = 0
     public var reordered = 0

@@ -131,7 +131,7 @@ final class PacketFaultDriver {
             let after = state.clientAddresses
             filter.move(to: after)
             run(fault) { [events, namespace] in
-                let closed = try namespace.moveClient(from: before, to: after)
+                let closed = try namespace.moveClient(from: before, to: after, interfaceDown: wasOffline)
                 let sockets = closed.map { "\($0) sockets bound to it destroyed (ECONNABORTED)" }
                     ?? "ss -K is not available here: sockets bound to it hang until their own timeouts"
                 events?.record(.faultFired(fault: fault.name, detail: "the namespace's address moved from \(before.v4) to \(after.v4); \(sockets)"))

@@ -28,14 +28,19 @@ extension PacketNamespace {
     /// goes away; the application gets ECONNABORTED). Returns how many sockets were destroyed, nil
     /// when `ss -K` is not available (the kernel lacks CONFIG_INET_DIAG_DESTROY): those sockets
     /// then hang until their own timeouts, as on a plain Linux laptop.
-    func moveClient(from old: (v4: IPv4Address, v6: IPv6Address), to new: (v4: IPv4Address, v6: IPv6Address)) throws -> Int? {
+    ///
+    /// With the interface down (`offline` in force) only the IPv4 address moves now: a downed
+    /// interface takes no routes and has lost its IPv6 address, and ``bringInterfaceUp(addresses:)``
+    /// puts both back, at the new addresses, when it lifts. The sockets are destroyed either way
+    /// (QA 38: `route replace` failed on the downed device, and `ss -K` never ran).
+    func moveClient(from old: (v4: IPv4Address, v6: IPv6Address), to new: (v4: IPv4Address, v6: IPv6Address), interfaceDown: Bool = false) throws -> Int? {
         let ns = name.description, device = name.clientDevice
         // Old first: both have the same peer, so the new one would be the old one's secondary
         // and go away with it. (A phone has no address for a moment too.)
         try IPRoute.run(["-n", ns, "addr", "del", old.v4.description, "peer", plan.host.description, "dev", device])
         try IPRoute.run(["-n", ns, "addr", "add", new.v4.description, "peer", plan.host.description, "dev", device])
-        try IPRoute.run(["-n", ns, "route", "replace", "default", "dev", device])
-        if hasIPv6 {
+        if !interfaceDown { try IPRoute.run(["-n", ns, "route", "replace", "default", "dev", device]) }
+        if hasIPv6, !interfaceDown {
             try IPRoute.run(["-n", ns, "-6", "addr", "del", old.v6.description, "peer", plan.host6.description, "dev", device])
             try IPRoute.run(["-n", ns, "-6", "addr", "add", new.v6.description, "peer", plan.host6.description, "dev", device, "nodad"])
             try IPRoute.run(["-n", ns, "-6", "route", "replace", "default", "dev", device])

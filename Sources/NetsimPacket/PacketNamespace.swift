@@ -90,6 +90,10 @@ public final class PacketNamespace: @unchecked Sendable {
         let host6 = plan.host6.description, client6 = plan.client6.description
         do {
             try IPRoute.run(["-6", "addr", "add", host6, "peer", client6 + "/127", "dev", name.hostDevice, "nodad"])
+            // IPv6 makes no route for a peer's prefix (IPv4 does for .2/31): only the host's own
+            // /127 (::0, ::1) went into the device, and ::3, where a handover moves the namespace,
+            // was routed out of the host's real interface (QA 38).
+            try IPRoute.run(["-6", "route", "replace", client6 + "/127", "dev", name.hostDevice])
             try IPRoute.run(["-n", ns, "-6", "addr", "add", client6, "peer", host6, "dev", name.clientDevice, "nodad"])
             try IPRoute.run(["-n", ns, "-6", "route", "add", "default", "dev", name.clientDevice])
             return true
@@ -105,10 +109,13 @@ public final class PacketNamespace: @unchecked Sendable {
             defer { closed = true }
             return !closed
         }) else { return }
-        onInterrupt.map(InterruptCleanup.unregister)
         hostDevice.close()
         clientDevice.close()
         _ = try? IPRoute.run(["netns", "delete", name.description])
+        // Only now: an interruption while the delete ran ended the process with the namespace
+        // left behind (QA 38: a signal during a run's teardown, 5 in 10). Its own delete of a
+        // namespace already gone fails quietly.
+        onInterrupt.map(InterruptCleanup.unregister)
     }
 
     deinit { close() }

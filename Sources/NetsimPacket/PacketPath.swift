@@ -263,6 +263,9 @@ public final class PacketPath: @unchecked Sendable {
     private func shape(_ packet: UnsafeRawBufferPointer, headerLength: Int, direction: Direction, now: Int64) {
         let d = direction == .up ? 0 : 1
         let outcome = shapers[d].offer(size: packet.count, headerLength: headerLength, at: now)
+        // Every copy made, lost or not (QA 38: only delivered copies were counted, and the
+        // summary did not add up).
+        live[direction].duplicated += outcome.duplicates
         for drop in outcome.drops {
             switch drop {
             case .lost: live[direction].lost += 1
@@ -275,7 +278,6 @@ public final class PacketPath: @unchecked Sendable {
                 copy[bit / 8] ^= UInt8(1 << (bit % 8))
                 live[direction].corrupted += 1
             }
-            if release.isDuplicate { live[direction].duplicated += 1 }
             if release.isReordered { live[direction].reordered += 1 }
             schedules[d].schedule(copy, at: release.time)
         }

@@ -33,6 +33,9 @@ public enum PacketDrop: String, Equatable, Sendable, CaseIterable {
 public struct PacketOutcome: Equatable, Sendable {
     public var releases: [PacketRelease] = []
     public var drops: [PacketDrop] = []
+    /// Extra copies the duplicate stage made, whatever became of them (released, lost or
+    /// dropped at the queue): so packets in + duplicated = delivered + every drop.
+    public var duplicates = 0
 }
 
 /// One direction of the packet path's link, for one namespace: a pure state machine on injected
@@ -88,6 +91,7 @@ public struct PacketShaper: Sendable {
     public mutating func offer(size: Int, headerLength: Int, at now: Int64) -> PacketOutcome {
         var outcome = PacketOutcome()
         let copies = duplicateRandom.chance(link.duplicate.fraction) ? 2 : 1
+        outcome.duplicates = copies - 1
         for copy in 0..<copies {
             if var process = loss {
                 let lost = process.nextSegmentIsLost(using: &lossRandom)

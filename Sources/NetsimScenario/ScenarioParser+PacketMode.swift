@@ -52,17 +52,27 @@ extension Validator {
                   hint: "drop 'tls' from 'link' (give the upstream 'tls: true' for HTTPS)")
         }
         let link = settings.configuration()
-        for direction in Direction.allCases {
-            guard let reorder = packetLink[direction].reorder, reorder.fraction > 0 else { continue }
-            if link[direction].latency <= .zero, link[direction].jitter <= .zero, let e = map["reorder"] ?? map[direction.rawValue] {
-                error(e.keyLocation, "reordering \(direction) needs a latency or jitter that way: a reordered packet overtakes others by skipping the delay",
-                      hint: "add 'latency' (or 'jitter') to 'link'")
+        // Each problem once per entry: a both-ways `queue` with no rate either way is one error.
+        // (A `guard … else { continue }` on the reorder skipped the queue's check: a queue with
+        // no rate passed, and was ignored. QA 38.)
+        func each(_ key: String, failsIn fails: (Direction) -> Bool, _ report: (Entry, String) -> Void) {
+            let failing = Direction.allCases.filter(fails).compactMap { d in (map[key] ?? map[d.rawValue]).map { (d, $0) } }
+            var reported: [SourceLocation] = []
+            for (direction, entry) in failing where !reported.contains(entry.keyLocation) {
+                reported.append(entry.keyLocation)
+                let ways = failing.filter { $0.1.keyLocation == entry.keyLocation }.count
+                report(entry, ways == 2 ? "either way" : direction.rawValue)
             }
-            if link[direction].bandwidth == nil, link[direction].trace == nil, packetLink[direction].queue != nil,
-               let e = map["queue"] ?? map[direction.rawValue] {
-                error(e.keyLocation, "a queue forms only behind a rate limit, and the link has none \(direction)",
-                      hint: "add 'bandwidth' (or a 'trace') to 'link'")
-            }
+        }
+        each("reorder", failsIn: { d in
+            (packetLink[d].reorder?.fraction ?? 0) > 0 && link[d].latency <= .zero && link[d].jitter <= .zero
+        }) { e, way in
+            error(e.keyLocation, "reordering \(way) needs a latency or jitter that way: a reordered packet overtakes others by skipping the delay",
+                  hint: "add 'latency' (or 'jitter') to 'link'")
+        }
+        each("queue", failsIn: { d in link[d].bandwidth == nil && link[d].trace == nil && packetLink[d].queue != nil }) { e, way in
+            error(e.keyLocation, "a queue forms only behind a rate limit, and the link has none \(way)",
+                  hint: "add 'bandwidth' (or a 'trace') to 'link'")
         }
     }
 

@@ -20,7 +20,7 @@ final class LiveView: RunObserver, @unchecked Sendable {
         emit("netsim run \(scenario.file): \(scenario.name)")
         if let sentence = Self.firstSentence(of: scenario.description) { emit("  \(sentence)") }
         let path = scenario.linkMode == .packet ? "packet link, in a namespace, to \(relay)" : "relay \(relay)"
-        emit("  client: \(driver) · \(path) · link: \(scenario.link) · seed \(seed)")
+        emit("  client: \(driver) · \(path) · link: \(scenario.appliedLinkDescription) · seed \(seed)")
         lock.withLock { runStart = .now }
         if tty { startTicker() }
     }

@@ -71,7 +71,8 @@ struct ShellCommand: ParsableCommand {
             printStatus("netsim shell: \(missing)")
             throw ExitCode(2)
         }
-        let argv = command.isEmpty ? [ProcessInfo.processInfo.environment["SHELL"] ?? "/bin/sh"] : command
+        let login = ProcessInfo.processInfo.environment["SHELL"].flatMap { $0.isEmpty ? nil : $0 } ?? "/bin/sh"  // `SHELL=` too
+        let argv = command.isEmpty ? [login] : command
         if let (status, reason) = Self.unrunnable(argv[0]) {
             printStatus("netsim shell: \(argv[0]): \(reason)")  // before anything is set up
             throw ExitCode(status)
@@ -129,16 +130,36 @@ struct ShellCommand: ParsableCommand {
         #endif
     }
 
-    /// A command that cannot run gets a shell's status: 127 not found, 126 found but not
-    /// executable (`ip netns exec` said "exec of … failed" and exited 1, after the namespace was
-    /// made). nil: it can run. A bare name is looked up in `PATH`, as the exec will.
+    /// A command that cannot run gets a shell's status, as bash gives it: 127 not found (an empty
+    /// name, a script whose `#!` interpreter is missing), 126 found but not executable (a folder
+    /// too). `ip netns exec` said "exec of … failed" and exited 1, after the namespace was made.
+    /// nil: it can run. A bare name is looked up in `PATH`, as the exec will.
     static func unrunnable(_ name: String) -> (status: Int32, reason: String)? {
         let files = FileManager.default
+        guard !name.isEmpty else { return (127, "an empty command name") }
         let candidates = name.contains("/") ? [name]
             : (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
-        if candidates.contains(where: { files.isExecutableFile(atPath: $0) }) { return nil }
+        func isFolder(_ path: String) -> Bool {
+            var folder: ObjCBool = false
+            return files.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
+        }
+        // isExecutableFile says yes to a searchable folder.
+        if let found = candidates.first(where: { files.isExecutableFile(atPath: $0) && !isFolder($0) }) {
+            guard let interpreter = Self.interpreter(of: found), !files.isExecutableFile(atPath: interpreter) else { return nil }
+            return (127, "its interpreter \(interpreter) (from its #! line) is missing")
+        }
+        if candidates.contains(where: isFolder) { return (126, "is a folder") }
         if candidates.contains(where: { files.fileExists(atPath: $0) }) { return (126, "not executable") }
         return (127, name.contains("/") ? "no such file" : "command not found (not in PATH)")
+    }
+
+    /// The program a script's `#!` line names, or nil (not a script, or unreadable).
+    static func interpreter(of path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 256), head.starts(with: Array("#!".utf8)) else { return nil }
+        let line = String(decoding: head.dropFirst(2).prefix { $0 != 0x0A }, as: UTF8.self)
+        return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init)
     }
 
     /// The packet counters' JSON with the DNS server's under `dns`.

@@ -171,6 +171,31 @@ struct PacketFaultTests {
         #expect(try await ShellTests.leftovers(of: [run.pid]) == [])
     }
 
+    /// QA 38: a handover while offline failed half-way (`route replace` on the downed device),
+    /// so `ss -K` never ran and the open connection hung until its own timeout. Now the sockets
+    /// are destroyed at the handover, and when the interface comes back it has the new address.
+    @Test func aHandoverWhileOfflineStillDestroysTheSocketsAndTheLinkComesBackAtTheNewAddress() async throws {
+        let client = #"""
+            a = opening('offline')
+            wait_event(fired('handover'))
+            wait_event(lifted('offline'))
+            a.settimeout(3)
+            try: report(old_conn='answer:' + exchange(a, 'two'))
+            except OSError as e: report(old_conn=error(e))
+            b = socket.create_connection((HOST, PORTS[0]), timeout=5)
+            report(new=exchange(b, 'three'), new_source=b.getsockname()[0])
+            """#
+        let run = try await Self.run({ ["--fault", "offline@\(1.5 * $0)s+\(1.5 * $0)s", "--fault", "handover@\(2 * $0)s"] }, client: client, servers: Self.echo)
+        #expect(run.result.status == 0, "\(run.result.standardOutput)\n\(run.result.standardError)")
+        #expect(run["first"] == "one" && run["late"] == "False", "\(run.values)")
+        let fired = try #require(run.events("fault", fault: "handover").first?["detail"] as? String)
+        #expect(!fired.contains("could not change"), "\(fired)")
+        if fired.contains("destroyed") { #expect(run["old_conn"] == "ECONNABORTED", "\(run.values)") }
+        let old = try #require(run["old_source"].flatMap(IPv4Address.init(text:)))
+        #expect(run["new"] == "three" && run["new_source"] == IPv4Address(old.value + 1).description, "\(run.values)")
+        #expect(try await ShellTests.leftovers(of: [run.pid]) == [])
+    }
+
     @Test func blackholeMakesConnectWaitOutTheKernelsOwnSYNRetriesVisibleInTheCapture() async throws {
         // One SYN retry (this namespace's own sysctl): the kernel gives up when the doubling
         // schedule's budget is spent, 1 + 2 = 3 s, with a retry at 1 s, and with Linux 6.5+'s

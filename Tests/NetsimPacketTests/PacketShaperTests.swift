@@ -143,6 +143,24 @@ import Testing
         #expect((850...1150).contains(duplicates), "20% of 5000, got \(duplicates)")
     }
 
+    /// QA 38: a copy that was then lost was not counted as duplicated, and a shell's summary
+    /// (in, delivered, lost, duplicated) did not add up. Every copy made is counted.
+    @Test func everyCopyMadeIsCountedWhateverBecomesOfIt() {
+        var shaper = Self.shaper(PacketDirectionLink(base: DirectionLink(loss: .bernoulli(.percent(50))), duplicate: .percent(50)))
+        var (offered, duplicates, released, dropped, releasedCopies) = (0, 0, 0, 0, 0)
+        for i in 0..<2000 {
+            let outcome = shaper.offer(size: 100, headerLength: 20, at: Int64(i) * Self.ms)
+            offered += 1
+            duplicates += outcome.duplicates
+            released += outcome.releases.count
+            dropped += outcome.drops.count
+            releasedCopies += outcome.releases.filter(\.isDuplicate).count
+        }
+        #expect(offered + duplicates == released + dropped)
+        // About half the copies are lost: counting released copies only said about half as many.
+        #expect((850...1150).contains(duplicates) && releasedCopies < duplicates * 3 / 4, "\(duplicates) copies made, \(releasedCopies) released")
+    }
+
     @Test func corruptionFlipsOneBitPastTheHeader() {
         var shaper = Self.shaper(PacketDirectionLink(corrupt: .percent(50)))
         var corrupted = 0

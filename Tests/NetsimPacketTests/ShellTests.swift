@@ -177,9 +177,18 @@ struct ShellTests {
     @Test func aCommandThatCannotRunExitsAsInAShell() async throws {
         let plain = ShellHarness.temporaryPath("not-executable.sh")
         try "echo hi\n".write(toFile: plain, atomically: true, encoding: .utf8)  // mode 0644
-        defer { try? FileManager.default.removeItem(atPath: plain) }
+        // QA 38: a folder, a script whose interpreter is missing and an empty name made the
+        // namespace and exited 1 (`exec of … failed`), where bash says 126, 127 and 127.
+        let badInterpreter = ShellHarness.temporaryPath("bad-interpreter.sh")
+        try "#!/nonexistent/interpreter\necho hi\n".write(toFile: badInterpreter, atomically: true, encoding: .utf8)
+        chmod(badInterpreter, 0o755)
+        let folder = ShellHarness.temporaryPath("a-folder")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { for path in [plain, badInterpreter, folder] { try? FileManager.default.removeItem(atPath: path) } }
         for (argv, status, says) in [(["/nonexistent/netsim-test"], 127, "no such file"), (["netsim-no-such-command"], 127, "command not found"),
-                                     ([plain], 126, "not executable")] {
+                                     ([plain], 126, "not executable"), ([folder], 126, "is a folder"),
+                                     ([badInterpreter], 127, "its interpreter /nonexistent/interpreter (from its #! line) is missing"),
+                                     ([""], 127, "an empty command name")] {
             let events = ShellHarness.temporaryPath("unrun.jsonl")
             let result = try await WatchedProcess(ShellHarness.executable, ["shell", "--events", events, "--"] + argv).result(within: .seconds(30))
             #expect(result.status == Int32(status), "\(argv): \(result.standardError)")

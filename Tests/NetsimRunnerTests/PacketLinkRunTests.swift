@@ -48,6 +48,14 @@ struct PacketLinkRunTests {
 
     static let missing: String? = (try? scenario(source)).flatMap(ScenarioRunner.cannotRun)
 
+    /// The run's header names the packet link's own settings (QA 38: `corrupt: 100%` showed as
+    /// `link: unimpaired`). No root needed: it only describes.
+    @Test func theHeaderSaysThePacketOnlySettings() throws {
+        let packet = try scenario(Self.source.replacingOccurrences(of: "link:\n", with: "link:\n  corrupt: 2%\n  bandwidth: 1mbit\n  queue: 50p\n"))
+        #expect(packet.appliedLinkDescription.contains("corrupt 2%"), "\(packet.appliedLinkDescription)")
+        #expect(packet.appliedLinkDescription.contains("queue 50 packets"), "\(packet.appliedLinkDescription)")
+    }
+
     @Test(.enabled(if: missing == nil, "link mode packet cannot run here"))
     func faultsClearsAndLinkStepsActOnThePacketPath() async throws {
         let result = try await run(try scenario(Self.source))

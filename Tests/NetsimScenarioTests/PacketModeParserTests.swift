@@ -109,10 +109,14 @@ struct PacketModeParserTests {
             (Self.scenario(link: "  mode: packet\n  slice: 100"), 8, "'slice' cuts the relay's writes"),
             (Self.scenario(upstream: "  address: 127.0.0.1:8080"), 3, "not on the packet link"),
             (Self.scenario(link: "  mode: packet\n  bandwidth: 1mbit\n  up: { reorder: 1% }"), 9, "reordering up needs a latency"),
+            // QA 38: a queue with no rate passed unless a reorder was set too, and was ignored.
+            (Self.scenario(link: "  mode: packet\n  queue: 100p"), 8, "a queue forms only behind a rate limit, and the link has none either way"),
+            (Self.scenario(link: "  mode: packet\n  down: { bandwidth: 1mbit }\n  queue: 100p"), 9, "and the link has none up"),
         ]
         for item in cases {
             let found = diagnostics(item.text)
             #expect(found.contains { $0.location.line == item.line && $0.message.contains(item.message) }, "\(item.message): \(found)")
+            #expect(found.count == 1, "one error for one mistake: \(found)")
         }
     }
 
