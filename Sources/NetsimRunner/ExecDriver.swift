@@ -24,6 +24,10 @@ public final class ExecDriver: ClientDriver {
         /// netsim ended the process because it did not exit after stdin closed: with SIGTERM, or
         /// with SIGKILL when SIGTERM did not end it either.
         var ended: Int32?
+        /// netsim closed the client's stdin (``shutdown()``): the end the protocol asks for.
+        var stdinClosed = false
+        /// The client ended (its stdout closed) while its stdin was still open.
+        var endedEarly = false
         /// The client's stderr reached its end: its log is complete.
         var logComplete = false
     }
@@ -190,6 +194,7 @@ public final class ExecDriver: ClientDriver {
 
     public func shutdown() async {
         defer { InterruptCleanup.unregister(stopOnInterrupt) }
+        state.withLockedValue { $0.stdinClosed = true }
         try? input.fileHandleForWriting.close()
         for signal in [SIGTERM, SIGKILL] {
             if await process.exit(within: signal == SIGTERM ? .seconds(3) : .seconds(2)) != nil { return }
@@ -219,7 +224,9 @@ public final class ExecDriver: ClientDriver {
     public var endProblem: String? {
         get async {
             let ending = ending ?? "still running after SIGKILL"
-            return ending == "exit 0" ? nil : ending
+            if ending != "exit 0" { return ending }
+            // QA 37: a client that quit with status 0 mid-run passed.
+            return state.withLockedValue { $0.endedEarly } ? "exit 0 before its stdin closed, while the run could still send requests" : nil
         }
     }
 
@@ -298,6 +305,7 @@ public final class ExecDriver: ClientDriver {
     private static func processExited(_ state: NIOLockedValueBox<State>, _ changed: AsyncStream<Void>.Continuation) {
         let pending = state.withLockedValue { state -> [CheckedContinuation<DriverResponse, Never>] in
             state.exited = true
+            state.endedEarly = !state.stdinClosed
             defer { state.waiting.removeAll() }
             return Array(state.waiting.values)
         }

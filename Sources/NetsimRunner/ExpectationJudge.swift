@@ -49,12 +49,28 @@ struct ExpectationJudge {
     /// docs/drivers.md, "End": such a client fails the run, and the run says how it ended.
     static func clientEnd(_ ending: String?, of scenario: Scenario) -> CheckVerdict? {
         guard let ending else { return nil }
+        return clientVerdict(.exitedCleanly, of: scenario, expected: "exit status 0 once stdin closed and every answer was out (docs/drivers.md, End)", actual: ending)
+    }
+
+    /// The failed verdict on an exec client that left requests to netsim's stand-in answers
+    /// (no answer line by the deadline, or it exited first); nil when it answered every one.
+    /// docs/drivers.md, "End": a client that leaves a request unanswered fails the run.
+    static func clientAnswers(_ outcomes: [RequestOutcome], of scenario: Scenario) -> CheckVerdict? {
+        let standIns = outcomes.filter { ExecDriver.isNetsims($0.response) }
+        guard let first = standIns.first else { return nil }
+        let listed = standIns.prefix(3).map { "\($0.label) (\($0.response.errorMessage ?? "no answer"))" }.joined(separator: "; ")
+        var verdict = clientVerdict(.answeredEveryRequest, of: scenario, expected: "an answer line from the client for every request (docs/drivers.md)",
+                                    actual: "\(standIns.count) of \(outcomes.count) got netsim's stand-in answer: \(listed)\(standIns.count > 3 ? "; …" : "")")
+        verdict.focus = first.started
+        return verdict
+    }
+
+    private static func clientVerdict(_ check: Check, of scenario: Scenario, expected: String, actual: String) -> CheckVerdict {
         let location = scenario.client.location
-        let check = LocatedCheck(.exitedCleanly, location: location)
+        let located = LocatedCheck(check, location: location)
         return CheckVerdict(
-            expectation: Expectation(subject: .client, checks: [check], location: location), check: check, passed: false,
-            title: "\(describe(.client)): \(describe(.exitedCleanly))",
-            expected: "exit status 0 once stdin closed and every answer was out (docs/drivers.md, End)", actual: ending)
+            expectation: Expectation(subject: .client, checks: [located], location: location), check: located, passed: false,
+            title: "\(describe(.client)): \(describe(check))", expected: expected, actual: actual)
     }
 
     private func subjects(_ subject: Expectation.Subject) -> [RequestOutcome] {
@@ -306,6 +322,7 @@ struct ExpectationJudge {
         case .requestCount(let range): "requests \(range)"
         case .serverCount(let range): "count \(range)"
         case .exitedCleanly: "exit status 0"
+        case .answeredEveryRequest: "every request answered"
         case .newConnections(_, let range): "new connections \(range)"
         case .attempts: "connection attempts"
         case .bytes(let direction, _, let range): "bytes\(direction.map { " \($0.rawValue)" } ?? "") \(range)"

@@ -196,7 +196,8 @@ public enum ScenarioRunner {
             await started.stopLast()  // the key log
             var result = judge(scenario, log: log, outcomes: outcomes, serverRequests: serverRequests, peers: peers,
                                driverName: driver.name, duration: finished, clientLog: clientLog, seed: options.seed(for: scenario))
-            if let verdict = ExpectationJudge.clientEnd(clientEnd, of: scenario) { result.verdicts.append(verdict) }
+            result.verdicts += [ExpectationJudge.clientAnswers(result.outcomes, of: scenario),
+                                ExpectationJudge.clientEnd(clientEnd, of: scenario)].compactMap { $0 }
             logger.debug("judged", metadata: ["passed": "\(result.passed)", "seconds": "\(Double(finished) / 1e9)"])
             return result
         } catch {

@@ -207,6 +207,8 @@ public enum Check: Equatable, Sendable {
     // Over the client's process (subject .client, the runner's own):
     /// An exec client exited with status 0 once its stdin closed (docs/drivers.md, "End").
     case exitedCleanly
+    /// An exec client answered every request itself (none got netsim's stand-in answer).
+    case answeredEveryRequest
     // Over the relay (subject .relay):
     /// Connections the relay accepted in a window.
     case newConnections(TimeWindow, CountRange)

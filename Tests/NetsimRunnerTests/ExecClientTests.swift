@@ -120,6 +120,48 @@ struct ExecClientTests {
         #expect(result.failures.first?.check.location.line == 6, "at the client: entry")
     }
 
+    /// QA 37: a client that answered the first request and quit with status 0, while the run
+    /// still had a request to send, passed: its second request got netsim's stand-in answer, and
+    /// no check was on it. Now both the early end and the unanswered request fail the run.
+    @Test func aClientThatQuitsEarlyWithStatus0FailsTheRun() async throws {
+        let scenario = try scenario("""
+            name: quits-early
+            description: the client answers one request and quits
+            upstream:
+              routes:
+                - path: /feed
+            client:
+              driver: exec
+              command: [replaced-by-the-exec-client]
+              timeout: 2s
+            timeline:
+              - request: first
+                path: /feed
+              - wait: 300ms
+              - request: second
+                path: /feed
+            expect:
+              - request: first
+                status: 200
+            """)
+        let script = #"""
+            import json, sys
+            sys.stdin.readline()
+            print(json.dumps({"type": "hello", "name": "quitter", "protocol": 1}), flush=True)
+            request = json.loads(sys.stdin.readline())
+            print(json.dumps({"id": request["id"], "status": 200, "headers": {}, "body_sha256": None, "body_length": 0,
+                              "body": "", "error": None, "local_port": None, "elapsed": 0}), flush=True)
+            """#
+        let quitter = ExecClient(command: ["python3", "-c", script], directory: repositoryRoot)
+        let result = try await ScenarioRunner.run(scenario, options: RunOptions(exec: quitter))
+        let passed = result.passed
+        #expect(!passed, "\(TextReport.render(result))")
+        #expect(result.failures.map(\.title) == ["client: every request answered", "client: exit status 0"], "\(TextReport.render(result))")
+        #expect(result.failures.first?.actual.hasPrefix("1 of 2 got netsim's stand-in answer: second #1 (netsim: the exec client has exited)") == true,
+                "\(result.failures.first?.actual ?? "")")
+        #expect(result.failures.last?.actual == "exit 0 before its stdin closed, while the run could still send requests")
+    }
+
     @Test func aHelloWithANewerProtocolIsRefusedSayingBothVersions() async throws {
         let script = #"read config; printf '%s\n' '{"type":"hello","name":"future","protocol":99}'; while read line; do :; done"#
         let driver = try ExecDriver(command: ["sh", "-c", script], client: ExecProtocolTests.client())
