@@ -19,24 +19,47 @@ import NIOCore
 /// it) and the socket stays registered, so the next failure came 25 ms later under load.
 /// Turning `autoRead` off withdraws that read (NIO unregisters the socket). While it waits, the
 /// process's ``DescriptorReserve`` is given back, so the runtime has descriptors to open.
-public final class AcceptBackoff: ChannelInboundHandler, Sendable {
+public final class AcceptBackoff: ChannelInboundHandler, @unchecked Sendable {
+    // `@unchecked Sendable`: `exhausted` is only touched on the listener's event loop.
     public typealias InboundIn = any Channel
+    public typealias InboundOut = any Channel
 
     /// How long the listener waits after such a failure.
     public static let wait = TimeAmount.seconds(1)
 
-    private let onPause: @Sendable (IOError) -> Void
+    private let onPause: @Sendable (IOError, _ first: Bool) -> Void
     private let resume: @Sendable (any Channel) -> Void
+    private let onRecover: @Sendable () -> Void
+    /// Paused for want of descriptors, and no accept has succeeded since.
+    private var exhausted = false
 
     /// - Parameters:
     ///   - onPause: told each failure that pauses the listener (the relay logs it).
     ///   - resume: turns accepting back on after ``wait``; by default `autoRead` on (the relay
     ///     asks its connection limit instead).
-    public init(onPause: @escaping @Sendable (IOError) -> Void = { _ in },
-                resume: @escaping @Sendable (any Channel) -> Void = { $0.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } }) {
+    ///   - onRecover: told once when an accept succeeds after such pauses (the relay logs
+    ///     `listener_resumed`: each pause was logged, and their end was not).
+    public init(onPause: @escaping @Sendable (IOError, _ first: Bool) -> Void = { _, _ in },
+                resume: @escaping @Sendable (any Channel) -> Void = { $0.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in } },
+                onRecover: @escaping @Sendable () -> Void = {}) {
         self.onPause = onPause
         self.resume = resume
+        self.onRecover = onRecover
         DescriptorReserve.prepare()
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if exhausted {
+            exhausted = false
+            onRecover()
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// A pause's reason as the event log gives it: `accept failed: too many open files (errno
+    /// 24); accepting again in 1 s`.
+    public static func pauseReason(_ error: IOError) -> String {
+        "accept failed: \(String(cString: strerror(error.errnoCode)).lowercased()) (errno \(error.errnoCode)); accepting again in 1 s"
     }
 
     /// True for the failures that pause the listener.
@@ -47,8 +70,10 @@ public final class AcceptBackoff: ChannelInboundHandler, Sendable {
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? IOError, Self.isExhaustion(errno: error.errnoCode) {
             try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+            let first = !exhausted
+            exhausted = true
             DescriptorReserve.listenerPaused()  // room for the runtime while no accept takes it
-            onPause(error)
+            onPause(error, first)
             let channel = context.channel
             context.eventLoop.scheduleTask(in: Self.wait) { [resume] in
                 DescriptorReserve.listenerResuming()

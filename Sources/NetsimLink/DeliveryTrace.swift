@@ -48,6 +48,10 @@ public struct DeliveryTrace: Equatable, Sendable, CustomStringConvertible {
             lineNumber += 1
             let field = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if field.isEmpty { continue }
+            // Digits past 64 bits are a timestamp too late, not "not a timestamp".
+            if Int64(field) == nil, !field.isEmpty, field.allSatisfy(\.isASCII), field.allSatisfy(\.isNumber) {
+                throw Invalid(description: "\(name):\(lineNumber): \(Self.shown(field)) ms is later than netsim takes (\(Self.latestMilliseconds) ms, about 115 days); timestamps are milliseconds from the trace's start")
+            }
             guard let value = Int64(field), value >= 0 else {
                 throw Invalid(description: "\(name):\(lineNumber): '\(Self.shown(field))' is not a timestamp; expected a whole number of milliseconds (Mahimahi's trace format: one per line)")
             }

@@ -313,7 +313,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
                 } else {
                     upstream = nil
                     handler.pair = nil
-                    channel.close(promise: nil)
+                    if machine.clientReset { handler.reset() } else { channel.close(promise: nil) }
                 }
             case .failure(let error):
                 handler.pair = nil

@@ -6,7 +6,7 @@ import NetsimCore
 /// The relay's own listener: binding it, pausing it while the relay holds as many connections as
 /// it may (``RelayConfiguration/maximumConnections``), and riding out accepts that fail.
 ///
-/// Why a limit: every connection costs the relay two descriptors (six while it splices). A relay
+/// Why a limit: every connection costs the relay two descriptors (eight while it splices). A relay
 /// that accepts until accept(2) fails with `EMFILE` has none left for the connections' upstream
 /// sockets (those clients see a close), for its event log and pcap, or for the runtime (Dispatch
 /// crashes the process when it cannot open /proc to watch its threads). At the limit the listener
@@ -18,12 +18,17 @@ extension Relay {
     /// log, a pcap, TLS files, an exec client's pipes, the ``DescriptorReserve``, the runtime's own.
     public static let reservedDescriptors = 64
 
+    /// Descriptors one connection holds: its two sockets; while it splices, also a copy of each
+    /// (the splice path's own) and two pipes of two ends (QA 37: six were counted, and a relay at
+    /// its default limit filled its table).
+    public static func descriptorsPerConnection(splice: Bool) -> Int { splice ? 8 : 2 }
+
     /// The default ``RelayConfiguration/maximumConnections``: as many connections as the
-    /// open-file soft limit leaves room for now, at two descriptors each (six with `splice`: two
-    /// pipes), after ``reservedDescriptors``. 9,968 under a limit of 20,000.
+    /// open-file soft limit leaves room for now, at ``descriptorsPerConnection(splice:)`` each,
+    /// after ``reservedDescriptors``. 9,968 under a limit of 20,000.
     public static func defaultConnectionLimit(splice: Bool) -> Int {
         let soft = min(OpenFileLimit.current.soft, UInt64(Int32.max))
-        return max(1, (Int(soft) - reservedDescriptors) / (splice ? 6 : 2))
+        return max(1, (Int(soft) - reservedDescriptors) / descriptorsPerConnection(splice: splice))
     }
 
     /// Binds a listener on `endpoint` (the relay's start, or its return after a refusal) and
@@ -34,11 +39,13 @@ extension Relay {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(onPause: { [self] error in
-                        let reason = "accept failed: \(error); accepting again in 1 s"
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(onPause: { [self] error, first in
+                        let reason = AcceptBackoff.pauseReason(error)
                         eventLog.record(.listenerPaused(reason: reason))
-                        logger.warning("listener paused: \(reason)")
-                    }, resume: { [self] _ in updateAccepting() }))  // the limit decides whether it reads again
+                        // Once per episode on standard error; every retry is in the event log.
+                        logger.log(level: first ? .warning : .debug, "listener paused: \(reason)")
+                    }, resume: { [self] _ in updateAccepting() },  // the limit decides whether it reads again
+                    onRecover: { [self] in eventLog.record(.listenerResumed(reason: "an accept succeeded again after descriptors ran out")) }))
                 }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)

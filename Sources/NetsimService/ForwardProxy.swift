@@ -135,9 +135,10 @@ public final class ForwardProxy: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.backlog, value: 4096)
             .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(onPause: { error in
-                        log.record(.listenerPaused(reason: "accept failed: \(error); accepting again in 1 s"))
-                    }, resume: { _ in gate.resume() }))
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoff(onPause: { error, _ in
+                        log.record(.listenerPaused(reason: AcceptBackoff.pauseReason(error)))
+                    }, resume: { _ in gate.resume() },
+                    onRecover: { log.record(.listenerResumed(reason: "an accept succeeded again after descriptors ran out")) }))
                     try channel.pipeline.syncOperations.addHandler(gate)
                 }
             }

@@ -102,7 +102,7 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
         if let token = access.token {
             // The scheme is case-insensitive (RFC 9110 11.1): `bearer TOKEN` is the same.
             let given = request.header("Authorization")?.split(separator: " ", maxSplits: 1)
-            guard let given, given.count == 2, given[0].lowercased() == "bearer", given[1] == token else {
+            guard let given, given.count == 2, given[0].lowercased() == "bearer", given[1].trimmingCharacters(in: .whitespaces) == token else {
                 return APIError(401, "missing or wrong token: send the header Authorization: Bearer TOKEN")
             }
         }

@@ -23,6 +23,9 @@ public final class KeyLogFile: Sendable {
     /// `run.pcap` → `run.keys`: where netsim writes a capture's secrets.
     public static func url(besidePcap path: String) -> URL {
         let url = URL(fileURLWithPath: path)
+        // A capture named `x.keys` keeps its name and gets `x.keys.keys`: the secrets were
+        // written over by the capture (QA 37).
+        guard url.pathExtension.lowercased() != "keys" else { return url.appendingPathExtension("keys") }
         return url.pathExtension.isEmpty ? url.appendingPathExtension("keys") : url.deletingPathExtension().appendingPathExtension("keys")
     }
 

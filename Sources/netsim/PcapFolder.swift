@@ -3,18 +3,24 @@ import Foundation
 
 /// `netsim test --pcap DIR`: one capture per scenario, named after it.
 enum PcapFolder {
-    /// `DIR/<name>.pcap` for each scenario (a repeated name gets `-2`, `-3`, …); all nil without
-    /// a folder. Creates the folder. Characters other than letters, digits, `-` and `_` become
-    /// one `-` per run, none at the ends: `lockscreen [go]` is `lockscreen-go.pcap`.
+    /// `DIR/<name>.pcap` for each scenario (a file name already given gets `-2`, `-3`, …); all
+    /// nil without a folder. Creates the folder. Characters other than letters, digits, `-` and
+    /// `_` become one `-` per run, none at the ends: `lockscreen [go]` is `lockscreen-go.pcap`.
+    /// Names are compared as files: `x [a.b]` and `x [a-b]` both make `x-a-b` (QA 37: one
+    /// capture overwrote the other).
     static func paths(for names: [String], in folder: String?) throws -> [String?] {
         guard let folder else { return names.map { _ in nil } }
         try create(folder)
-        var seen: [String: Int] = [:]
+        var used: Set<String> = []
         return names.map { name in
-            seen[name, default: 0] += 1
-            let count = seen[name]!
             let safe = fileName(name)
-            return (folder as NSString).appendingPathComponent(count == 1 ? "\(safe).pcap" : "\(safe)-\(count).pcap")
+            var file = "\(safe).pcap", count = 1
+            while used.contains(file) {
+                count += 1
+                file = "\(safe)-\(count).pcap"
+            }
+            used.insert(file)
+            return (folder as NSString).appendingPathComponent(file)
         }
     }
 

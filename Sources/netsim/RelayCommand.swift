@@ -72,6 +72,9 @@ struct RelayCommand: AsyncParsableCommand {
         if upstream.port == 0 { throw ValidationError("--upstream \(upstream): give the server's port (1-65535); port 0 is no server's") }
         try OutputFile.check(events, option: "--events")
         try OutputFile.check(pcap, option: "--pcap")
+        // One file for two outputs kept one of them (QA 37: the events, or the TLS secrets).
+        let secrets = tlsOptions.tls == .intercept ? pcap.map { KeyLogFile.url(besidePcap: $0).path } : nil
+        try OutputFile.checkDistinct([("--events", events), ("--pcap", pcap), ("the TLS secrets beside --pcap", secrets)], inputs: [])
         if connectTimeout <= .zero {
             throw ValidationError("--connect-timeout \(connectTimeout.compactDescription): give a duration longer than 0 (0 fails every upstream connect at once); the default is 127s")
         }

@@ -61,6 +61,7 @@ struct ShellCommand: ParsableCommand {
         for (path, option) in [(pcap, "--pcap"), (stats, "--stats"), (faults.events, "--events")] {
             try OutputFile.check(path, option: option)
         }
+        try OutputFile.checkDistinct([("--pcap", pcap), ("--stats", stats), ("--events", faults.events)], inputs: [])
     }
 
     func run() throws {

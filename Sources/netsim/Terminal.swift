@@ -181,6 +181,6 @@ func printConnectionLimit(_ limit: Int, explicit: Int?, splice: Bool = false) {
     let room = Relay.defaultConnectionLimit(splice: splice)
     guard limit > room else { return printStatus("  connections: at most \(limit)") }
     printStatus("  connections: at most \(limit), but the open-file limit \(files) leaves room for \(room)"
-                + " (\(splice ? 6 : 2) descriptors each, after \(Relay.reservedDescriptors) for the process):"
+                + " (\(Relay.descriptorsPerConnection(splice: splice)) descriptors each, after \(Relay.reservedDescriptors) for the process):"
                 + " past it, accepts fail and clients are closed (raise ulimit -n, or drop --max-connections)", level: .warning)
 }

@@ -133,9 +133,11 @@ struct PcapFolderTests {
     @Test func eachRunsCaptureIsNamedAfterItWithOneDashPerRunOfOtherCharacters() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-pcaps-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let names = ["lockscreen [go]", "lockscreen [go]", "server-fin", "a/b: c_d", "[]"]
+        // QA 37: `ex [a.b]` and `ex [a-b]` make one file name; the second overwrote the first.
+        let names = ["lockscreen [go]", "lockscreen [go]", "server-fin", "a/b: c_d", "[]", "ex [a.b]", "ex [a-b]", "ex-a-b-2"]
         let paths = try PcapFolder.paths(for: names, in: folder).map { $0.map { ($0 as NSString).lastPathComponent } }
-        #expect(paths == ["lockscreen-go.pcap", "lockscreen-go-2.pcap", "server-fin.pcap", "a-b-c_d.pcap", "run.pcap"])
+        #expect(paths == ["lockscreen-go.pcap", "lockscreen-go-2.pcap", "server-fin.pcap", "a-b-c_d.pcap", "run.pcap",
+                          "ex-a-b.pcap", "ex-a-b-2.pcap", "ex-a-b-2-2.pcap"])
         var isFolder: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue)
         #expect(try PcapFolder.paths(for: names, in: nil).allSatisfy { $0 == nil })

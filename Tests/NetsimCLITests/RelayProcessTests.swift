@@ -79,7 +79,7 @@ struct RelayProcessTests {
         var failures: [Double] = []
         while failures.count < 2, let line = await relay.nextLine(.output, within: .seconds(10)) {
             guard line.contains("\"listener_paused\""), line.contains("accept failed") else { continue }
-            #expect(line.contains("Too many open files"), "\(line)")
+            #expect(line.contains("accept failed: too many open files (errno 24); accepting again in 1 s"), "\(line)")
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             failures.append(object?["t"] as? Double ?? -1)
             // The pause lasts 1 s from the failure, logged after the reserve was given back.
@@ -88,6 +88,13 @@ struct RelayProcessTests {
         }
         #expect(failures.count == 2, "two failed accepts in the event log: \(relay.text(.error))")
         if failures.count == 2 { #expect(failures[1] - failures[0] >= 0.95, "the second accept was tried \(failures[1] - failures[0]) s after the first failed") }
+        // Clients leaving free descriptors: the next accept succeeds, and that end of the
+        // pauses is logged (QA 37: each pause was, and their end was not).
+        for client in clients { client.close() }
+        let resumed = try? await relay.line(.output, within: .seconds(15)) { $0.contains("\"listener_resumed\"") }
+        #expect(resumed?.contains("an accept succeeded again after descriptors ran out") == true, "\(resumed ?? "no listener_resumed")")
+        // One warning on standard error for the episode; each retry is in the event log only.
+        #expect(relay.text(.error).components(separatedBy: "listener paused: accept failed").count - 1 == 1, "\(relay.text(.error))")
         relay.terminate()
         #expect(await relay.exit(within: .seconds(10)) == 0, "\(relay.text(.error))")
         #expect(relay.text(.error).contains("connections: at most 1000, but the open-file limit 48 leaves room for 1 (2 descriptors each"), "\(relay.text(.error))")

@@ -58,6 +58,9 @@ import Testing
         #expect(throws: DeliveryTrace.Invalid(description: "t: the last timestamp, 10000000000000 ms, is later than netsim takes (10000000000 ms, about 115 days); timestamps are milliseconds from the trace's start")) {
             try DeliveryTrace(parsing: "5\n10000000000000\n", name: "t")
         }
+        #expect(throws: DeliveryTrace.Invalid(description: "t:1: 99999999999999999999 ms is later than netsim takes (10000000000 ms, about 115 days); timestamps are milliseconds from the trace's start")) {
+            try DeliveryTrace(parsing: "99999999999999999999\n", name: "t")
+        }
         let longest = try DeliveryTrace(parsing: "\(latest)\n", name: "t")
         #expect(longest.periodNanoseconds == latest * Self.ms)
         #expect(DirectionLink(trace: longest).description == "trace t (0.0 Mbit/s mean over \(latest / 1000) s)")

@@ -129,7 +129,8 @@ struct ConnectionLimitTests {
         let copying = Relay.defaultConnectionLimit(splice: false), splicing = Relay.defaultConnectionLimit(splice: true)
         #expect(copying >= 1 && splicing >= 1)
         #expect(copying * 2 + 64 <= max(soft, 66), "two descriptors a connection and 64 to spare under \(soft)")
-        #expect(splicing * 6 + 64 <= max(soft, 70))
+        #expect(splicing * Relay.descriptorsPerConnection(splice: true) + 64 <= max(soft, 72))
+        #expect(Relay.descriptorsPerConnection(splice: true) == 8, "two sockets, their copies, two pipes")
         #expect(copying >= (soft - 64) / 2 - 1, "no more than that is held back")
     }
 }

@@ -289,6 +289,7 @@ struct ToxiproxyAPITests {
         #expect(ok.decoded(as: VersionJSON.self) == VersionJSON(version: ToxiproxyAPI.version))
         // The scheme is case-insensitive (QA 36: `bearer` was a 401); the token is not.
         #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "bearer s3cret")])).status == 200)
+        #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearer  s3cret")])).status == 200, "1*SP")
         #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearer S3CRET")])).status == 401)
         #expect(await api.handle(APIRequest(method: "GET", uri: "/version", headers: [("Authorization", "Bearers3cret")])).status == 401)
     }
