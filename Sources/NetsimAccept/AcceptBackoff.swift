@@ -34,7 +34,8 @@ public final class AcceptBackoff: ChannelInboundHandler, @unchecked Sendable {
     private var exhausted = false
 
     /// - Parameters:
-    ///   - onPause: told each failure that pauses the listener (the relay logs it).
+    ///   - onPause: told each failure that pauses the listener (the relay logs it), and whether it
+    ///     is the first since an accept last succeeded (the relay warns once per episode).
     ///   - resume: turns accepting back on after ``wait``; by default `autoRead` on (the relay
     ///     asks its connection limit instead).
     ///   - onRecover: told once when an accept succeeds after such pauses (the relay logs

@@ -39,7 +39,7 @@ struct ExpectationJudge {
         case .relay:
             judgeRelay(located.check, into: &verdict)
         case .client:
-            break  // no scenario writes it: ``clientEnd(_:of:)`` judges it
+            break  // no scenario writes it: ``clientEnd(_:of:)`` and ``clientAnswers(_:of:)`` judge it
         }
         return verdict
     }

@@ -59,7 +59,6 @@ enum OutputFile {
         unlink(probe)
     }
 
-    /// A file name fit for `option`, for hints.
     /// Throws a usage error when two report options name one file (only the last written was
     /// kept), or one names an input (`--json x.scn` wrote over the scenario). `outputs`: option
     /// and path (nil: not asked for); `-` and the devices that stream (`/dev/stdout`) may repeat.
@@ -76,6 +75,7 @@ enum OutputFile {
         }
     }
 
+    /// A file name fit for `option`, for hints.
     private static func example(for option: String) -> String {
         switch option {
         case "--pcap": "run.pcap"

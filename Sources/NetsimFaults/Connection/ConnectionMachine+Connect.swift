@@ -55,8 +55,13 @@ extension ConnectionMachine {
         actions.append(.connectUpstream)
     }
 
+    /// The client ended the connection with a reset: an upstream connect that completes after it
+    /// is reset too, as the server would have been (QA 37: it saw a clean EOF).
+    public var clientReset: Bool { ending?.by == .client && ending?.how == .rst }
+
     /// The upstream connect succeeded. Returns false when the connection no longer wants it (the
-    /// client left, or a fault closed it meanwhile): the executor closes the new channel.
+    /// client left, or a fault closed it meanwhile): the executor closes the new channel (with a
+    /// reset after the client's, ``clientReset``).
     public mutating func upstreamConnected(after: Int64, upstreamName: String, now: Int64) -> Bool {
         self.now = now
         assert(upstream == .inFlight, "a connect completed that was not asked for (upstream \(upstream))")

@@ -82,9 +82,6 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var down: ShapedDirection<Chunk>
     /// Who ended the connection first and how (the `closed` event).
     var ending: (by: Side, how: CloseKind)?
-    /// The client ended the connection with a reset: an upstream connect that completes after it
-    /// is reset too, as the server would have been (QA 37: it saw a clean EOF).
-    public var clientReset: Bool { ending?.by == .client && ending?.how == .rst }
     /// After the relay closed the connection, or gave up on upstream: read and discard until the
     /// peers close, so close(2) never finds unread bytes and turns a FIN into a reset.
     var discarding = false
