@@ -96,8 +96,15 @@ public final class SpawnedProcess: Sendable {
         let envp = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid = pid_t()
-        let code = stdio.withUnsafeBufferPointer { stdio in
-            cnetsim_spawn(&pid, executable, searchPath ? 1 : 0, argv, envp, directory, stdio.baseAddress)
+        // ETXTBSY: a script written just before (a test's, a user's) is still open for writing in
+        // a child another thread is starting, between its clone and its exec, which closes it.
+        // That lasts microseconds: try again, 20 times 10 ms at most (a CI run failed on it once).
+        var code: Int32 = ETXTBSY
+        for attempt in 0..<20 where code == ETXTBSY {
+            if attempt > 0 { usleep(10_000) }
+            code = stdio.withUnsafeBufferPointer { stdio in
+                cnetsim_spawn(&pid, executable, searchPath ? 1 : 0, argv, envp, directory, stdio.baseAddress)
+            }
         }
         guard code == 0 else { throw SpawnError(program: executable, code: code) }
         self.pid = pid

@@ -88,4 +88,19 @@ struct SpawnedProcessTests {
         let found = try? SpawnedProcess("true", [], searchPath: true)
         #expect(found?.waitForExit(timeout: .seconds(30)) == .exited(0))
     }
+
+    /// A script still open for writing somewhere (here: by this process, for 50 ms; in CI: in a
+    /// child another test thread was starting) cannot be run (ETXTBSY) for that moment: the
+    /// start is tried again. A CI run failed once with "cannot run …: Text file busy".
+    @Test func aScriptBusyForAMomentStartsOnceItIsFree() async throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-busy-\(UUID().uuidString).sh").path
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        let writer = open(script, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        try #require(writer >= 0)
+        _ = "#!/bin/sh\nexit 7\n".withCString { write(writer, $0, strlen($0)) }
+        let closing = Thread { usleep(50_000); close(writer) }
+        closing.start()
+        let child = try SpawnedProcess(script, [])
+        #expect(try await offload { child.waitForExit(timeout: .seconds(30)) } == .exited(7))
+    }
 }
