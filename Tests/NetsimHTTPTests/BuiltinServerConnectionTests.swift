@@ -51,14 +51,19 @@ struct BuiltinServerConnectionTests {
     /// does; its idle time counts from when it would have been accepted on the link (QA 35:
     /// `idle_timeout: 1s` behind 500 ms of latency closed every new connection before its request).
     @Test func aNewConnectionsIdleTimeStartsWhenTheLinkWouldHaveAcceptedIt() async throws {
+        // The first two connections (accepted in connect order) get a 2 s handshake allowance,
+        // the third none: the third's close (300 ms idle) says, with no sleep, that the first has
+        // been idle longer than the plain timeout.
+        let accepts = AcceptCounter()
         let (answer, silentClosedAfter) = try await withServer([HTTPRoute(path: "/r", body: .text("r"))], idleTimeout: .milliseconds(300)) { server, endpoint in
-            server.allowForHandshake { .seconds(2) }
+            server.allowForHandshake { accepts.next() <= 2 ? .seconds(2) : .zero }
             return try await offload { () -> (String, Duration?) in
                 let connected = ContinuousClock.now
-                let silent = try RawHTTPConnection(endpoint)
                 let late = try RawHTTPConnection(endpoint)
-                // 700 ms in: past the 300 ms idle time from the accept, inside the 2.3 s from the link's.
-                Thread.sleep(forTimeInterval: 0.7)
+                let silent = try RawHTTPConnection(endpoint)
+                let probe = try RawHTTPConnection(endpoint)
+                #expect(try probe.readEOF(within: .seconds(10)), "a connection with no allowance is closed after 300 ms")
+                // Past the 300 ms idle time from its accept, inside the 2.3 s from the link's.
                 let answer = try late.request("GET", "/r").text
                 let closed = try silent.readEOF(within: .seconds(10))
                 return (answer, closed ? ContinuousClock.now - connected : nil)
@@ -68,6 +73,13 @@ struct BuiltinServerConnectionTests {
         // A connection that never sends a request is still closed: 2 s + 300 ms after its accept.
         let closedAfter = try #require(silentClosedAfter)
         #expect(closedAfter >= .milliseconds(2300) && closedAfter < .seconds(8), "\(closedAfter)")
+    }
+
+    /// Counts the built-in server's accepts (its handshake allowance is asked once per accept).
+    final class AcceptCounter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        func next() -> Int { lock.withLock { count += 1; return count } }
     }
 
     @Test func connectionCloseFromTheClientAndHTTP10AreHonoured() async throws {
