@@ -20,22 +20,28 @@ import NIOCore
 /// Turning `autoRead` off withdraws that read (NIO unregisters the socket). While it waits, the
 /// process's ``DescriptorReserve`` is given back, so the runtime has descriptors to open.
 public final class AcceptBackoff: ChannelInboundHandler, @unchecked Sendable {
-    // `@unchecked Sendable`: `exhausted` is only touched on the listener's event loop.
+    // `@unchecked Sendable`: `exhausted` and `lastPause` are only touched on the listener's event loop.
     public typealias InboundIn = any Channel
     public typealias InboundOut = any Channel
 
     /// How long the listener waits after such a failure.
     public static let wait = TimeAmount.seconds(1)
+    /// How long without a pause before the next is ``onPause``'s `first` again.
+    public static let quiet = TimeAmount.seconds(60)
 
     private let onPause: @Sendable (IOError, _ first: Bool) -> Void
     private let resume: @Sendable (any Channel) -> Void
     private let onRecover: @Sendable () -> Void
     /// Paused for want of descriptors, and no accept has succeeded since.
     private var exhausted = false
+    /// When the listener last paused for want of descriptors.
+    private var lastPause: NIODeadline?
 
     /// - Parameters:
     ///   - onPause: told each failure that pauses the listener (the relay logs it), and whether it
-    ///     is the first since an accept last succeeded (the relay warns once per episode).
+    ///     is the first of an episode: the first pause, or the first after ``quiet`` without one
+    ///     (the relay warns then). Under overload accepts and pauses alternate every second, as
+    ///     connections that found no descriptor close; that is one episode, not one a second.
     ///   - resume: turns accepting back on after ``wait``; by default `autoRead` on (the relay
     ///     asks its connection limit instead).
     ///   - onRecover: told once when an accept succeeds after such pauses (the relay logs
@@ -71,8 +77,10 @@ public final class AcceptBackoff: ChannelInboundHandler, @unchecked Sendable {
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? IOError, Self.isExhaustion(errno: error.errnoCode) {
             try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
-            let first = !exhausted
+            let now = NIODeadline.now()
+            let first = lastPause.map { now - $0 >= Self.quiet } ?? true
             exhausted = true
+            lastPause = now
             DescriptorReserve.listenerPaused()  // room for the runtime while no accept takes it
             onPause(error, first)
             let channel = context.channel

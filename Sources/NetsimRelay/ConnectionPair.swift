@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NetsimAccept
 import NetsimCore
 import NetsimFaults
 import NetsimLink
@@ -236,7 +237,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         case .setReads(let leg, let allowed):
             handler(leg)?.setReadsAllowed(allowed)
         case .connectUpstream:
-            connectUpstream()
+            connectUpstreamWhenOpenable()
         case .arm(let timer, let deadline):
             timers.removeValue(forKey: timer)?.cancel()
             // Releases of delayed bytes are armed early and finished on time (ReleaseTiming).
@@ -282,6 +283,19 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         }
     }
 
+    /// Connects once descriptors may be opened (``DescriptorReserve/openable(on:)``): while a
+    /// listener waits for descriptors, the few free ones are the runtime's.
+    private func connectUpstreamWhenOpenable() {
+        guard connector.opensDescriptor || machine.tlsImpersonation != nil else { return connectUpstream() }
+        DescriptorReserve.openable(on: eventLoop).whenComplete { [self] result in
+            guard machine.phase != .finished else { return }
+            switch result {
+            case .success: connectUpstream()
+            case .failure(let error): upstreamFailed(error)
+            }
+        }
+    }
+
     private func connectUpstream() {
         let handler = LegHandler(leg: .upstream)
         handler.pair = self
@@ -317,10 +331,14 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
                 }
             case .failure(let error):
                 handler.pair = nil
-                let (reason, detail) = SocketFailureText.classify(error)
-                run { $0.upstreamFailed(reason, detail: detail) }
+                upstreamFailed(error)
             }
         }
+    }
+
+    private func upstreamFailed(_ error: any Error) {
+        let (reason, detail) = SocketFailureText.classify(error)
+        run { $0.upstreamFailed(reason, detail: detail) }
     }
 
 

@@ -12,6 +12,13 @@ public protocol UpstreamConnector: Sendable {
                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel>
     /// What the event log names as the upstream.
     var name: String { get }
+    /// Whether ``connect(for:on:timeout:initializer:)`` opens a descriptor (all but a channel
+    /// handed over open): such a connect waits while the process's descriptor reserve is given back.
+    var opensDescriptor: Bool { get }
+}
+
+extension UpstreamConnector {
+    public var opensDescriptor: Bool { true }
 }
 
 /// Connects to one address, with the socket options a relay leg needs.
@@ -73,6 +80,7 @@ public struct HostConnector: UpstreamConnector {
 public struct ConnectedUpstream: UpstreamConnector {
     public let channel: any Channel
     public let name: String
+    public var opensDescriptor: Bool { false }
 
     public init(_ channel: any Channel, name: String) {
         self.channel = channel

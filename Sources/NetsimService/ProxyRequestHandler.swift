@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NetsimAccept
 import NetsimCore
 import NetsimLink
 import NetsimRelay
@@ -128,13 +129,15 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             ? channel.eventLoop.makeSucceededFuture(nil)
             : proxy.lookup.lookUp(destination.host, on: channel.eventLoop).flatMap {
                 guard !proxy.isStopping else { return channel.eventLoop.makeFailedFuture(ForwardProxy.Stopping()) }
-                return Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
-                    .channelOption(ChannelOptions.autoRead, value: false)
-                    .channelInitializer { outbound in  // tracked from before its connect: stop() ends a pending one
-                        proxy.waitingForRelay(outbound)
-                        return outbound.eventLoop.makeSucceededVoidFuture()
-                    }
-                    .connect(host: destination.host, port: destination.port).map { Optional($0) }
+                return DescriptorReserve.openable(on: channel.eventLoop).flatMap {  // not the runtime's room
+                    Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
+                        .channelOption(ChannelOptions.autoRead, value: false)
+                        .channelInitializer { outbound in  // tracked from before its connect: stop() ends a pending one
+                            proxy.waitingForRelay(outbound)
+                            return outbound.eventLoop.makeSucceededVoidFuture()
+                        }
+                        .connect(host: destination.host, port: destination.port).map { Optional($0) }
+                }
             }
         let bound = NIOLoopBound((self, context), eventLoop: channel.eventLoop)
         let firstBytes = first
