@@ -9,14 +9,29 @@ import Testing
 /// EOF for the server's FIN, then the reset — not a clean close that hides it.
 @Suite("Write after the server closed", .serialized)
 struct WriteAfterPeerCloseTests {
-    /// Answers one chunk, then closes its socket fully and signals `closed`.
+    /// Answers one chunk, then closes its socket fully and signals `closed`, once its FIN has
+    /// been acknowledged (FIN_WAIT2), so the relay's kernel has it. Closing at once, the FIN could
+    /// still wait in a busy CPU's backlog while the client's next bytes reached the server and its
+    /// RST came back first: the relay, having seen no FIN, rightly passed on a reset alone (CI,
+    /// once: `connection reset by peer` where `eof` was expected).
     static func oneShotServer(closed: DispatchSemaphore) throws -> LoopbackServer {
         try LoopbackServer { socket in
             guard let chunk = try? socket.receive(timeout: .seconds(5)), !chunk.isEmpty else { return }
             try? socket.send(chunk)
+            shutdown(socket.fd, Int32(SHUT_WR))
+            let finAcknowledged = ContinuousClock.now + .seconds(10)
+            while tcpState(socket) != 5 /* TCP_FIN_WAIT2 */, ContinuousClock.now < finAcknowledged { usleep(1000) }
             socket.close()
             closed.signal()
         }
+    }
+
+    /// The kernel's state of `socket`'s connection (`tcpi_state`, the first byte of `tcp_info`).
+    static func tcpState(_ socket: BlockingSocket) -> UInt8? {
+        var info = [UInt8](repeating: 0, count: 256)
+        var length = socklen_t(info.count)
+        guard getsockopt(socket.fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return nil }
+        return info[0]
     }
 
     /// Waits until poll(2) reports one of `events` on `socket` or `within` has passed.
