@@ -16,6 +16,9 @@ public final class ConnectionGate: ChannelInboundHandler, @unchecked Sendable {
 
     /// The most connections open at once.
     public let limit: Int
+    /// The most connections a listener accepts in one read cycle (its `maxMessagesPerRead`): the
+    /// room left under `limit`, at least 1 (a paused listener does not read), at most NIO's 4.
+    public static func acceptsPerCycle(open: Int, limit: Int) -> UInt { UInt(max(1, min(limit - open, 4))) }
     private let changed: @Sendable (_ paused: Bool, _ open: Int) -> Void
     private var open = 0
     private var paused = false
@@ -29,6 +32,7 @@ public final class ConnectionGate: ChannelInboundHandler, @unchecked Sendable {
 
     public func handlerAdded(context: ChannelHandlerContext) {
         listener = context.channel
+        update()  // before the first read cycle: its size
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -54,10 +58,13 @@ public final class ConnectionGate: ChannelInboundHandler, @unchecked Sendable {
     }
 
     /// Reads below the limit, pauses at it. A connection that closes while ``AcceptBackoff``
-    /// holds the listener back ends that wait early: it freed descriptors.
+    /// holds the listener back ends that wait early: it freed descriptors. A read cycle accepts
+    /// no more than the room left: NIO accepts up to `maxMessagesPerRead` in one, whatever
+    /// `autoRead` becomes meanwhile, and a burst went past the limit.
     private func update() {
         guard let listener else { return }
         let pause = open >= limit
+        try? listener.syncOptions?.setOption(ChannelOptions.maxMessagesPerRead, value: Self.acceptsPerCycle(open: open, limit: limit))
         try? listener.syncOptions?.setOption(ChannelOptions.autoRead, value: !pause)
         if pause != paused {
             paused = pause

@@ -30,7 +30,9 @@ extension Relay {
                 httpLayers[target.id] = target
             } else if let pair = target as? ConnectionPair {
                 pairs[target.id] = pair
-                full = crossedConnectionLimit(registered: true)
+                // One the listener accepted was counted then (``Relay/accepted(_:)``).
+                let counted = pair.client.channel.map { acceptLimit.waiting.remove(ObjectIdentifier($0)) != nil } ?? false
+                if !counted { full = crossedConnectionLimit(registered: true) }
             }
             var immediate: [(FaultID, FaultKind)] = []
             var delayed: [(FaultID, Int64)] = []

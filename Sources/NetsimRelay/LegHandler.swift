@@ -218,6 +218,9 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
+    /// The leg's channel, while the handler is in its pipeline.
+    var channel: (any Channel)? { context?.channel }
+
     var localAddress: SocketAddress? { context?.channel.localAddress }
     var remoteAddress: SocketAddress? { context?.channel.remoteAddress }
 

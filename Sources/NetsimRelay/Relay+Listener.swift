@@ -39,6 +39,7 @@ extension Relay {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptCounter(relay: self))
                     try channel.pipeline.syncOperations.addHandler(AcceptBackoff(onPause: { [self] error, first in
                         let reason = AcceptBackoff.pauseReason(error)
                         eventLog.record(.listenerPaused(reason: reason))
@@ -46,6 +47,7 @@ extension Relay {
                         logger.log(level: first ? .warning : .debug, "listener paused: \(reason)")
                     }, resume: { [self] _ in updateAccepting() },  // the limit decides whether it reads again
                     onRecover: { [self] in eventLog.record(.listenerResumed(reason: "an accept succeeded again after descriptors ran out")) }))
+                    applyAcceptLimit(to: channel)  // before its first read: its cycle's size, or paused if full
                 }
             }
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
@@ -74,11 +76,29 @@ extension Relay {
     /// The most connections the relay holds open: set when it starts.
     public var connectionLimit: Int { lock.withLock { acceptLimit.limit } }
 
+    /// Connections open as the limit counts them (call with `lock` held): the relay's, and those
+    /// the listener has accepted whose event loop has not started them yet.
+    var countedConnections: Int { pairs.count + acceptLimit.waiting.count }
+
     /// Called with `lock` held when a connection has registered or finished: true when the count
     /// just reached the limit or fell below it, so the caller (after releasing the lock) calls
     /// ``updateAccepting()``.
     func crossedConnectionLimit(registered: Bool) -> Bool {
-        registered ? pairs.count == acceptLimit.limit : pairs.count == acceptLimit.limit - 1
+        registered ? countedConnections == acceptLimit.limit : countedConnections == acceptLimit.limit - 1
+    }
+
+    /// The listener accepted `channel` (on its event loop): counted now, not when the channel's
+    /// own loop starts it, and the listener paused at once at the limit, so a burst is accepted
+    /// no further than the limit (QA 37: eight with a limit of three).
+    func accepted(_ channel: any Channel, by listener: any Channel) {
+        let id = ObjectIdentifier(channel)
+        lock.withLock { _ = acceptLimit.waiting.insert(id) }
+        // Closed before its loop started it (it registered no pair): uncounted here.
+        channel.closeFuture.whenComplete { [self] _ in
+            let room = lock.withLock { acceptLimit.waiting.remove(id) != nil && crossedConnectionLimit(registered: false) }
+            if room { updateAccepting() }
+        }
+        applyAcceptLimit(to: listener)
     }
 
     /// Brings the listener in line with the number of open connections: it reads (accepts) below
@@ -87,34 +107,56 @@ extension Relay {
     /// whatever order their calls arrive in; a change of state is logged once.
     func updateAccepting() {
         guard let listener = lock.withLock({ self.listener }) else { return }
-        listener.eventLoop.execute { [self] in
-            let (pause, changed, open, limit, first) = lock.withLock {
-                let pause = pairs.count >= acceptLimit.limit
-                let first = pause && !acceptLimit.everPaused
-                defer {
-                    acceptLimit.paused = pause
-                    acceptLimit.everPaused = acceptLimit.everPaused || pause
-                }
-                return (pause, pause != acceptLimit.paused, pairs.count, acceptLimit.limit, first)
+        listener.eventLoop.execute { [self] in applyAcceptLimit(to: listener) }
+    }
+
+    /// ``updateAccepting()`` on the listener's event loop. A read cycle accepts no more than the
+    /// room left (NIO accepts up to `maxMessagesPerRead` per cycle, whatever `autoRead` becomes).
+    private func applyAcceptLimit(to listener: any Channel) {
+        let (pause, changed, open, limit, first) = lock.withLock {
+            let open = countedConnections
+            let pause = open >= acceptLimit.limit
+            let first = pause && !acceptLimit.everPaused
+            defer {
+                acceptLimit.paused = pause
+                acceptLimit.everPaused = acceptLimit.everPaused || pause
             }
-            try? listener.syncOptions?.setOption(ChannelOptions.autoRead, value: !pause)
-            guard changed else { return }
-            if pause {
-                let reason = "\(open) connections open, the relay's limit of \(limit); new connections wait in the listen queue until one ends"
-                eventLog.record(.listenerPaused(reason: reason))
-                // Warned once: under a steady overload the listener pauses again at every end.
-                logger.log(level: first ? .warning : .info, "listener paused: \(reason)\(first ? " (--max-connections, or a higher open-file limit, allows more)" : "")")
-            } else {
-                eventLog.record(.listenerResumed(reason: "\(open) connections open, under the limit of \(limit)"))
-                logger.info("listener resumed", metadata: ["open": "\(open)", "limit": "\(limit)"])
-            }
+            return (pause, pause != acceptLimit.paused, open, acceptLimit.limit, first)
         }
+        try? listener.syncOptions?.setOption(ChannelOptions.maxMessagesPerRead, value: ConnectionGate.acceptsPerCycle(open: open, limit: limit))
+        try? listener.syncOptions?.setOption(ChannelOptions.autoRead, value: !pause)
+        guard changed else { return }
+        if pause {
+            let reason = "\(open) connections open, the relay's limit of \(limit); new connections wait in the listen queue until one ends"
+            eventLog.record(.listenerPaused(reason: reason))
+            // Warned once: under a steady overload the listener pauses again at every end.
+            logger.log(level: first ? .warning : .info, "listener paused: \(reason)\(first ? " (--max-connections, or a higher open-file limit, allows more)" : "")")
+        } else {
+            eventLog.record(.listenerResumed(reason: "\(open) connections open, under the limit of \(limit)"))
+            logger.info("listener resumed", metadata: ["open": "\(open)", "limit": "\(limit)"])
+        }
+    }
+}
+
+/// Counts each connection the relay's listener accepts, as it is accepted (``Relay/accepted(_:by:)``).
+private final class AcceptCounter: ChannelInboundHandler, Sendable {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+    let relay: Relay
+
+    init(relay: Relay) { self.relay = relay }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        relay.accepted(unwrapInboundIn(data), by: context.channel)
+        context.fireChannelRead(data)
     }
 }
 
 /// The relay's connection limit and whether the listener is paused at it (under `Relay.lock`).
 struct AcceptLimit {
     var limit = Int.max
+    /// Connections the listener accepted whose event loop has not started them yet.
+    var waiting: Set<ObjectIdentifier> = []
     var paused = false
     /// Whether it has paused before (the first pause is a warning in the log, later ones are not).
     var everPaused = false

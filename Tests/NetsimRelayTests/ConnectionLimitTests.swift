@@ -124,6 +124,25 @@ struct ConnectionLimitTests {
         await relay.stop()
     }
 
+    /// Forty clients at once against a limit of three: exactly three are accepted. Before, the
+    /// read cycle that reached the limit went on accepting (QA 37: eight with a limit of three),
+    /// since the relay counted a connection when its event loop started it, after the accept.
+    @Test func aBurstIsAcceptedNoFurtherThanTheLimit() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        let (relay, endpoint) = try await Self.relay(limit: 3, upstream: server.endpoint)
+        let clients = try await offload { try (0..<40).map { _ in try BlockingSocket.connect(to: endpoint) } }
+        defer { for client in clients { client.close() } }
+        #expect(await relay.eventLog.waitFor(timeout: .seconds(10)) { if case .listenerPaused = $0.kind { true } else { false } } != nil)
+        // Accepts past the limit come within the read cycle that reaches it, microseconds later;
+        // this leaves them 300 ms.
+        try await Task.sleep(for: .milliseconds(300))
+        let opened = relay.eventLog.events.filter { if case .opened = $0.kind { true } else { false } }.count
+        #expect(opened == 3, "\(opened) of 40 clients accepted under a limit of 3")
+        #expect(relay.openConnectionCount == 3)
+        await relay.stop()
+    }
+
     @Test func theDefaultLimitLeavesRoomUnderTheOpenFileLimit() {
         let soft = Int(min(OpenFileLimit.current.soft, UInt64(Int32.max)))
         let copying = Relay.defaultConnectionLimit(splice: false), splicing = Relay.defaultConnectionLimit(splice: true)

@@ -55,6 +55,31 @@ struct ForwardProxyLimitTests {
         #expect(changes.prefix(2) == ["paused", "resumed"], "\(changes)")
     }
 
+    /// Forty clients at once against a limit of three: three are answered, the rest wait unread.
+    /// Before, the first read cycle accepted four (NIO accepts up to four per cycle, whatever
+    /// `autoRead` becomes meanwhile).
+    @Test func aBurstIsAcceptedNoFurtherThanTheLimit() async throws {
+        let echo = try LoopbackServer.echo()
+        defer { echo.stop() }
+        let proxy = ForwardProxy(configuration: .init(maximumConnections: 3), threads: 1)
+        let bound = try await proxy.start()
+        let answered = try await offload { () -> Int in
+            let clients = try (0..<40).map { _ in try BlockingSocket.connect(to: bound) }
+            defer { for client in clients { client.close() } }
+            for client in clients { try client.send("CONNECT \(echo.endpoint) HTTP/1.1\r\nHost: \(echo.endpoint)\r\n\r\n") }
+            // An accepted client is answered within milliseconds; this leaves them 300 ms.
+            var waiting = clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            let end = ContinuousClock.now + .milliseconds(300)
+            while ContinuousClock.now < end, !waiting.isEmpty {
+                _ = poll(&waiting, nfds_t(waiting.count), 10)
+                waiting = waiting.filter { $0.revents == 0 }
+            }
+            return clients.count - waiting.count
+        }
+        await proxy.stop()
+        #expect(answered == 3, "\(answered) of 40 clients answered under a limit of 3")
+    }
+
     /// A client that ends its side before a whole head (a port probe, a cancelled request) is
     /// closed, so it does not hold a connection for good: with a limit of one, a half head
     /// ended by the client, then a real tunnel. Before, the first stayed in CLOSE-WAIT and the
