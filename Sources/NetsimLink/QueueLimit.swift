@@ -28,8 +28,16 @@ public enum QueueLimit: Equatable, Sendable, CustomStringConvertible {
         }
         let error = UnitParseError(input: text, expected: "a queue size", allowedForms: Self.allowedForms)
         guard let count = try? ByteCount(parsing: text), count.bytes >= 1 else { throw error }
+        // A byte queue smaller than one full-size packet drops every such packet: a typo for `10p`.
+        guard count.bytes >= Self.fullSizePacket else {
+            throw UnitParseError(input: text, expected: "a queue that holds a full-size packet (\(Self.fullSizePacket) bytes)",
+                                 allowedForms: "\(Self.fullSizePacket) bytes or more (64KB, 150000), or a packet count (\(text)p)")
+        }
         self = .bytes(count.bytes)
     }
+
+    /// The largest packet on netsim's packet links (their MTU): the least a byte queue must hold.
+    public static let fullSizePacket = 1500
 
     /// True when a packet of `size` bytes still fits behind `packets` packets of `bytes` bytes.
     public func admits(size: Int, queuedPackets packets: Int, queuedBytes bytes: Int) -> Bool {

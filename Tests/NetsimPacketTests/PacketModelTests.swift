@@ -14,6 +14,11 @@ import Glibc
         #expect(try QueueLimit(parsing: "1MiB") == .bytes(1_048_576))
         #expect(throws: UnitParseError.self) { try QueueLimit(parsing: "0p") }
         #expect(throws: UnitParseError.self) { try QueueLimit(parsing: "lots") }
+        // Smaller than one full-size packet, it would drop every one (QA 38: `--queue 10`).
+        #expect(try QueueLimit(parsing: "1500") == .bytes(1500))
+        #expect { try QueueLimit(parsing: "10") } throws: {
+            "\($0)" == "'10' is not a queue that holds a full-size packet (1500 bytes); write it as 1500 bytes or more (64KB, 150000), or a packet count (10p)"
+        }
         #expect(QueueLimit.standard == .packets(1000))
     }
 
