@@ -52,11 +52,12 @@ extension Validator {
         if let fail = map["fail"] {
             result.faults.failure = choice(fail, what: "DNS failure", options: DNSFailure.allCases.map { ($0.rawValue, $0) }, normalize: { $0.lowercased() })
         }
-        guard errorCount == errorsBefore else { return nil }
+        // Refused after its values are checked, whether or not they were right: every problem at once.
         if !packetMode {
             error(entry.keyLocation, Self.dnsNeedsResolver, hint: Self.dnsNeedsResolverHint)
             return nil
         }
+        guard errorCount == errorsBefore else { return nil }
         return result
     }
 }

@@ -239,6 +239,12 @@ extension Validator {
         let minimum = minEntry.flatMap(read)
         let maximum = maxEntry.flatMap(read)
         if (minEntry != nil && minimum == nil) || (maxEntry != nil && maximum == nil) { return nil }
+        if minimum == 0, maxEntry == nil, let minEntry {
+            // A check that cannot fail (QA 40): every count is at least 0.
+            error(minEntry.valueLocation, "\(what): 'min: 0' alone always holds: nothing is counted fewer than 0 times",
+                  hint: "give 'min: 1' to ask for at least one, or a 'max'")
+            return nil
+        }
         if let minimum, let maximum, minimum > maximum, let maxEntry {
             error(maxEntry.valueLocation, "'max' (\(maxEntry.value.scalar?.string ?? "")) is less than 'min' (\(minEntry?.value.scalar?.string ?? ""))",
                   hint: "swap them, or raise 'max'")

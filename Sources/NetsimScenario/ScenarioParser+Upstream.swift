@@ -235,3 +235,17 @@ extension Validator {
         return ok ? headers : nil
     }
 }
+
+extension Validator {
+    /// `server:` counts what netsim's own server received (the built-in one, or a replay's). Your
+    /// own server behind `address:` is not netsim's to see: such a check saw 0 requests whatever
+    /// happened, so `count: 0` could not fail (QA 40).
+    func checkServerSubjects(upstream: UpstreamSpec?, expectations: [Expectation]) {
+        guard case .address(let endpoint) = upstream else { return }
+        for expectation in expectations {
+            guard case .server = expectation.subject else { continue }
+            error(expectation.location, "'server' counts what netsim's own server received; this scenario's upstream is your server at \(endpoint), which netsim does not see",
+                  hint: "count what reached it through the relay: relay: { requests: { path: /x, count: 1 } }")
+        }
+    }
+}

@@ -111,8 +111,8 @@ extension Validator {
                 if let value = UInt64(raw.replacingOccurrences(of: "_", with: "")) {
                     seed = value
                 } else {
-                    error(entry.valueLocation, "'seed' must be a non-negative integer, found '\(raw)'",
-                          hint: "the seed makes random choices repeatable; any whole number from 0 up will do")
+                    error(entry.valueLocation, "'seed' must be a whole number from 0 to \(UInt64.max), found '\(raw)'",
+                          hint: "the seed makes random choices repeatable; any whole number in that range will do")
                 }
             }
         }
@@ -138,6 +138,7 @@ extension Validator {
 
         // Whatever else failed, so every problem is reported at once.
         checkPacketMode(upstream: upstream, upstreamLocation: top["upstream"]?.keyLocation, dns: dns ?? nil, expectations: expectations ?? [])
+        checkServerSubjects(upstream: upstream, expectations: expectations ?? [])
         guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations, errorCount == 0 else { return nil }
         if case .some(nil) = dns { return nil }
         // A profile's DNS delay (`high-latency-dns`) unless `dns: { delay: … }` says otherwise.

@@ -46,8 +46,9 @@ struct DNSBlockTests {
         #expect(byLine[9]?.first?.location.column == 10, "\(found)")
         #expect(byLine[10]?.first?.message == "unknown DNS failure 'maybe'", "\(found)")
         #expect(byLine[11]?.first?.message == "unknown key 'retries' in 'dns'", "\(found)")
-        // The mode is not argued about while the block itself is wrong.
-        #expect(!found.contains { $0.message.hasPrefix("dns: needs") })
+        // And the block is refused through the relay all the same: every problem at once (QA 40:
+        // the refusal came only once the values were fixed).
+        #expect(byLine[7]?.first?.message == "dns: needs link mode packet or the forward proxy", "\(found)")
     }
 
     @Test func theHighLatencyDNSProfileNeedsAResolverToo() {

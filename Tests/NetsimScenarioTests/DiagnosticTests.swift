@@ -42,7 +42,7 @@ struct DiagnosticTests {
         let errors = try #require(failure(Self.manyMistakes))
         let found = errors.diagnostics.map { "\($0.location.line):\($0.location.column) \($0.message)" }
         #expect(found == [
-            "3:7 'seed' must be a non-negative integer, found '-1'",
+            "3:7 'seed' must be a whole number from 0 to 18446744073709551615, found '-1'",
             "6:13 path 'feed' must start with '/'",
             "8:12 latency: '100' is not a duration",
             "10:3 the exec driver needs 'command': the program to run and its arguments",
