@@ -66,15 +66,27 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
         return ("…" + text, column - start + 1)
     }
 
-    /// Spaces up to the column (tabs kept, so the caret lines up however tabs are shown), then `^`.
+    /// Spaces up to the column (tabs kept, so the caret lines up however tabs are shown; two for a
+    /// character a terminal shows two cells wide, as 日本), then `^`.
     static func caret(under column: Int, in line: String) -> String {
         var pad = ""
         for scalar in line.unicodeScalars.prefix(max(0, column - 1)) {
-            pad += scalar == "\t" ? "\t" : " "
+            pad += scalar == "\t" ? "\t" : isWide(scalar) ? "  " : " "
         }
         let missing = max(0, column - 1) - line.unicodeScalars.count
         if missing > 0 { pad += String(repeating: " ", count: missing) }
         return pad + "^"
+    }
+
+    /// East Asian wide and fullwidth characters, and emoji: two terminal cells (the main blocks of
+    /// Unicode's EastAsianWidth W and F; combining marks and the rest count one).
+    static func isWide(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+             0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
+             0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD: true
+        default: false
+        }
     }
 }
 

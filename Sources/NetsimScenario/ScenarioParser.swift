@@ -107,7 +107,7 @@ extension Validator {
         }
         var seed: UInt64 = 1
         if let entry = top["seed"] {
-            if let raw = scalar(entry, expected: "a non-negative integer") {
+            if let raw = scalar(entry, expected: "a whole number from 0 to \(UInt64.max)") {
                 if let value = UInt64(raw.replacingOccurrences(of: "_", with: "")) {
                     seed = value
                 } else {

@@ -56,10 +56,10 @@ struct DiagnosticTests {
         let errors = try #require(failure(Self.manyMistakes.replacingOccurrences(of: "timeline:", with: "timelin:")))
         let text = errors.rendered()
         #expect(text.hasPrefix("""
-            Scenarios/broken.scn:3:7: error: 'seed' must be a non-negative integer, found '-1'
+            Scenarios/broken.scn:3:7: error: 'seed' must be a whole number from 0 to 18446744073709551615, found '-1'
             seed: -1
                   ^
-              hint: the seed makes random choices repeatable; any whole number from 0 up will do
+              hint: the seed makes random choices repeatable; any whole number in that range will do
 
             """))
         #expect(text.contains("""
@@ -78,6 +78,13 @@ struct DiagnosticTests {
         #expect(ScenarioErrors.caret(under: 4, in: "\tab: c") == "\t  ^")
         #expect(ScenarioErrors.caret(under: 1, in: "") == "^")
         #expect(ScenarioErrors.caret(under: 3, in: "") == "  ^")
+    }
+
+    /// A character a terminal shows two cells wide moves the caret two (QA 40: under
+    /// `body: "日本語日本語", status: 700` it sat six cells left of 700).
+    @Test func caretSkipsTwoCellsForAWideCharacter() {
+        #expect(ScenarioErrors.caret(under: 5, in: "日本: 7") == "      ^")
+        #expect(ScenarioErrors.caret(under: 4, in: "é: 7") == "   ^", "an accented letter is one cell")
     }
 
     @Test func aLongLineIsShownAroundTheColumn() {
