@@ -63,8 +63,15 @@ extension Relay {
             defer { closedWaiters = [:] }
             return Array(closedWaiters.values)
         }
-        if roomAgain { updateAccepting() }
-        for waiter in waiters { waiter.succeed(()) }
+        // After the target's `closed` is logged (its loop logs it once this returns): the
+        // listener_resumed and the next connection's `opened` come after it in the log, which
+        // showed one connection over the limit (QA 39), and whoever waited for no connection
+        // finds every `closed`.
+        guard roomAgain || !waiters.isEmpty else { return }
+        target.eventLoop.execute { [self] in
+            if roomAgain { updateAccepting() }
+            for waiter in waiters { waiter.succeed(()) }
+        }
     }
 
     /// A per-connection (`after`) fault: applied to `target` at `deadline`, and lifted from it

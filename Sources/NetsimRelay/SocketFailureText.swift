@@ -47,11 +47,13 @@ public enum SocketFailureText {
         // Every address failed (a connect by name): the first failure says why.
         if let connection = error as? NIOConnectionError, let first = connection.connectionErrors.first { return classify(first.error) }
         if let io = error as? IOError {
+            // In words, not NIO's `socket(domain:type:protocolSubtype:): Too many open files) (errno: 24)` (QA 39).
+            let words = "\(reason(errno: io.errnoCode)) (errno \(io.errnoCode))"
             switch io.errnoCode {
             case ECONNREFUSED: return (.refused, "connection refused")
             case ETIMEDOUT: return (.timeout, "connect timed out")
-            case EHOSTUNREACH, ENETUNREACH: return (.unreachable, String(describing: io))
-            default: return (.other, String(describing: io))
+            case EHOSTUNREACH, ENETUNREACH: return (.unreachable, words)
+            default: return (.other, words)
             }
         }
         return (.other, String(describing: error))

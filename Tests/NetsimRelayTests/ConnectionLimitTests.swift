@@ -143,6 +143,38 @@ struct ConnectionLimitTests {
         await relay.stop()
     }
 
+    /// Clients one after another through a limit of one: the log never shows two open. Before,
+    /// the listener resumed, and the next connection opened and carried bytes, before the last
+    /// one's `closed` was logged (QA 39: 3 of 3 runs).
+    @Test func theLogNeverShowsMoreConnectionsOpenThanTheLimit() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        let (relay, endpoint) = try await Self.relay(limit: 1, upstream: server.endpoint)
+        let served = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for client in 0..<30 {
+                group.addTask {
+                    try await offload {
+                        let socket = try BlockingSocket.connect(to: endpoint)
+                        defer { socket.close() }
+                        return try Self.echoes(socket, UInt8(client), within: .seconds(20))
+                    }
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(served == 30)
+        #expect(await relay.connectionsClosed(within: .seconds(10)))
+        var open = 0, most = 0
+        for event in relay.eventLog.events {
+            if case .opened = event.kind { open += 1 }
+            if case .closed = event.kind { open -= 1 }
+            most = max(most, open)
+        }
+        #expect(most == 1, "the log shows \(most) connections open at once under a limit of 1")
+        #expect(open == 0, "every connection's closed is logged once connectionsClosed says none is open")
+        await relay.stop()
+    }
+
     @Test func theDefaultLimitLeavesRoomUnderTheOpenFileLimit() {
         let soft = Int(min(OpenFileLimit.current.soft, UInt64(Int32.max)))
         let copying = Relay.defaultConnectionLimit(splice: false), splicing = Relay.defaultConnectionLimit(splice: true)

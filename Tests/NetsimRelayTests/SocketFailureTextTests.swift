@@ -25,6 +25,14 @@ struct SocketFailureTextTests {
         }
         try await group.shutdownGracefully()
     }
+
+    /// An upstream connect that failed for want of descriptors, in the event log's words (QA 39:
+    /// `socket(domain:type:protocolSubtype:): Too many open files) (errno: 24)`).
+    @Test func anUpstreamFailureIsLoggedInWords() {
+        let (reason, detail) = SocketFailureText.classify(IOError(errnoCode: EMFILE, reason: "socket(domain:type:protocolSubtype:)"))
+        #expect(reason == .other)
+        #expect(detail == "too many open files (errno 24)")
+    }
 }
 
 extension Result where Failure == any Error {
