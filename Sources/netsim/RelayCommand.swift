@@ -133,7 +133,13 @@ struct RelayCommand: AsyncParsableCommand {
         if let profile = link.profile, profile.dnsDelay != nil {
             printStatus("  note: --profile \(profile.name) delays DNS answers; the relay resolves nothing for its clients (use netsim proxy or netsim shell)")
         }
-        for rule in configuration.faults { printStatus("  fault: \(rule)") }
+        for rule in configuration.faults {
+            printStatus("  fault: \(rule)")
+            // A warning, not an error: one fault list may serve relays with and without interception.
+            if interception == nil, rule.kind.actsOnInterceptedHTTP2Only {
+                printStatus("  note: \(rule.kind.faultName) acts on HTTP/2 the relay intercepts; without --tls intercept it does nothing", level: .warning)
+            }
+        }
         printConnectionLimit(relay.connectionLimit, explicit: maxConnections, splice: splice)
         if let recorder { printStatus("  recording: \(recorder.path)\(keyLog.map { " (TLS secrets: \($0.url.path))" } ?? "")") }
         if let exporter { printStatus("  metrics: http://\(exporter.address)/metrics") }

@@ -146,6 +146,15 @@ struct RelayProcessTests {
         #expect(result.standardError.hasSuffix("netsim relay: stopped\n"), "\(result.standardError)")
     }
 
+    /// An HTTP/2 fault on a relay that does not intercept TLS can never act: the status says so
+    /// (QA 39: `--fault goaway` was accepted and did nothing, without a word).
+    @Test func anHTTP2FaultWithoutInterceptionIsNoted() async throws {
+        let result = try await Self.start(["relay", "--upstream", "127.0.0.1:9", "--fault", "goaway", "--fault", "rst", "--duration", "1s"]).result(within: .seconds(10))
+        #expect(result.status == 0)
+        #expect(result.standardError.contains("note: goaway acts on HTTP/2 the relay intercepts; without --tls intercept it does nothing"), "\(result.standardError)")
+        #expect(!result.standardError.contains("note: rst"), "\(result.standardError)")
+    }
+
     @Test func aBadFlagExitsWithAUsageError() async throws {
         let result = try await Self.start(["relay", "--upstream", "127.0.0.1:9", "--loss", "2"]).result(within: .seconds(10))
         #expect(result.status == 64)

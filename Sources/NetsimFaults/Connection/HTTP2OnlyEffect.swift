@@ -13,3 +13,9 @@ struct HTTP2OnlyEffect: FaultEffect {
         return .done
     }
 }
+
+extension FaultKind {
+    /// True for the faults that act only on HTTP/2 the relay intercepts (`goaway`, `max-streams`,
+    /// `rst-stream`): a relay that does not intercept TLS never sees any, and they do nothing.
+    public var actsOnInterceptedHTTP2Only: Bool { fault.makeEffect() is HTTP2OnlyEffect }
+}
