@@ -140,29 +140,3 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async 
     }
     return condition()
 }
-
-/// A port bound on 127.0.0.1 but not listening: connecting to it is refused, and as long as this
-/// holds it no other socket (another test's server) can take the port.
-final class RefusingPort {
-    let port: Int
-    private let fd: Int32
-
-    init() throws {
-        let fd = socket(AF_INET, streamSocketType, 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else {
-            close(fd)
-            throw SocketFailure.other(errno: errno)
-        }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { close(fd) }
-}

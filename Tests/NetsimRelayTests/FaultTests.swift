@@ -328,11 +328,9 @@ struct FaultTests {
     }
 
     @Test func refusedUpstreamResetsTheClient() async throws {
-        // A port that was just free: nothing listens there.
-        let probe = try LoopbackServer { _ in }
-        let dead = probe.endpoint
-        probe.stop()
-        try await withRelay(upstream: dead) { relay, endpoint in
+        // A port bound and not listening: no other test's server can be handed it.
+        let refusing = try RefusingPort()
+        try await withRelay(upstream: refusing.endpoint) { relay, endpoint in
             let failure = try await offload { () -> SocketFailure? in
                 let socket = try BlockingSocket.connect(to: endpoint)
                 do { _ = try socket.receive(timeout: .seconds(2)); return nil } catch let f as SocketFailure { return f }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import NetsimLoopback
 import NetsimRelay
 import Testing
 
@@ -15,8 +16,9 @@ struct SocketFailureTextTests {
             let busy = await Result(catching: { try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: port).get() })
             #expect(busy.failureText?.hasPrefix("address already in use") == true, "\(busy.failureText ?? "bound")")
             try await first.close()
-            // Nothing listens on the port now.
-            let refused = await Result(catching: { try await ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port).get() })
+            // A port bound and not listening (a closed one may be handed to another test's server).
+            let refusing = try RefusingPort()
+            let refused = await Result(catching: { try await ClientBootstrap(group: group).connect(host: "127.0.0.1", port: refusing.port).get() })
             #expect(refused.failureText?.hasPrefix("connection refused") == true, "\(refused.failureText ?? "connected")")
             let unknown = await Result(catching: { try await ClientBootstrap(group: group).connect(host: "no-such-host.invalid", port: 80).get() })
             #expect(unknown.failureText?.hasPrefix("the name no-such-host.invalid does not resolve") == true, "\(unknown.failureText ?? "connected")")

@@ -73,10 +73,9 @@ struct DriverTests {
 
     @Test(arguments: drivers)
     func refusedConnect(_ name: String) async throws {
-        // A port that was just listening and is closed now.
-        let server = BuiltinServer(routes: [])
-        let closed = try await server.start()
-        await server.stop()
+        // A port bound and not listening: no other test's server can be handed it.
+        let refusing = try RefusingPort()
+        let closed = refusing.endpoint
         let driver = Self.make(name, Self.client(name, timeout: .seconds(2), retries: 0))
         let started = ContinuousClock.now
         let response = try await Self.get(driver, closed, "/hello")
