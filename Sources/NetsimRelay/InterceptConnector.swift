@@ -27,12 +27,15 @@ struct InterceptConnector: UpstreamConnector {
         let upstream: NIOSSLContext
         let upstreamHTTP2: NIOSSLContext
         let serverName: String?
+        /// False under `--upstream-insecure`.
+        let verifiesUpstream: Bool
 
         init(_ interception: TLSInterception) throws {
             clientFacing = try NIOSSLContext(configuration: interception.clientFacing)
             upstream = try NIOSSLContext(configuration: interception.upstream)
             upstreamHTTP2 = try NIOSSLContext(configuration: interception.upstreamHTTP2)
             serverName = interception.upstreamServerName
+            verifiesUpstream = interception.upstream.certificateVerification != .none
         }
     }
 
@@ -40,8 +43,8 @@ struct InterceptConnector: UpstreamConnector {
         self.relay = relay
         self.base = base
         clientFacing = contexts.clientFacing
-        upstream = TLSUpstreamConnector(base: base, context: contexts.upstream, serverName: contexts.serverName)
-        upstreamHTTP2 = TLSUpstreamConnector(base: base, context: contexts.upstreamHTTP2, serverName: contexts.serverName)
+        upstream = TLSUpstreamConnector(base: base, context: contexts.upstream, serverName: contexts.serverName, verifies: contexts.verifiesUpstream)
+        upstreamHTTP2 = TLSUpstreamConnector(base: base, context: contexts.upstreamHTTP2, serverName: contexts.serverName, verifies: contexts.verifiesUpstream)
     }
 
     var name: String { "\(base.name) (TLS intercepted)" }
@@ -73,16 +76,18 @@ struct TLSUpstreamConnector: UpstreamConnector {
     let base: any UpstreamConnector
     let context: NIOSSLContext
     let serverName: String?
+    /// The certificate is verified (not `--upstream-insecure`): its name too (``UpstreamNameCheck``).
+    let verifies: Bool
 
     var name: String { base.name }
 
     func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
-        let context = self.context
+        let (context, verifies) = (self.context, self.verifies)
         let serverName = self.serverName ?? ServerName.sni(forEndpoint: base.name)
         return base.connect(for: connection, on: eventLoop, timeout: timeout) { channel in
             channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: serverName))
+                try channel.pipeline.syncOperations.addHandler(try UpstreamNameCheck.handler(context, serverName: serverName, verifies: verifies))
             }.flatMap { initializer(channel) }
         }
     }

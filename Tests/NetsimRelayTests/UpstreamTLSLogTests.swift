@@ -73,6 +73,26 @@ struct UpstreamTLSLogTests {
         #expect(failures.contains { $0.hasPrefix("TLS with upstream failed") && $0.lowercased().contains("hostname") }, "\(events.map(\.kind))")
     }
 
+    /// The upstream reached as `localhost` (at 127.0.0.1) presents a certificate for 127.0.0.1
+    /// alone: it does not carry the name, and is refused as a certificate for another name is.
+    /// swift-nio-ssl's own check passed it, matching the address connected to (QA 41).
+    @Test func aCertificateForTheAddressAloneDoesNotCarryTheName() async throws {
+        let (curl, events) = try await Self.run(serverNames: [.ip([127, 0, 0, 1])])
+        #expect(!curl.hasSuffix(" 200"), "\(curl)")
+        #expect(Self.failures(events).contains { $0.hasPrefix("TLS with upstream failed") && $0.contains("failedToValidateHostname") }, "\(events.map(\.kind))")
+    }
+
+    /// RFC 6125's rules: one whole left-most label for `*`, case and a trailing dot ignored.
+    @Test func namesMatchAsRFC6125Says() {
+        #expect(UpstreamNameCheck.matches("API.Example.test.", "api.example.test"))
+        #expect(UpstreamNameCheck.matches("*.example.test", "api.example.test"))
+        #expect(!UpstreamNameCheck.matches("*.example.test", "example.test"))
+        #expect(!UpstreamNameCheck.matches("*.example.test", "a.b.example.test"))
+        #expect(!UpstreamNameCheck.matches("*.example.test", ".example.test"))
+        #expect(!UpstreamNameCheck.matches("api.example.test", "www.example.test"))
+        #expect(!UpstreamNameCheck.matches("*.", "a"))
+    }
+
     @Test func aCloseWithoutCloseNotifyAfterAWholeAnswerIsNoFailure() async throws {
         let (curl, events) = try await Self.run(serverNames: ServerName.loopback)
         #expect(curl == "hello 200", "\(curl)")
