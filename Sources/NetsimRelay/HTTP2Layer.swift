@@ -204,6 +204,14 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
         lastClientStream = max(lastClientStream, stream)
     }
 
+    /// The `max-streams` limit in force when client stream `stream` would exceed it (that many
+    /// streams opened before it are still open), else nil. NIO enforces an advertised limit only
+    /// once the client acknowledged it, so streams opened before the SETTINGS arrived all ran.
+    func exceedsStreamLimit(_ stream: Int) -> Int? {
+        guard let limit = maxStreamsFaults.last?.1 else { return nil }
+        return openStreams.lazy.filter { $0 < stream }.count >= limit ? limit : nil
+    }
+
     func streamClosed(_ stream: Int) {
         openStreams.remove(stream)
         if drainingAfterGoAway, openStreams.isEmpty { closeAfterPendingFrames() }

@@ -53,15 +53,16 @@ final class HTTP2ClientStream: ChannelInboundHandler {
                 return
             }
             let request = HTTPRequestSummary(h2: headers.headers)
+            if let limit = layer.exceedsStreamLimit(streamID) {
+                // Over the limit `max-streams` advertised, as a server enforcing it refuses (RFC
+                // 9113 5.1.2), also a stream opened before the client had that SETTINGS (QA 41).
+                return refuse(request, by: MaxStreams.faultName,
+                              detail: "stream \(streamID) reset with REFUSED_STREAM: \(limit) stream(s) already open, SETTINGS_MAX_CONCURRENT_STREAMS", context: context)
+            }
             let reset = layer.takeReset()
             if reset == .refused {
                 // Refused before the server saw it: nothing was processed.
-                state = .answered
-                layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), answeredBy: RstStream.name,
-                                       tag: request.tag, version: .http2, stream: streamID))
-                layer.log(.faultFired(fault: RstStream.faultName, detail: "stream \(streamID) reset with REFUSED_STREAM before the server saw it"))
-                context.writeAndFlush(wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
-                return
+                return refuse(request, by: RstStream.faultName, detail: "stream \(streamID) reset with REFUSED_STREAM before the server saw it", context: context)
             }
             if let (fault, reply) = layer.standInReply(to: request) {
                 state = .answered
@@ -80,6 +81,16 @@ final class HTTP2ClientStream: ChannelInboundHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         upstream?.flush()
+    }
+
+    /// Resets the stream with REFUSED_STREAM before the server sees its request (nothing was
+    /// processed: the client may send it again).
+    private func refuse(_ request: HTTPRequestSummary, by fault: FaultName, detail: String, context: ChannelHandlerContext) {
+        state = .answered
+        layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), answeredBy: fault.rawValue,
+                               tag: request.tag, version: .http2, stream: streamID))
+        layer.log(.faultFired(fault: fault, detail: detail))
+        context.writeAndFlush(wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -285,9 +285,30 @@ struct InterceptionTests {
         #expect(settings.settings[3] == 1, "SETTINGS_MAX_CONCURRENT_STREAMS: \(settings.settings)")
     }
 
-    /// The frames an h2 server sends a client that sent only the preface, up to its first SETTINGS
-    /// (waited for, at most 20 s).
-    func serverFrames(_ endpoint: Endpoint, authority: CertificateAuthority) async throws -> [HTTP2Frames.Frame] {
+    /// A client opens three streams at once, before it has read the relay's SETTINGS (so it has
+    /// not acknowledged `max-streams=1`): the two past the limit are refused, as by a server that
+    /// enforces the limit it advertised. NIO alone applies it only once acknowledged, and all
+    /// three ran (QA 41, with curl -Z).
+    @Test func streamsPastMaxStreamsAreRefusedEvenBeforeTheSettingsAreAcknowledged() async throws {
+        let setup = try Setup()
+        let (relay, endpoint) = try await setup.relay(faults: [FaultRule(.maxStreams(1))])
+        // HEADERS (END_STREAM, END_HEADERS) for GET https://localhost/slow, HPACK literals.
+        func headers(_ stream: UInt8) -> [UInt8] {
+            let block: [UInt8] = [0x82, 0x87] + [0x04, 5] + Array("/slow".utf8) + [0x01, 9] + Array("localhost".utf8)
+            return [0, 0, UInt8(block.count), 1, 0x05, 0, 0, 0, stream] + block
+        }
+        let refused: @Sendable ([HTTP2Frames.Frame]) -> [Int] = { frames in frames.filter { $0.type == 3 && $0.payload == [0, 0, 0, 7] }.map(\.stream) }
+        let frames = try await serverFrames(endpoint, authority: setup.authority, then: headers(1) + headers(3) + headers(5)) { refused($0).count >= 2 }
+        await relay.stop()
+        await setup.server.stop()
+        #expect(refused(frames) == [3, 5], "RST_STREAM(REFUSED_STREAM) on: \(refused(frames))")
+        #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("stream 3 reset with REFUSED_STREAM: 1 stream(s) already open") } else { false } })
+    }
+
+    /// The frames an h2 server sends a client that sent the preface (then `then`), until `until`
+    /// holds (by default, up to its first SETTINGS; waited for at most 20 s).
+    func serverFrames(_ endpoint: Endpoint, authority: CertificateAuthority, then: [UInt8] = [],
+                      until: @escaping @Sendable ([HTTP2Frames.Frame]) -> Bool = { $0.contains { $0.type == 4 && $0.flags & 1 == 0 } }) async throws -> [HTTP2Frames.Frame] {
         let received = NIOLockedValueBox<[UInt8]>([])
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let settingsArrived = group.next().makePromise(of: Void.self)
@@ -297,12 +318,12 @@ struct InterceptionTests {
                 try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
                 try channel.pipeline.syncOperations.addHandler(ByteCollector { bytes in
                     let all = received.withLockedValue { $0 += bytes; return $0 }
-                    if HTTP2Frames.parse(all).contains(where: { $0.type == 4 && $0.flags & 1 == 0 }) { settingsArrived.succeed(()) }
+                    if until(HTTP2Frames.parse(all)) { settingsArrived.succeed(()) }
                 })
             }
         }.connect(host: endpoint.host, port: endpoint.port).get()
         var preface = channel.allocator.buffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-        preface.writeBytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+        preface.writeBytes([0, 0, 0, 4, 0, 0, 0, 0, 0] + then)
         try await channel.writeAndFlush(preface)
         let deadline = group.next().scheduleTask(in: .seconds(20)) { settingsArrived.fail(ChannelError.connectTimeout(.seconds(20))) }
         try? await settingsArrived.futureResult.get()
