@@ -1,4 +1,5 @@
 import NIOCore
+import NetsimAccept
 import NetsimCore
 import NetsimFaults
 
@@ -48,7 +49,9 @@ extension ConnectionPair {
     func updatePath() {
         switch splicePath.state {
         case .copy:
-            if wantsSplice, !client.outputClosed, upstream?.outputClosed == false { enterSplice() }
+            // Not while descriptors have run out: its pipes and copies would take the room the
+            // reserve gave back to the runtime (QA 42: 48 of 48 while paused, with --splice).
+            if wantsSplice, !DescriptorReserve.isGivenBack, !client.outputClosed, upstream?.outputClosed == false { enterSplice() }
         case .entering:
             if !wantsSplice { backToCopy() }
         case .splicing:
@@ -127,7 +130,7 @@ extension ConnectionPair {
     }
 
     private func startSplicing() {
-        guard splicePath.forwarder == nil, wantsSplice, let upstream, let clientFD = client.withDescriptor({ $0 }),
+        guard splicePath.forwarder == nil, wantsSplice, !DescriptorReserve.isGivenBack, let upstream, let clientFD = client.withDescriptor({ $0 }),
               let upstreamFD = upstream.withDescriptor({ $0 }) else { return backToCopy() }
         switch SpliceForwarder.start(on: eventLoop, client: clientFD, upstream: upstreamFD, onReady: { [self] in afterPass($0) }) {
         case .success(let forwarder):
