@@ -31,7 +31,7 @@ public enum QueueLimit: Equatable, Sendable, CustomStringConvertible {
         // A byte queue smaller than one full-size packet drops every such packet: a typo for `10p`.
         guard count.bytes >= Self.fullSizePacket else {
             throw UnitParseError(input: text, expected: "a queue that holds a full-size packet (\(Self.fullSizePacket) bytes)",
-                                 allowedForms: "\(Self.fullSizePacket) bytes or more (64KB, 150000), or a packet count (\(text)p)")
+                                 allowedForms: "\(Self.fullSizePacket) bytes or more (64KB, 150000), or a packet count (\(Int(text) != nil ? text : "10")p)")
         }
         self = .bytes(count.bytes)
     }

@@ -67,15 +67,23 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
     }
 
     /// Spaces up to the column (tabs kept, so the caret lines up however tabs are shown; two for a
-    /// character a terminal shows two cells wide, as 日本), then `^`.
+    /// character a terminal shows two cells wide, as 日本, none for a combining mark), then `^`.
     static func caret(under column: Int, in line: String) -> String {
         var pad = ""
         for scalar in line.unicodeScalars.prefix(max(0, column - 1)) {
-            pad += scalar == "\t" ? "\t" : isWide(scalar) ? "  " : " "
+            pad += scalar == "\t" ? "\t" : isWide(scalar) ? "  " : isZeroWidth(scalar) ? "" : " "
         }
         let missing = max(0, column - 1) - line.unicodeScalars.count
         if missing > 0 { pad += String(repeating: " ", count: missing) }
         return pad + "^"
+    }
+
+    /// Combining marks and format characters (U+0301 after an e, U+200B, U+FEFF): no cell.
+    static func isZeroWidth(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: true
+        default: false
+        }
     }
 
     /// East Asian wide and fullwidth characters, and emoji: two terminal cells (the main blocks of

@@ -19,6 +19,8 @@ import Glibc
         #expect { try QueueLimit(parsing: "10") } throws: {
             "\($0)" == "'10' is not a queue that holds a full-size packet (1500 bytes); write it as 1500 bytes or more (64KB, 150000), or a packet count (10p)"
         }
+        // The packet count suggested is one that parses (QA 42: '1KB' suggested '1KBp').
+        #expect { try QueueLimit(parsing: "1KB") } throws: { "\($0)".hasSuffix("or a packet count (10p)") }
         #expect(QueueLimit.standard == .packets(1000))
     }
 

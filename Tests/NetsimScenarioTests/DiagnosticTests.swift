@@ -85,6 +85,7 @@ struct DiagnosticTests {
     @Test func caretSkipsTwoCellsForAWideCharacter() {
         #expect(ScenarioErrors.caret(under: 5, in: "日本: 7") == "      ^")
         #expect(ScenarioErrors.caret(under: 4, in: "é: 7") == "   ^", "an accented letter is one cell")
+        #expect(ScenarioErrors.caret(under: 5, in: "e\u{301}: 7") == "   ^", "so is one written e + a combining accent (QA 42)")
     }
 
     @Test func aLongLineIsShownAroundTheColumn() {
