@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOSSL
 import NetsimCore
 import NetsimRelay
 import NetsimTLS
@@ -26,7 +27,7 @@ struct TLSOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("With --tls intercept: the protocols offered to clients by ALPN, in order. Offer h2 only when upstream speaks it (an h2 client is carried on an h2 connection to upstream). Default: http/1.1. Example: --alpn h2,http/1.1", valueName: "list"),
             transform: TLSOptions.parseProtocols)
-    var alpn: [ApplicationProtocol] = [.http1]
+    var alpn: [ApplicationProtocol]?
 
     static func parseProtocols(_ text: String) throws -> [ApplicationProtocol] {
         let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
@@ -49,6 +50,9 @@ struct TLSOptions: ParsableArguments {
         if tls == .passthrough, upstreamCA != nil || upstreamInsecure || upstreamName != nil {
             throw ValidationError("--upstream-ca, --upstream-insecure and --upstream-name go with --tls intercept (in passthrough the client verifies upstream itself)")
         }
+        if tls == .passthrough, alpn != nil {
+            throw ValidationError("--alpn goes with --tls intercept (in passthrough the client and upstream negotiate it themselves)")
+        }
         // Checked here, where a usage error names the subcommand: thrown from run(), it was
         // printed with the root command's usage.
         if let upstreamCA {
@@ -56,6 +60,10 @@ struct TLSOptions: ParsableArguments {
             guard FileManager.default.fileExists(atPath: upstreamCA, isDirectory: &isFolder), !isFolder.boolValue,
                   FileManager.default.isReadableFile(atPath: upstreamCA) else {
                 throw ValidationError("--upstream-ca \(upstreamCA): there is no such readable file; give the CA's certificate (PEM)")
+            }
+            // Here too, so a key or a DER file is a usage error like the others (it exited 1: QA 41).
+            guard let certificates = try? NIOSSLCertificate.fromPEMFile(upstreamCA), !certificates.isEmpty else {
+                throw ValidationError("--upstream-ca \(upstreamCA) is not one or more PEM certificates (-----BEGIN CERTIFICATE-----); give the CA's certificate")
             }
         }
     }
@@ -84,7 +92,7 @@ struct TLSOptions: ParsableArguments {
         do {
             let authority = try CertificateAuthority.load(from: .fromEnvironment())
             let interception = try TLSInterception(authority: authority, upstreamTrust: trust, upstreamServerName: upstreamName,
-                                                   protocols: alpn, keyLog: keyLog)
+                                                   protocols: alpn ?? [.http1], keyLog: keyLog)
             return (interception, authority)
         } catch let error as TLSSetupError {
             throw RuntimeError(error.description)  // not a usage error: ArgumentParser would print the root's usage

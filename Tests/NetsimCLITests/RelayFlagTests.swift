@@ -128,5 +128,8 @@ struct RelayFlagTests {
         #expect(message(["--tls", "decrypt"]).contains("passthrough"))
         // A missing CA file is a usage error of `relay` (it came from run(), with the root's usage).
         #expect(message(["--tls", "intercept", "--upstream-ca", "/nonexistent.pem"]).contains("--upstream-ca /nonexistent.pem: there is no such readable file"))
+        // QA 41: a file that is not PEM certificates exited 1, and --alpn without interception was ignored.
+        #expect(message(["--tls", "intercept", "--upstream-ca", "/etc/passwd"]).contains("--upstream-ca /etc/passwd is not one or more PEM certificates"))
+        #expect(message(["--alpn", "h2"]).contains("--alpn goes with --tls intercept"))
     }
 }
