@@ -50,7 +50,7 @@ struct TestCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Scenarios run at once. Default: 2", valueName: "n"))
     var jobs: Int = 2
 
-    @Option(help: ArgumentHelp("Record each scenario's relayed connections to DIR/<scenario-name>.pcap (the folder is created). Example: --pcap captures/", valueName: "dir"))
+    @Option(help: ArgumentHelp("Record each scenario's relayed connections to DIR/<scenario-name>.pcap, or DIR/<scenario-name>-<client>.pcap with --client or --exec (the folder is created). Example: --pcap captures/", valueName: "dir"))
     var pcap: String?
 
     @Option(help: ArgumentHelp("Run only the I-th of N disjoint parts of the scenarios, split by name the same way on every machine (one CI runner each; 1 ≤ I ≤ N). Example: --shard 2/4", valueName: "I/N"))
