@@ -20,7 +20,7 @@ import NIOCore
 /// Turning `autoRead` off withdraws that read (NIO unregisters the socket). While it waits, the
 /// process's ``DescriptorReserve`` is given back, so the runtime has descriptors to open.
 public final class AcceptBackoff: ChannelInboundHandler, @unchecked Sendable {
-    // `@unchecked Sendable`: `exhausted` and `lastPause` are only touched on the listener's event loop.
+    // `@unchecked Sendable`: `exhausted`, `lastPause` and `holdsReserve` are only touched on the listener's event loop.
     public typealias InboundIn = any Channel
     public typealias InboundOut = any Channel
 
@@ -36,6 +36,10 @@ public final class AcceptBackoff: ChannelInboundHandler, @unchecked Sendable {
     private var exhausted = false
     /// When the listener last paused for want of descriptors.
     private var lastPause: NIODeadline?
+    /// This listener's pause holds the ``DescriptorReserve`` given back, until it resumes or is
+    /// removed (a listener closed, or its loop shut down, within the wait never resumes: the
+    /// reserve stayed given back, and every later upstream connect in the process waited for good).
+    private var holdsReserve = false
 
     /// - Parameters:
     ///   - onPause: told each failure that pauses the listener (the relay logs it), and whether it
@@ -53,6 +57,17 @@ public final class AcceptBackoff: ChannelInboundHandler, @unchecked Sendable {
         self.resume = resume
         self.onRecover = onRecover
         DescriptorReserve.prepare()
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        releaseReserve()
+    }
+
+    /// Ends this listener's hold on the reserve (the last to end takes it back).
+    private func releaseReserve() {
+        guard holdsReserve else { return }
+        holdsReserve = false
+        DescriptorReserve.listenerResuming()
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -81,11 +96,14 @@ public final class AcceptBackoff: ChannelInboundHandler, @unchecked Sendable {
             let first = lastPause.map { now - $0 >= Self.quiet } ?? true
             exhausted = true
             lastPause = now
-            DescriptorReserve.listenerPaused()  // room for the runtime while no accept takes it
+            if !holdsReserve {
+                holdsReserve = true
+                DescriptorReserve.listenerPaused()  // room for the runtime while no accept takes it
+            }
             onPause(error, first)
             let channel = context.channel
-            context.eventLoop.scheduleTask(in: Self.wait) { [resume] in
-                DescriptorReserve.listenerResuming()
+            context.eventLoop.scheduleTask(in: Self.wait) { [self] in
+                releaseReserve()
                 resume(channel)
             }
         }

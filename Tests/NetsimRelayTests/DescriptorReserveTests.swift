@@ -2,6 +2,7 @@
 import Dispatch
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOEmbedded
 import NIOPosix
 import Testing
 
@@ -56,5 +57,19 @@ struct DescriptorReserveTests {
         #expect { try waited.wait() } throws: { ($0 as? IOError)?.errnoCode == EMFILE }
         DescriptorReserve.listenerResuming()
         try DescriptorReserve.openable(on: loop).wait()  // not paused: at once
+    }
+
+    /// A listener closed while it waits (a relay stopped within the second) gives up its pause:
+    /// before, its resume never ran once its loop was gone, and the reserve stayed given back for
+    /// the process, so every later upstream connect in it waited for good.
+    @Test func aListenerRemovedWhileItWaitsEndsItsPause() throws {
+        DescriptorReserve.prepare()
+        let listener = EmbeddedChannel(handler: AcceptBackoff())
+        listener.pipeline.fireErrorCaught(IOError(errnoCode: EMFILE, reason: "accept"))
+        #expect(DescriptorReserve.isGivenBack)
+        #expect(throws: IOError.self) { try listener.throwIfErrorCaught() }  // passed on, as NIO's accept error
+        _ = try listener.finish()
+        #expect(!DescriptorReserve.isGivenBack, "the removed listener still holds the reserve given back")
+        #expect(DescriptorReserve.held == DescriptorReserve.size)
     }
 }
