@@ -10,7 +10,7 @@ public struct MaxStreams: Fault {
     public static let syntax = "=N"
     public static let example = "max-streams=1"
     public static let scope = FaultScope.request
-    public static let summary = "h2: SETTINGS_MAX_CONCURRENT_STREAMS lowered to N; extra streams are refused"
+    public static let summary = "h2: SETTINGS_MAX_CONCURRENT_STREAMS lowered to N; extra streams are refused (REFUSED_STREAM), also those a client opened before the SETTINGS reached it"
 
     /// What a lifted fault restores (NIOHTTP2's default).
     public static let normal = 100
