@@ -22,7 +22,7 @@ import NIOCore
 ///
 /// The reserve is the process's: the first listener to pause gives it back, the last to resume
 /// takes it again (as much of it as it can open then). While it is given back, what would open a
-/// socket waits (``whenOpenable(_:)``): a relay's upstream connects for connections accepted just
+/// socket waits (``openable(on:)``): a relay's upstream connects for connections accepted just
 /// before the pause took the freed room at once under load, and the table was full again.
 public enum DescriptorReserve {
     /// How many descriptors the reserve holds.

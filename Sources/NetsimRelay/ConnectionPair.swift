@@ -341,7 +341,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         run { $0.upstreamFailed(reason, detail: detail) }
     }
 
-
     // MARK: Relay-level
 
     /// Runs `body` at `deadline` (event-loop time) unless the connection finished first.

@@ -30,7 +30,7 @@ extension Relay {
                 httpLayers[target.id] = target
             } else if let pair = target as? ConnectionPair {
                 pairs[target.id] = pair
-                // One the listener accepted was counted then (``Relay/accepted(_:)``).
+                // One the listener accepted was counted then (``Relay/accepted(_:by:)``).
                 let counted = pair.client.channel.map { acceptLimit.waiting.remove(ObjectIdentifier($0)) != nil } ?? false
                 if !counted { full = crossedConnectionLimit(registered: true) }
             }
