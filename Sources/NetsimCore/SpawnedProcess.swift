@@ -98,9 +98,10 @@ public final class SpawnedProcess: Sendable {
         var pid = pid_t()
         // ETXTBSY: a script written just before (a test's, a user's) is still open for writing in
         // a child another thread is starting, between its clone and its exec, which closes it.
-        // That lasts microseconds: try again, 20 times 10 ms at most (a CI run failed on it once).
+        // That lasts microseconds: try again, every 10 ms for 1 s at most (a CI run failed on it
+        // once). A blocking wait, as the spawn itself is, and only while the file is busy.
         var code: Int32 = ETXTBSY
-        for attempt in 0..<20 where code == ETXTBSY {
+        for attempt in 0..<100 where code == ETXTBSY {
             if attempt > 0 { usleep(10_000) }
             code = stdio.withUnsafeBufferPointer { stdio in
                 cnetsim_spawn(&pid, executable, searchPath ? 1 : 0, argv, envp, directory, stdio.baseAddress)

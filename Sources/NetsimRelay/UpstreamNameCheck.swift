@@ -39,8 +39,7 @@ enum UpstreamNameCheck {
     /// RFC 6125 6.4: the names equal ignoring case and a trailing dot, or `pattern` is
     /// `*.REST` and `name` is one more label, without a dot, in front of REST.
     static func matches(_ pattern: String, _ name: String) -> Bool {
-        var pattern = pattern.lowercased()
-        if pattern.hasSuffix(".") { pattern.removeLast() }
+        guard case .dns(let pattern) = ServerName(pattern) else { return false }  // lowercased, no trailing dot
         if pattern == name { return true }
         guard pattern.hasPrefix("*."), let dot = name.firstIndex(of: ".") else { return false }
         let rest = pattern.dropFirst(2)

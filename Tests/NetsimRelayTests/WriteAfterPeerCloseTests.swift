@@ -10,7 +10,7 @@ import Testing
 @Suite("Write after the server closed", .serialized)
 struct WriteAfterPeerCloseTests {
     /// Answers one chunk, then closes its socket fully and signals `closed`, once its FIN has
-    /// been acknowledged (FIN_WAIT2), so the relay's kernel has it. Closing at once, the FIN could
+    /// been acknowledged (a close with SO_LINGER waits for that), so the relay's kernel has it. Closing at once, the FIN could
     /// still wait in a busy CPU's backlog while the client's next bytes reached the server and its
     /// RST came back first: the relay, having seen no FIN, rightly passed on a reset alone (CI,
     /// once: `connection reset by peer` where `eof` was expected).
@@ -18,20 +18,11 @@ struct WriteAfterPeerCloseTests {
         try LoopbackServer { socket in
             guard let chunk = try? socket.receive(timeout: .seconds(5)), !chunk.isEmpty else { return }
             try? socket.send(chunk)
-            shutdown(socket.fd, Int32(SHUT_WR))
-            let finAcknowledged = ContinuousClock.now + .seconds(10)
-            while tcpState(socket) != 5 /* TCP_FIN_WAIT2 */, ContinuousClock.now < finAcknowledged { usleep(1000) }
+            var linger = linger(l_onoff: 1, l_linger: 10)  // close(2) returns once the FIN is acknowledged (10 s at most)
+            setsockopt(socket.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
             socket.close()
             closed.signal()
         }
-    }
-
-    /// The kernel's state of `socket`'s connection (`tcpi_state`, the first byte of `tcp_info`).
-    static func tcpState(_ socket: BlockingSocket) -> UInt8? {
-        var info = [UInt8](repeating: 0, count: 256)
-        var length = socklen_t(info.count)
-        guard getsockopt(socket.fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return nil }
-        return info[0]
     }
 
     /// Waits until poll(2) reports one of `events` on `socket` or `within` has passed.
