@@ -74,8 +74,9 @@ public enum EventKind: Sendable, Equatable {
     case faultAdded(fault: FaultName, rule: String)
     /// A fault acted on a connection (or on the listener when `connection` is nil).
     case faultFired(fault: FaultName, detail: String)
-    /// A fault stopped acting.
-    case faultLifted(fault: FaultName)
+    /// A fault stopped acting. `cutShort` says why when its window had not ended (`relay
+    /// stopped`): a fault announced "for 10s" gets its end in the log whatever ended it.
+    case faultLifted(fault: FaultName, cutShort: String? = nil)
     /// The link model changed.
     case linkChanged(description: String)
     /// The client under test started a request (scenario runs).

@@ -63,7 +63,8 @@ extension EventKind {
         case .halfClosed(let side): [("by", .string(side.rawValue))]
         case .faultAdded(let fault, let rule): [("fault", .string(fault.rawValue)), ("rule", .string(rule))]
         case .faultFired(let fault, let detail): [("fault", .string(fault.rawValue)), ("detail", .string(detail))]
-        case .faultLifted(let fault): [("fault", .string(fault.rawValue))]
+        case .faultLifted(let fault, let cutShort):
+            [("fault", .string(fault.rawValue))] + (cutShort.map { [("cut_short", JSONValue.string($0))] } ?? [])
         case .linkChanged(let description): [("link", .string(description))]
         case .requestStarted(let name, let index, let method, let path):
             [("name", .string(name)), ("index", .int(index)), ("method", .string(method)), ("path", .string(path))]

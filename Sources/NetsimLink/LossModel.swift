@@ -65,13 +65,25 @@ public enum LossModel: Equatable, Sendable {
 
 extension LossModel: CustomStringConvertible {
     /// `2%` for Bernoulli; `2% bursty (p 0.5%, r 25%, bad 100%, good 0%)` for Gilbert–Elliott.
+    ///
+    /// A chain that cannot make bursts says what it does instead: with p = 0 it never leaves
+    /// the good state, with r = 0 it never leaves the bad one once there, and with equal losses
+    /// in both states the state does not matter; each of these loses segments independently.
     public var description: String {
         switch self {
         case .bernoulli(let probability):
             return probability.description
         case .gilbertElliott(let p, let r, let badLoss, let goodLoss):
             let average = Probability(fraction: min(1, max(0, averageLoss)))
-            return "\(average) bursty (p \(p), r \(r), bad \(badLoss), good \(goodLoss))"
+            let parameters = "(p \(p), r \(r), bad \(badLoss), good \(goodLoss))"
+            if p.fraction == 0 {
+                return "\(goodLoss) independent, never leaving the good state \(parameters)"
+            } else if badLoss == goodLoss {
+                return "\(goodLoss) independent, the same in both states \(parameters)"
+            } else if r.fraction == 0 {
+                return "\(badLoss) independent once in the bad state, which it never leaves \(parameters)"
+            }
+            return "\(average) bursty \(parameters)"
         }
     }
 }

@@ -201,7 +201,7 @@ final class HTTP2UpstreamStream: ChannelInboundHandler {
             guard !ended else { return }
             ended = true
             let error: HTTP2ErrorCode = code == .cancel ? .cancel : .internalError
-            layer.log(.faultFired(fault: RstStream.faultName, detail: "stream \(streamID) reset with \(error) after the server processed the request"))
+            layer.log(.faultFired(fault: RstStream.faultName, detail: "stream \(streamID) reset with \(error.rfcName) after the server processed the request"))
             client.writeAndFlush(HTTP2Frame.FramePayload.rstStream(error), promise: nil)
             context.close(promise: nil)
             return

@@ -102,6 +102,24 @@ extension Relay {
         for pair in open { try? await pair.eventLoop.submit { pair.lift(id) }.get() }
     }
 
+    /// The relay stops: a rule in force whose window (`--fault-for`) has not ended gets its
+    /// `fault_lifted` now, marked cut short, so every window announced in `fault_added` has an
+    /// end in the log. Taken out of the rules, so a lift due at this very moment logs nothing
+    /// more. Rules without a window are in force until the end, which `listener_closed` marks;
+    /// per-connection windows end with their connections' `closed`.
+    func logWindowsCutShort() {
+        guard announcesRules else { return }
+        let cut = lock.withLock {
+            let ids = rules.filter { _, state in
+                guard state.activatedAt != nil, state.rule.lasts != nil else { return false }
+                if case .after = state.rule.trigger { return false }
+                return true
+            }.keys.sorted { $0.raw < $1.raw }
+            return ids.compactMap { rules.removeValue(forKey: $0) }
+        }
+        for state in cut { eventLog.record(.faultLifted(fault: state.rule.kind.faultName, cutShort: "relay stopped")) }
+    }
+
     /// For faults that act once through the relay (`rst-stream`: the next request): true for the
     /// first caller only.
     func claimOnce(_ id: FaultID) -> Bool {

@@ -380,6 +380,7 @@ public final class Relay: @unchecked Sendable {
     /// shuts them down.
     public func stop() async {
         for task in lock.withLock({ rules.values.flatMap(\.scheduled) }) { task.cancel() }
+        logWindowsCutShort()
         await closeListenerForGood()
         let open = lock.withLock { allPairs }
         if !open.isEmpty { logger.debug("stopping: closing open connections", metadata: ["open": "\(open.count)"]) }

@@ -18,7 +18,18 @@ public final class RelayTimeline: Sendable {
     /// The instant `--fault-at` counts from (``SystemClock`` nanoseconds): when this was made.
     public let start: Int64
     private let nextConnection = NIOLockedValueBox<UInt64>(1)
-    private let lifts = NIOLockedValueBox<[Scheduled<Void>]>([])
+    private let lifts = NIOLockedValueBox<[PendingLift]>([])
+
+    /// A window's end still to be logged.
+    private struct PendingLift {
+        var task: Scheduled<Void>
+        /// When the window began (``SystemClock`` nanoseconds).
+        var begins: Int64
+        var fault: FaultName
+        var log: EventLog
+        /// Set by whichever logs the lift: its task, or ``RelayTimeline/cancel()``.
+        var logged = false
+    }
 
     public init() { start = SystemClock().now() }
 
@@ -50,15 +61,32 @@ public final class RelayTimeline: Sendable {
             }
             guard let lasts = rule.lasts else { continue }
             let name = rule.kind.faultName
-            let lift = loop.scheduleTask(in: .nanoseconds(max(0, (offset + lasts).nanoseconds - elapsed))) {
-                log.record(.faultLifted(fault: name))
+            // Each lift is logged once: by its task, or by ``cancel()`` if that comes first.
+            lifts.withLockedValue { lifts in
+                let index = lifts.count
+                let task = loop.scheduleTask(in: .nanoseconds(max(0, (offset + lasts).nanoseconds - elapsed))) { [self] in
+                    let due = self.lifts.withLockedValue { lifts in
+                        defer { lifts[index].logged = true }
+                        return !lifts[index].logged
+                    }
+                    if due { log.record(.faultLifted(fault: name)) }
+                }
+                lifts.append(PendingLift(task: task, begins: start + offset.nanoseconds, fault: name, log: log))
             }
-            lifts.withLockedValue { $0.append(lift) }
         }
     }
 
-    /// Cancels the lifts still to come (the proxy stops).
+    /// Cancels the lifts still to come (the proxy stops). A window that has begun is logged as
+    /// lifted now, cut short, so each `fault_added … for D` has its end in the log.
     public func cancel() {
-        for lift in lifts.withLockedValue({ $0 }) { lift.cancel() }
+        let now = SystemClock().now()
+        let cut = lifts.withLockedValue { lifts in
+            defer { for index in lifts.indices { lifts[index].logged = true } }
+            return lifts.filter { !$0.logged }
+        }
+        for lift in cut {
+            lift.task.cancel()
+            if lift.begins <= now { lift.log.record(.faultLifted(fault: lift.fault, cutShort: "proxy stopped")) }
+        }
     }
 }

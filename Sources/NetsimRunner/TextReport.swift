@@ -105,7 +105,7 @@ enum TimelineText {
         case .halfClosed(let side): "FIN from \(side.rawValue)"
         case .faultAdded(_, let rule): "fault added: \(rule)"
         case .faultFired(let fault, let detail): "\(fault): \(detail)"
-        case .faultLifted(let fault): "fault lifted: \(fault)"
+        case .faultLifted(let fault, let cutShort): "fault lifted: \(fault)" + (cutShort.map { " (\($0))" } ?? "")
         case .linkChanged(let description): "link: \(description)"
         case .requestStarted(let name, let index, let method, let path): "→ \(name) #\(index + 1) \(method) \(path)"
         case .requestFinished(let name, let index, let status, let error, let port):

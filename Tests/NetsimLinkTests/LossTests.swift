@@ -249,4 +249,16 @@ import Testing
         #expect(abs(mixed.averageLoss - (0.2 * 0.5 + 0.8 * 0.01)) < 1e-15)
         #expect(LossModel.gilbertElliott(averageLoss: .certain, meanBurst: 5).averageLoss == 1)
     }
+
+    /// The banner calls a chain bursty only when it can make bursts (QA 35: p = r = 0 said
+    /// "bursty" for a link that loses every segment independently at the good state's rate).
+    @Test func aChainThatCannotMakeBurstsIsNotCalledBursty() {
+        let never = LossModel.gilbertElliott(p: .zero, r: .zero, badLoss: .certain, goodLoss: .percent(1))
+        #expect(never.description == "1% independent, never leaving the good state (p 0%, r 0%, bad 100%, good 1%)")
+        let same = LossModel.gilbertElliott(p: .percent(5), r: .percent(20), badLoss: .percent(3), goodLoss: .percent(3))
+        #expect(same.description.hasPrefix("3% independent, the same in both states"))
+        let stuck = LossModel.gilbertElliott(p: .percent(1), r: .zero, badLoss: .percent(50), goodLoss: .zero)
+        #expect(stuck.description.hasPrefix("50% independent once in the bad state"))
+        #expect(LossModel.gilbertElliott(averageLoss: .percent(2), meanBurst: 4).description.hasPrefix("2% bursty (p "))
+    }
 }

@@ -270,7 +270,9 @@ struct InterceptionTests {
         // The POST reached the server once at most: after the reset (refused), or before it.
         let posts = relay.eventLog.events.filter { if case .httpRequest(_, _, _, nil, _, _, _) = $0.kind { true } else { false } }.count
         #expect(setup.server.requests.count == (code == "refused" ? 1 : processed) && posts == setup.server.requests.count)
-        #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("reset with") } else { false } })
+        // The code as RFC 9113 and Wireshark name it.
+        let named = ["refused": "REFUSED_STREAM", "internal": "INTERNAL_ERROR", "cancel": "CANCEL"][code]!
+        #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("reset with \(named)") } else { false } })
     }
 
     /// `max-streams=N` is in the first SETTINGS a new h2 connection gets (a client may open

@@ -18,14 +18,14 @@ struct PerConnectionFaultTests {
 
     /// Waits (at most 30 s) for connection `id`'s blackhole to be lifted.
     static func lift(on id: ConnectionID, in relay: Relay) async -> Event? {
-        await relay.eventLog.waitFor(timeout: .seconds(30)) { $0.connection == id && { if case .faultLifted("blackhole") = $0.kind { true } else { false } }($0) }
+        await relay.eventLog.waitFor(timeout: .seconds(30)) { $0.connection == id && { if case .faultLifted("blackhole", nil) = $0.kind { true } else { false } }($0) }
     }
 
     /// When the connection opened, and when its blackhole was lifted (seconds), once both are logged.
     static func openedAndLifted(_ events: [Event]) -> (opened: Double, lifted: Double)? {
         guard let opened = events.first(where: { if case .opened = $0.kind { true } else { false } }),
               events.contains(where: { if case .faultFired("blackhole", _) = $0.kind { true } else { false } }),
-              let lifted = events.first(where: { if case .faultLifted("blackhole") = $0.kind { true } else { false } })
+              let lifted = events.first(where: { if case .faultLifted("blackhole", nil) = $0.kind { true } else { false } })
         else { return nil }
         return (Double(opened.time) / 1e9, Double(lifted.time) / 1e9)
     }

@@ -75,6 +75,19 @@ struct ForwardProxyTimelineTests {
         }
     }
 
+    /// The proxy stopped inside a window logs its end, cut short, once; a window not begun
+    /// gets none.
+    @Test func aWindowInForceWhenTheProxyStopsEndsInTheLog() async throws {
+        let rules = [FaultRule(.rst, trigger: .immediately, lasts: .seconds(60)), FaultRule(.blackhole, trigger: .at(.seconds(60)), lasts: .seconds(1))]
+        let proxy = ForwardProxy(configuration: .init(faults: rules), threads: 1)
+        _ = try await proxy.start()
+        await proxy.stop()
+        let ends = proxy.eventLog.events.compactMap { event -> String? in
+            if case .faultLifted(let fault, let cutShort) = event.kind { "\(fault) \(cutShort ?? "-")" } else { nil }
+        }
+        #expect(ends == ["rst proxy stopped"])
+    }
+
     /// Two destinations, a connection each: ids 1 and 2 in the proxy's log, not 1 twice.
     @Test func connectionIdsAreTheProxysAcrossDestinations() async throws {
         let first = try ForwardProxyTests.httpServer(recording: ForwardProxyTests.RequestLines())

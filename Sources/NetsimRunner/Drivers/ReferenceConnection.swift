@@ -6,6 +6,7 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NetsimHTTP
+import NetsimRelay
 import NetsimScenario
 import NetsimTLS
 
@@ -331,20 +332,5 @@ final class ConnectionPool: Sendable {
             return idle.values.flatMap { $0 }
         }
         for entry in all { entry.connection.close() }
-    }
-}
-
-extension HTTP2ErrorCode {
-    /// The code as RFC 9113 §7 spells it, for messages people compare with a capture.
-    var rfcName: String {
-        switch self {
-        case .noError: "NO_ERROR"
-        case .protocolError: "PROTOCOL_ERROR"
-        case .internalError: "INTERNAL_ERROR"
-        case .refusedStream: "REFUSED_STREAM"
-        case .cancel: "CANCEL"
-        case .enhanceYourCalm: "ENHANCE_YOUR_CALM"
-        default: "error code \(networkCode)"
-        }
     }
 }
