@@ -68,10 +68,17 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
 
     /// Spaces up to the column (tabs kept, so the caret lines up however tabs are shown; two for a
     /// character a terminal shows two cells wide, as 日本, none for a combining mark), then `^`.
+    ///
+    /// The column counts scalars, a terminal draws characters: a character of several scalars
+    /// (e + U+0301, 👍 + a skin tone, a ZWJ family) takes the cells of its widest scalar, at its
+    /// first one.
     static func caret(under column: Int, in line: String) -> String {
         var pad = ""
-        for scalar in line.unicodeScalars.prefix(max(0, column - 1)) {
-            pad += scalar == "\t" ? "\t" : isWide(scalar) ? "  " : isZeroWidth(scalar) ? "" : " "
+        var scalarsLeft = max(0, column - 1)
+        for character in line where scalarsLeft > 0 {
+            let scalars = character.unicodeScalars
+            scalarsLeft -= scalars.count
+            pad += character == "\t" ? "\t" : scalars.contains(where: isWide) ? "  " : scalars.allSatisfy(isZeroWidth) ? "" : " "
         }
         let missing = max(0, column - 1) - line.unicodeScalars.count
         if missing > 0 { pad += String(repeating: " ", count: missing) }

@@ -86,6 +86,8 @@ struct DiagnosticTests {
         #expect(ScenarioErrors.caret(under: 5, in: "日本: 7") == "      ^")
         #expect(ScenarioErrors.caret(under: 4, in: "é: 7") == "   ^", "an accented letter is one cell")
         #expect(ScenarioErrors.caret(under: 5, in: "e\u{301}: 7") == "   ^", "so is one written e + a combining accent (QA 42)")
+        #expect(ScenarioErrors.caret(under: 5, in: "👍🏽: 7") == "    ^", "an emoji with a skin tone is one two-cell character (QA 42)")
+        #expect(ScenarioErrors.caret(under: 8, in: "👨\u{200D}👩\u{200D}👧: 7") == "    ^", "so is a ZWJ family")
     }
 
     @Test func aLongLineIsShownAroundTheColumn() {
