@@ -59,14 +59,16 @@ public struct Capture: Sendable {
     public var notes: [String] {
         var notes: [String] = []
         if truncatedSegments > 0 {
-            notes.append("\(truncatedSegments) TCP segment\(truncatedSegments == 1 ? " was" : "s were") cut short by the capture's snaplen (\(cutLength) bytes); their missing bytes are zero-filled")
+            let bytes = flows.reduce(0) { $0 + $1.request.cutBySnaplen + $1.response.cutBySnaplen }
+            notes.append("\(truncatedSegments) TCP segment\(truncatedSegments == 1 ? " was" : "s were") cut short by the capture's snaplen (\(cutLength) bytes); their \(bytes) missing payload bytes are zero-filled")
         }
         for (reason, count) in skipped.sorted(by: { $0.key < $1.key }) where reason != SkipReason.notIP.rawValue && reason != SkipReason.notTCP.rawValue {
             notes.append("\(count) packet\(count == 1 ? "" : "s") skipped: \(reason)")
         }
         for flow in flows {
             for (name, stream) in [("client → server", flow.request), ("server → client", flow.response)] {
-                let missing = stream.missing.reduce(0) { $0 + $1.count } + stream.missingAtEnd
+                // Bytes the snaplen cut were on the wire and are counted above; these were not.
+                let missing = stream.missing.reduce(0) { $0 + $1.count } + stream.missingAtEnd - stream.cutBySnaplen
                 if missing > 0 { notes.append("flow \(flow.number) \(name): \(missing) bytes were never captured") }
                 if stream.discardedSegments > 0 {
                     notes.append("flow \(flow.number) \(name): \(stream.discardedSegments) segments with implausible sequence numbers ignored")

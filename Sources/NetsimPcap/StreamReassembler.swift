@@ -15,6 +15,9 @@ public struct ReassembledStream: Sendable {
     public var missing: [Range<Int>] = []
     /// Bytes the headers announced after the last captured byte (cut by the snaplen).
     public var missingAtEnd = 0
+    /// Of the bytes in ``missing`` and ``missingAtEnd``, those a captured segment announced but
+    /// the snaplen cut off; the rest were never on the wire where the capture was made.
+    public var cutBySnaplen = 0
     /// Segments dropped because their sequence number was implausibly far away (a damaged file).
     public var discardedSegments = 0
     /// Whether a FIN ended this direction.
@@ -112,6 +115,8 @@ struct StreamReassembler {
         var filled = 0
         for piece in sorted {
             let capturedEnd = piece.offset + Int64(piece.bytes.count)
+            // A gap below the end an earlier segment announced is that segment's cut tail.
+            let announcedBefore = declaredEnd
             declaredEnd = max(declaredEnd, piece.offset + Int64(piece.declared))
             guard capturedEnd > next else { continue }
             if piece.offset > next {
@@ -120,6 +125,7 @@ struct StreamReassembler {
                     continue
                 }
                 let gap = Int(piece.offset - next)
+                stream.cutBySnaplen += Int(max(0, min(piece.offset, announcedBefore) - next))
                 filled += gap
                 let at = Int(next - start)
                 stream.missing.append(at..<(at + gap))
@@ -134,6 +140,7 @@ struct StreamReassembler {
         }
         if declaredEnd > next, declaredEnd - next <= Self.largestFilledGap {
             stream.missingAtEnd = Int(declaredEnd - next)
+            stream.cutBySnaplen += stream.missingAtEnd
         }
         return stream
     }

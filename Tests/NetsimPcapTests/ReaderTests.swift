@@ -115,15 +115,19 @@ struct ReaderTests {
         builder.write([segment(clientEnd, serverEnd, seq: 2, body)], captureLength: 40 + 60)
         builder.write([segment(clientEnd, serverEnd, seq: 102, body)])
         builder.write([segment(clientEnd, serverEnd, seq: 202, body)], captureLength: 30)  // headers cut
+        builder.write([segment(clientEnd, serverEnd, seq: 302, body)])
         builder.close()
         let capture = try Capture.load(path: builder.path)
         #expect(capture.truncatedSegments == 1)
         #expect(capture.skipped["headers cut by the snaplen"] == 1)
         // The snaplen in force, not the file header's (262,144 here; editcap -s leaves it unset).
-        #expect(capture.notes.contains("1 TCP segment was cut short by the capture's snaplen (100 bytes); their missing bytes are zero-filled"), "\(capture.notes)")
+        #expect(capture.notes.contains("1 TCP segment was cut short by the capture's snaplen (100 bytes); their 40 missing payload bytes are zero-filled"), "\(capture.notes)")
+        // The cut bytes are counted once, as cut (QA 42: also as "never captured"); the skipped
+        // segment's are not in the file at all.
+        #expect(capture.notes.contains("flow 1 client → server: 100 bytes were never captured"), "\(capture.notes)")
         let flow = try #require(capture.flows.first)
-        #expect(flow.request.bytes.count == 200)
-        #expect(flow.request.missing == [60..<100])
+        #expect(flow.request.bytes.count == 400)
+        #expect(flow.request.missing == [60..<100, 200..<300] && flow.request.cutBySnaplen == 40)
         #expect(Array(flow.request.bytes[100..<200]) == body)
     }
 
