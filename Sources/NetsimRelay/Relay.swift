@@ -380,12 +380,12 @@ public final class Relay: @unchecked Sendable {
     /// shuts them down.
     public func stop() async {
         for task in lock.withLock({ rules.values.flatMap(\.scheduled) }) { task.cancel() }
-        logWindowsCutShort()
         await closeListenerForGood()
         let open = lock.withLock { allPairs }
         if !open.isEmpty { logger.debug("stopping: closing open connections", metadata: ["open": "\(open.count)"]) }
         for pair in open { try? await pair.eventLoop.submit { pair.closeNow() }.get() }
         await connectionsClosed(within: .seconds(2))
+        logWindowsCutShort()  // after the connections' last events, which may still name the fault
         // Only a relay that listened closes a listener: the proxy's relays adopt connections
         // and have none (each logged one at the proxy's stop).
         if endpoint != nil { eventLog.record(.listenerClosed(reason: "relay stopped")) }

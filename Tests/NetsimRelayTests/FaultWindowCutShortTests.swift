@@ -1,5 +1,6 @@
 import NetsimCore
 import NetsimFaults
+import NetsimLoopback
 import Testing
 @testable import NetsimRelay
 
@@ -13,15 +14,24 @@ struct FaultWindowCutShortTests {
             FaultRule(.rst, trigger: .at(.seconds(60)), lasts: .seconds(1)),         // not begun: no end
             FaultRule(.stale(.fin), trigger: .immediately),                          // no window: no end
         ]
-        let relay = Relay(configuration: RelayConfiguration(upstream: Endpoint(host: "127.0.0.1", port: 9), faults: rules))
-        _ = try await relay.start()
+        let server = try RecordingServer()
+        defer { server.stop() }
+        let relay = Relay(configuration: RelayConfiguration(upstream: server.endpoint, faults: rules))
+        let endpoint = try await relay.start()
+        // A connection the blackhole holds: its last events, at the stop, still name the fault,
+        // so the window ends after them.
+        let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+        defer { socket.close() }
+        try await offload { try socket.send("hello") }
+        let held = await relay.eventLog.waitFor(timeout: .seconds(10)) { if case .faultFired("blackhole", _) = $0.kind { true } else { false } }
         await relay.stop()
+        #expect(held != nil)
         let ends = relay.eventLog.events.compactMap { event -> String? in
             if case .faultLifted(let fault, let cutShort) = event.kind { "\(fault) \(cutShort ?? "-")" } else { nil }
         }
         #expect(ends == ["blackhole relay stopped"])
         let kinds = relay.eventLog.events.map(\.kind.name)
-        #expect(kinds.suffix(2) == ["fault_lifted", "listener_closed"], "\(kinds)")
+        #expect(kinds.suffix(3) == ["closed", "fault_lifted", "listener_closed"], "\(kinds)")
         let line = relay.eventLog.events.first { $0.kind.name == "fault_lifted" }.map(\.jsonLine)
         #expect(line?.contains(#""fault":"blackhole","cut_short":"relay stopped""#) == true, "\(line ?? "none")")
     }
