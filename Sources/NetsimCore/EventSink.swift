@@ -29,7 +29,13 @@ public final class JSONLinesEventSink: EventSink {
     /// Creates (or truncates) a file and writes to it (each line at once with a threshold of 0).
     /// Throws the system's reason (an `NSPOSIXErrorDomain` error: no such folder, a directory,
     /// no permission) when it cannot.
+    /// A path that is netsim's own standard output or error (``StandardStream/same(as:)``) is
+    /// written through it, after what the stream holds.
     public convenience init(path: String, flushThreshold: Int = 64 * 1024) throws {
+        if let stream = StandardStream.same(as: path) {
+            self.init(handle: FileHandle(fileDescriptor: stream.descriptor, closeOnDealloc: false), flushThreshold: flushThreshold)
+            return
+        }
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno), userInfo: [NSFilePathErrorKey: path]) }
         self.init(handle: FileHandle(fileDescriptor: fd, closeOnDealloc: false), flushThreshold: flushThreshold, closeOnDeinit: true)

@@ -16,7 +16,21 @@ public enum StandardStream: Sendable {
 
     private static let broken = LockedBox<Set<Int32>>([])
 
-    var descriptor: Int32 { self == .output ? STDOUT_FILENO : STDERR_FILENO }
+    public var descriptor: Int32 { self == .output ? STDOUT_FILENO : STDERR_FILENO }
+
+    /// The stream `path` names when both are one open file: `/dev/stdout` (or the file itself)
+    /// with standard output redirected to a regular file. Opened again, the path gets an offset
+    /// of its own, from 0, and its writes and the stream's overwrote each other (`netsim run
+    /// --json /dev/stdout > out` left neither whole); written through the stream, they follow
+    /// each other. Nil when `path` is another file, or names nothing yet.
+    public static func same(as path: String) -> StandardStream? {
+        var file = stat()
+        guard stat(path, &file) == 0 else { return nil }
+        return [StandardStream.output, .error].first { stream in
+            var open = stat()
+            return fstat(stream.descriptor, &open) == 0 && open.st_dev == file.st_dev && open.st_ino == file.st_ino
+        }
+    }
 
     /// Writes `text` whole (short writes and interruptions retried); nothing once the stream failed.
     public func write(_ text: String) { write(bytes: Array(text.utf8)) }

@@ -188,7 +188,11 @@ func writeOrFail(_ text: String, to path: String) throws {
 /// rename, so a reader never sees half of it. The rename replaces whatever the path names, so
 /// anything else is written in place: a symlink (the link stays; `/dev/stdout` is one, and
 /// renaming over it as root replaced it with a file) and a device or FIFO (a shell's `>(jq .)`).
+/// netsim's own standard output or error, whatever the path, is written through it: opened
+/// again, a regular file that stdout was redirected to was written from its start, over the
+/// report (``StandardStream/same(as:)``).
 func writeOrFail(_ data: Data, to path: String) throws {
+    if let stream = StandardStream.same(as: path) { return stream.write(bytes: Array(data)) }
     do {
         var status = stat()
         if lstat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
