@@ -33,7 +33,7 @@ struct YAMLDocument {
                     renamed[placeholder] = original
                     continue
                 }
-                throw failure(from: error)
+                throw failure(from: error).pointingAtTabs(in: text)
             } catch {
                 throw .syntax(message: "cannot read the YAML: \(error)", hint: nil, line: 1, column: 1)
             }
@@ -115,9 +115,11 @@ struct YAMLDocument {
         }
     }
 
+    static let tabHint = "indent with spaces; YAML does not allow tabs for indentation"
+
     private static func hint(problem: String, context: YamlError.Context?) -> String? {
         if problem.contains("tab") {
-            return "indent with spaces; YAML does not allow tabs for indentation"
+            return tabHint
         }
         if problem.contains("mapping values are not allowed") {
             return "check this line's indentation, and quote a value that contains ': '"
@@ -130,6 +132,20 @@ struct YAMLDocument {
         }
         guard let context else { return nil }
         return "\(context.text) that began at line \(context.mark.line), column \(context.mark.column)"
+    }
+}
+
+extension YAMLDocument.Failure {
+    /// The tab hint for an error inside a line's indentation that holds a tab. libyaml names
+    /// the tab only after an indented sibling; a tab on the first line under a key gave "found
+    /// character that cannot start any token" with a hint about scanning (QA 43).
+    func pointingAtTabs(in source: String) -> YAMLDocument.Failure {
+        guard case .syntax(let message, let hint, let line, let column) = self, hint != YAMLDocument.tabHint else { return self }
+        let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+        guard line <= lines.count else { return self }
+        let indentation = lines[line - 1].prefix { $0 == " " || $0 == "\t" }
+        guard indentation.contains("\t"), column <= indentation.count + 1 else { return self }
+        return .syntax(message: message, hint: YAMLDocument.tabHint, line: line, column: column)
     }
 }
 
