@@ -37,13 +37,17 @@ public struct DriverRequest: Sendable {
     public var url: String
     public var headers: [HTTPHeader]
     public var body: String?
+    /// How the run's report names the request (`feed #3`), for a driver's own log lines, so
+    /// they can be matched with the report; `#ID` when the request is not a scenario's.
+    public var label: String
 
-    public init(id: Int, method: String, url: String, headers: [HTTPHeader], body: String?) {
+    public init(id: Int, method: String, url: String, headers: [HTTPHeader], body: String?, label: String? = nil) {
         self.id = id
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.label = label ?? "#\(id)"
     }
 }
 

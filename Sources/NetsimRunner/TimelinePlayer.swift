@@ -23,7 +23,6 @@ final class TimelinePlayer: Sendable {
     /// What concurrent requests and steps share.
     private struct State {
         var outcomes: [RequestOutcome] = []
-        var nextRequestID = 1
         /// Named faults, for `clear`.
         var faults: [String: FaultID] = [:]
     }
@@ -45,6 +44,10 @@ final class TimelinePlayer: Sendable {
     func play() async -> [RequestOutcome] {
         var previous: Task<Void, Never>?
         var requestTasks: [Task<Void, Never>] = []
+        // The driver's ids follow the scenario's order: a step's request `i` is its first id + i,
+        // whatever order parallel requests start in (numbered as they started, a client's log
+        // said `#11` for the report's `#10`).
+        var nextRequestID = 1
         for step in scenario.timeline {
             if let at = step.at {
                 let delay = at.nanoseconds - now
@@ -58,7 +61,9 @@ final class TimelinePlayer: Sendable {
                 fired(step, "request \(request.name): \(request.method) \(request.path)"
                     + (request.count > 1 ? " ×\(request.count)" : "") + (request.parallel > 1 ? ", \(request.parallel) at a time" : "")
                     + (request.every.map { ", one every \($0.compactDescription)" } ?? ""))
-                let task = Task { await self.send(request) }
+                let firstID = nextRequestID
+                nextRequestID += request.count
+                let task = Task { await self.send(request, firstID: firstID) }
                 requestTasks.append(task)
                 previous = task
             case .fault(let name, let rule):
@@ -92,18 +97,18 @@ final class TimelinePlayer: Sendable {
     }
 
     /// Sends `count` requests, at most `parallel` at once, or one each `every`.
-    private func send(_ request: RequestStep) async {
-        if let every = request.every { return await send(request, every: every) }
+    private func send(_ request: RequestStep, firstID: Int) async {
+        if let every = request.every { return await send(request, every: every, firstID: firstID) }
         await withTaskGroup(of: Void.self) { group in
             var next = 0
             for _ in 0..<min(request.parallel, request.count) {
                 let index = next
-                group.addTask { await self.perform(request, index: index) }
+                group.addTask { await self.perform(request, index: index, id: firstID + index) }
                 next += 1
             }
             while await group.next() != nil, next < request.count {
                 let index = next
-                group.addTask { await self.perform(request, index: index) }
+                group.addTask { await self.perform(request, index: index, id: firstID + index) }
                 next += 1
             }
         }
@@ -111,23 +116,19 @@ final class TimelinePlayer: Sendable {
 
     /// Request `i` starts at the step's start + i × `every`, on scenario time, whatever is still
     /// in flight: a polling timer, not a loop that waits for each answer.
-    private func send(_ request: RequestStep, every: Duration) async {
+    private func send(_ request: RequestStep, every: Duration, firstID: Int) async {
         let start = now
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<request.count {
                 let due = start + every.nanoseconds * Int64(index)
                 let delay = due - now
                 if delay > 0 { try? await Task.sleep(for: .nanoseconds(delay)) }
-                group.addTask { await self.perform(request, index: index) }
+                group.addTask { await self.perform(request, index: index, id: firstID + index) }
             }
         }
     }
 
-    private func perform(_ request: RequestStep, index: Int) async {
-        let id = state.withLockedValue { state in
-            defer { state.nextRequestID += 1 }
-            return state.nextRequestID
-        }
+    private func perform(_ request: RequestStep, index: Int, id: Int) async {
         let url = "\(scenario.scheme)://\(authority)\(request.path)"
         log.record(.requestStarted(name: request.name, index: index, method: request.method, path: request.path))
         observer?.requestStarted(name: request.name, index: index)
@@ -135,7 +136,8 @@ final class TimelinePlayer: Sendable {
         let response: DriverResponse
         do {
             let tag = HTTPHeader(RequestTag.header, RequestTag.value(name: request.name, index: index))
-            response = try await driver.perform(DriverRequest(id: id, method: request.method, url: url, headers: request.headers + [tag], body: request.body))
+            response = try await driver.perform(DriverRequest(id: id, method: request.method, url: url, headers: request.headers + [tag], body: request.body,
+                                                              label: "\(request.name) #\(index + 1)"))
         } catch {
             response = DriverResponse(error: .other, errorMessage: "driver failure: \(error)")
         }

@@ -94,7 +94,7 @@ public final class AsyncHTTPClientDriver: ClientDriver {
             return ResponseBuilder.response(status: Int(response.status.code), headers: headers, body: body, localPort: ports.port(of: request.id))
         } catch {
             let message = String(reflecting: error)
-            notes.note("#\(request.id) \(request.method) \(request.url): \(message)")
+            notes.note("\(request.label) \(request.method) \(request.url): \(message)")
             return ResponseBuilder.failure(Self.kind(of: error), message, localPort: ports.port(of: request.id))
         }
     }

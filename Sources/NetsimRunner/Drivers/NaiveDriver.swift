@@ -57,7 +57,7 @@ public final class NaiveDriver: ClientDriver {
         connector.pool.expire(olderThan: Self.keepIdle)
         let method = request.method.uppercased()
         if method == "GET", let cached = cache.fresh(request.url) {
-            note("#\(request.id) \(method) \(url.target): served from cache")
+            note("\(request.label) \(method) \(url.target): served from cache")
             return ResponseBuilder.response(status: cached.status, headers: cached.headers, body: cached.body, localPort: nil)
         }
         let key = "\(url.host):\(url.port)"
@@ -72,7 +72,7 @@ public final class NaiveDriver: ClientDriver {
                     // Its h2 connection is used whatever happened to it (a GOAWAY, a reset).
                     link = try await connector.link(to: url, key: key, reusable: { _ in true }).link
                 } catch {
-                    note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
+                    note("\(request.label) attempt \(attempt + 1): connect failed: \(error.message)")
                     if attempt < retries {
                         attempt += 1
                         continue
@@ -83,7 +83,7 @@ public final class NaiveDriver: ClientDriver {
             let result = await link.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
             switch result {
             case .success(let response):
-                note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(link.localPort ?? 0)")
+                note("\(request.label) attempt \(attempt + 1): \(response.status) on port \(link.localPort ?? 0)")
                 connector.release(link, key: key, after: response)
                 if response.status >= 500, attempt < retries {
                     attempt += 1
@@ -94,7 +94,7 @@ public final class NaiveDriver: ClientDriver {
                 }
                 return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: link.localPort)
             case .failure(let failure):
-                note("#\(request.id) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(link.localPort ?? 0): \(failure.message)")
+                note("\(request.label) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(link.localPort ?? 0): \(failure.message)")
                 if case .http1(let connection) = link { connection.close() }
                 if attempt < retries {
                     attempt += 1

@@ -88,7 +88,7 @@ public final class ResilientDriver: ClientDriver {
         pool.expire(olderThan: idleTimeout)
         let method = request.method.uppercased()
         if method == "GET", let cached = cache.fresh(request.url) {
-            note("#\(request.id) \(method) \(url.target): served from cache")
+            note("\(request.label) \(method) \(url.target): served from cache")
             return ResponseBuilder.response(status: cached.status, headers: cached.headers, body: cached.body, localPort: nil)
         }
         let key = "\(url.host):\(url.port)"
@@ -100,7 +100,7 @@ public final class ResilientDriver: ClientDriver {
             if attempt > 0 {
                 let pause = serverPause ?? delay(beforeRetry: attempt)
                 serverPause = nil
-                note("#\(request.id) backing off \(pause.compactDescription) before retry \(attempt)")
+                note("\(request.label) backing off \(pause.compactDescription) before retry \(attempt)")
                 try? await Task.sleep(for: pause)
             }
             var link: ReferenceLink?
@@ -112,7 +112,7 @@ public final class ResilientDriver: ClientDriver {
                         reused = true
                         break
                     }
-                    note("#\(request.id) dropping dead pooled connection (port \(pooled.localPort ?? 0))")
+                    note("\(request.label) dropping dead pooled connection (port \(pooled.localPort ?? 0))")
                     pooled.close()
                 }
             }
@@ -121,7 +121,7 @@ public final class ResilientDriver: ClientDriver {
                     // The shared h2 connection only while it takes new streams (no GOAWAY).
                     (link, reused) = try await connector.link(to: url, key: key, reusable: { $0.takesNewStreams })
                 } catch {
-                    note("#\(request.id) attempt \(attempt + 1): connect failed: \(error.message)")
+                    note("\(request.label) attempt \(attempt + 1): connect failed: \(error.message)")
                     if error.kind == .tls, let portal = await captivePortal(refusedCertificate: error, url: url, request: request) {
                         return ResponseBuilder.failure(.tls, portal)
                     }
@@ -137,17 +137,17 @@ public final class ResilientDriver: ClientDriver {
             let result = await link.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
             switch result {
             case .success(let response):
-                note("#\(request.id) attempt \(attempt + 1): \(response.status) on port \(link.localPort ?? 0)\(reused ? " (reused)" : "")")
+                note("\(request.label) attempt \(attempt + 1): \(response.status) on port \(link.localPort ?? 0)\(reused ? " (reused)" : "")")
                 connector.release(link, key: key, after: response)
                 if let portal = await captivePortal(response, url: url, request: request) {
                     return ResponseBuilder.failure(.other, portal, localPort: link.localPort)
                 }
                 if let wait = Self.retryAfter(response), idempotent, attempt < retries {
                     guard wait <= retryAfterCap else {
-                        note("#\(request.id) \(response.status) asks to retry after \(wait.compactDescription), beyond retry_after_cap: reporting it")
+                        note("\(request.label) \(response.status) asks to retry after \(wait.compactDescription), beyond retry_after_cap: reporting it")
                         return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: link.localPort)
                     }
-                    note("#\(request.id) \(response.status) with Retry-After: waiting \(wait.compactDescription) as asked")
+                    note("\(request.label) \(response.status) with Retry-After: waiting \(wait.compactDescription) as asked")
                     serverPause = wait
                     attempt += 1
                     continue
@@ -157,7 +157,7 @@ public final class ResilientDriver: ClientDriver {
                 }
                 return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: link.localPort)
             case .failure(let failure):
-                note("#\(request.id) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(link.localPort ?? 0)\(reused ? " (reused)" : ""): \(failure.message)")
+                note("\(request.label) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(link.localPort ?? 0)\(reused ? " (reused)" : ""): \(failure.message)")
                 if attempt < retries, Self.retryable(failure, idempotent: idempotent) {
                     retire(link, after: failure, reused: reused, key: key)
                     attempt += 1
@@ -219,20 +219,20 @@ public final class ResilientDriver: ClientDriver {
     private func captivePortal(refusedCertificate failure: ExchangeFailure, url: PlainURL, request: DriverRequest) async -> String? {
         let (verdict, line) = await CaptivePortalCheck.confirm(
             "the server's certificate was refused", url: url, connectTimeout: config.connectTimeout, timeout: config.timeout)
-        note("#\(request.id) \(line)")
+        note("\(request.label) \(line)")
         return verdict.map { "\($0) (\(failure.message))" }
     }
 
     /// `captive portal: …` when the answer is a portal's (probing when it only looks like one).
     private func captivePortal(_ response: RawResponse, url: PlainURL, request: DriverRequest) async -> String? {
         if let failed = CaptivePortalCheck.failedProbe(response, url: url) {
-            note("#\(request.id) \(failed)")
+            note("\(request.label) \(failed)")
             return failed
         }
         guard let suspicion = CaptivePortalCheck.suspicion(response, url: url, requestHeaders: request.headers) else { return nil }
         let (verdict, line) = await CaptivePortalCheck.confirm(
             suspicion, url: url, connectTimeout: config.connectTimeout, timeout: config.timeout)
-        note("#\(request.id) \(line)")
+        note("\(request.label) \(line)")
         return verdict
     }
 }

@@ -96,7 +96,7 @@ public final class URLSessionDriver: ClientDriver {
             var message = "\(nsError.domain) \(nsError.code): \(nsError.localizedDescription)"
             let kind = Self.kind(of: nsError)
             if kind == .tls, let untrustedCAHint { message += untrustedCAHint }
-            notes.note("#\(request.id) \(request.method) \(url.path): \(message)")
+            notes.note("\(request.label) \(request.method) \(url.path): \(message)")
             return ResponseBuilder.failure(kind, message)
         }
     }
