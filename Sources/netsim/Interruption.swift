@@ -24,12 +24,19 @@ enum Interruption {
         pipe = SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP]) { sig in
             underWay.withLock { started = true }
             let done = InterruptCleanup.describe(InterruptCleanup.runAll()) ?? "nothing was running"
-            let line = "\nnetsim \(command): interrupted by \(signalName(sig)): \(done); no report was written\n"
-            StandardStream.error.write(line)
+            let line = "netsim \(command): interrupted by \(signalName(sig)): \(done); no report was written"
+            // On a terminal the line starts below the `^C` it echoed; as a JSON record it is
+            // one line that parses, like every other status line (QA 43: a blank line, then text).
+            if StatusLines.json { printStatus(line, level: .warning) } else { StandardStream.error.write("\n" + line + "\n") }
             fflush(nil)
             _exit(128 + sig)  // not exit(): no atexit handlers racing the event loops' threads
         }
     }
+
+    /// True once a signal's handler has started. What the runs report from then on is the
+    /// cleanup's doing (an exec client sent SIGTERM "exited before answering"), not the client's:
+    /// the live lines stop, and the handler's line says what happened.
+    static var isUnderWay: Bool { underWay.withLock { started } }
 
     /// Called before the process ends on its own: while the handler undoes what the runs
     /// started, the run it interrupts may fail for it (its namespace deleted under its set-up)

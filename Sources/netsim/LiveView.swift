@@ -63,6 +63,7 @@ final class LiveView: RunObserver, @unchecked Sendable {
     private func flushPrinted() { fflush(nil) }
 
     private func emit(_ line: String) {
+        guard !Interruption.isUnderWay else { return }
         lock.withLock {
             flushPrinted()
             if progressShown { StandardStream.output.write("\r\u{1B}[2K") }

@@ -56,6 +56,7 @@ final class ProgressDisplay: @unchecked Sendable {
 
     /// Prints `text` (and a newline) above the progress block.
     func emit(_ text: String) {
+        guard !Interruption.isUnderWay else { return }  // a run the interruption failed is not a verdict
         guard enabled else {
             print(text)
             return

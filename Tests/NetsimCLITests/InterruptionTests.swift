@@ -31,7 +31,8 @@ struct InterruptionTests {
     }
 
     /// An exec client that ignores SIGTERM does not outlive an interrupted run: it gets SIGKILL
-    /// a second later. It kept running, reparented to init, until it ended by itself.
+    /// a second later. It kept running, reparented to init, until it ended by itself. (With
+    /// `--log-format json`, whose records the interruption's line joins.)
     @Test func anExecClientThatIgnoresSIGTERMIsKilled() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-stubborn-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -63,12 +64,20 @@ struct InterruptionTests {
               - request: never
                 status: 200
             """.write(to: folder.appendingPathComponent("stubborn.scn"), atomically: true, encoding: .utf8)
-        let run = try WatchedProcess(NetsimProcess.executable, ["run", folder.appendingPathComponent("stubborn.scn").path], directory: NetsimProcess.root)
+        let run = try WatchedProcess(NetsimProcess.executable, ["run", folder.appendingPathComponent("stubborn.scn").path, "--log-format", "json"],
+                                     directory: NetsimProcess.root)
         _ = try await run.line(.output, within: .seconds(60)) { $0.contains("▶ request never") }
         let pid = try #require(Int32((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""), "the client wrote no pid")
         kill(run.processIdentifier, SIGINT)
         let result = try await run.result(within: .seconds(20))
         #expect(result.status == 130, "\(result.standardError)")
+        // Its request failed because netsim ended the client: no live line blames the client
+        // for it (QA 43: "✗ never #1: other …: the exec client exited before answering").
+        #expect(!result.standardOutput.contains("✗ never"), "\(result.standardOutput)")
+        // Under --log-format json the handler's line is a record too: every line parses.
+        let lines = result.standardError.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.contains { $0.contains("interrupted by SIGINT") }, "\(result.standardError)")
+        for line in lines { #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "not JSON: '\(line)'") }
         // Gone once reaped, or a zombie where nothing reaps orphans (a container's PID 1).
         let deadline = ContinuousClock.now + .seconds(10)
         while Self.isRunning(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
