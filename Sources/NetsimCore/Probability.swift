@@ -1,3 +1,5 @@
+import Foundation
+
 /// A probability written as a percentage: `2%`, `0.5%`, `100%`.
 ///
 /// A bare number is refused on purpose: `--loss 1` could mean 1% or 100%, and netsim does not guess.
@@ -22,7 +24,21 @@ public struct Probability: Hashable, Comparable, Sendable, CustomStringConvertib
         self.init(fraction: number / 100)
     }
 
-    public var description: String { formatTrimmed(fraction * 100) + "%" }
+    /// `2%`, `0.5%`: three decimals at most, unless they would hide what the value is: a loss
+    /// of 0.0001% is not `0%` (QA 44: the banner said "loss 0%" for a link losing segments),
+    /// nor is 99.9999% `100%`. Those get the digits that tell them apart.
+    public var description: String {
+        let percent = fraction * 100
+        var text = formatTrimmed(percent)
+        var digits = 4
+        while (fraction > 0 && text == "0") || (fraction < 1 && text == "100"), digits <= 12 {
+            text = String(format: "%.\(digits)f", percent)
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+            digits += 1
+        }
+        return text + "%"
+    }
 
     public static func < (a: Probability, b: Probability) -> Bool { a.fraction < b.fraction }
 }

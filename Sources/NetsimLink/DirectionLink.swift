@@ -64,7 +64,7 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
         }
         if let bandwidth { parts.append(bandwidth.description) }
         if let trace { parts.append(trace.description) }
-        if let loss { parts.append("loss " + loss.description) }
+        if let loss, loss.canLose { parts.append("loss " + loss.description) }  // else none, as isImpaired says
         if let sliceSize, sliceSize > 0 {
             var text = "slice \(sliceSize)B"
             if sliceDelay > .zero { text += " every " + sliceDelay.compactDescription }

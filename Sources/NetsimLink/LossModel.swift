@@ -69,6 +69,7 @@ extension LossModel: CustomStringConvertible {
     /// A chain that cannot make bursts says what it does instead: with p = 0 it never leaves
     /// the good state, with r = 0 it never leaves the bad one once there, and with equal losses
     /// in both states the state does not matter; each of these loses segments independently.
+    /// With r = 100% a bad state lasts one segment: no burst is longer.
     public var description: String {
         switch self {
         case .bernoulli(let probability):
@@ -82,6 +83,8 @@ extension LossModel: CustomStringConvertible {
                 return "\(goodLoss) independent, the same in both states \(parameters)"
             } else if r.fraction == 0 {
                 return "\(badLoss) independent once in the bad state, which it never leaves \(parameters)"
+            } else if r.fraction == 1 {
+                return "\(average), each bad state one segment long \(parameters)"
             }
             return "\(average) bursty \(parameters)"
         }

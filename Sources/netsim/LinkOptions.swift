@@ -42,9 +42,9 @@ struct LinkOptions: ParsableArguments {
     var lossModel: LossModelName?
     @Option(name: .customLong("loss-burst"), help: ArgumentHelp("gilbert-elliott: mean burst length in segments, with the average loss from --loss. Default: 4. Example: --loss-burst 8", valueName: "segments"))
     var lossBurst: Double?
-    @Option(name: .customLong("ge-p"), help: ArgumentHelp("gilbert-elliott: probability of going from the good to the bad state per segment (overrides --loss/--loss-burst). Example: 1%", valueName: "percent"), transform: parseProbability)
+    @Option(name: .customLong("ge-p"), help: ArgumentHelp("gilbert-elliott: probability of going from the good to the bad state per segment, with --ge-r (the two override --loss/--loss-burst). Example: --ge-p 1% --ge-r 25%", valueName: "percent"), transform: parseProbability)
     var geP: Probability?
-    @Option(name: .customLong("ge-r"), help: ArgumentHelp("gilbert-elliott: probability of going from bad back to good. Example: 25%", valueName: "percent"), transform: parseProbability)
+    @Option(name: .customLong("ge-r"), help: ArgumentHelp("gilbert-elliott: probability of going from bad back to good, with --ge-p. Example: 25%", valueName: "percent"), transform: parseProbability)
     var geR: Probability?
     @Option(name: .customLong("ge-bad-loss"), help: ArgumentHelp("gilbert-elliott: loss in the bad state. Default: 100%. Example: 80%", valueName: "percent"), transform: parseProbability)
     var geBadLoss: Probability?

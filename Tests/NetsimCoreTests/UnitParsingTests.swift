@@ -67,6 +67,12 @@ struct UnitParsingTests {
         #expect(try Probability(parsing: text).fraction == fraction)
     }
 
+    /// A percentage is shown as what it is: a small loss is not 0%, an uncertain one not 100%.
+    @Test(arguments: ["2%", "0.5%", "0.001%", "0.0001%", "0.000001%", "99.9999%", "100%", "0%"])
+    func percentagesAreShownAsWritten(text: String) throws {
+        #expect(try Probability(parsing: text).description == text)
+    }
+
     @Test(arguments: ["1", "0.02", "101%", "-1%", "%"])
     func bareNumbersAndOutOfRangePercentagesAreRefused(text: String) {
         #expect(throws: UnitParseError.self) { try Probability(parsing: text) }

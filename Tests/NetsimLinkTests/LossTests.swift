@@ -260,5 +260,9 @@ import Testing
         let stuck = LossModel.gilbertElliott(p: .percent(1), r: .zero, badLoss: .percent(50), goodLoss: .zero)
         #expect(stuck.description.hasPrefix("50% independent once in the bad state"))
         #expect(LossModel.gilbertElliott(averageLoss: .percent(2), meanBurst: 4).description.hasPrefix("2% bursty (p "))
+        #expect(LossModel.gilbertElliott(averageLoss: .percent(2), meanBurst: 1).description.hasPrefix("2%, each bad state one segment long (p "))
+        // A chain that can lose nothing is no loss at all, in the banner as on the wire (QA 44).
+        let never0 = LossModel.gilbertElliott(p: .zero, r: .percent(25), badLoss: .certain, goodLoss: .zero)
+        #expect(DirectionLink(latency: .milliseconds(5), loss: never0).description == "latency 5ms")
     }
 }
