@@ -28,19 +28,49 @@ extension Relay {
         await task.value
     }
 
+    /// Whether a configured `refuse` at 100% is in force from the start: the relay then never
+    /// listens until it lifts. It listened first, for a moment, and logged `listening` before
+    /// the refusal closed it (QA 44): a client quick enough was accepted.
+    var refusesFromTheStart: Bool {
+        configuration.faults.contains { rule in
+            guard rule.kind.fault is Refuse, rule.probability.fraction >= 1 else { return false }
+            switch rule.trigger {
+            case .immediately: return true
+            case .at(let at): return at <= .zero
+            case .after: return false
+            }
+        }
+    }
+
+    /// Takes the listen address without listening (``PortHold``): where the relay will listen
+    /// once a refusal in force from the start lifts. Returns the address, with the real port.
+    func holdPort(_ endpoint: Endpoint) async throws -> Endpoint {
+        let hold = try PortHold(SocketAddress.makeAddressResolvingHost(endpoint.host, port: endpoint.port))
+        let bound = Endpoint(host: endpoint.host, port: hold.port ?? endpoint.port)
+        lock.withLock {
+            portHold = hold
+            boundEndpoint = bound
+        }
+        return bound
+    }
+
     /// A real refusal: with the listener closed the kernel answers SYNs with RST. The port stays
     /// taken meanwhile (``PortHold``), so no other server can be handed it and the listener can
     /// come back on it. Nothing happens if the rule was removed before its turn came.
     func startRefusing(_ id: FaultID) async {
         await changeListener { [self] in
-            let channel = lock.withLock { () -> (any Channel)? in
-                guard !listenerStopped, rules[id] != nil else { return nil }
+            let (channel, holding) = lock.withLock { () -> ((any Channel)?, Bool) in
+                guard !listenerStopped, rules[id] != nil else { return (nil, false) }
                 refusingRules.insert(id)
-                guard refusingRules.count == 1 else { return nil }
+                guard refusingRules.count == 1 else { return (nil, false) }
                 defer { listener = nil }
-                return listener
+                return (listener, portHold != nil)
             }
-            guard let channel else { return }
+            guard let channel else {
+                // In force from the start: the port is held, nothing ever listened.
+                if holding { eventLog.record(.listenerClosed(reason: "refuse: new connections are refused")) }
+                return
+            }
             let address = channel.localAddress
             try? await channel.close()
             var reason = "refuse: new connections are refused"

@@ -182,7 +182,7 @@ public final class Relay: @unchecked Sendable {
     @discardableResult
     public func start() async throws -> Endpoint {
         try prepare()
-        let endpoint = try await bind(configuration.listen)
+        let endpoint = try await refusesFromTheStart ? holdPort(configuration.listen) : bind(configuration.listen)
         for rule in configuration.faults { _ = try await addFault(rule) }
         return endpoint
     }

@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimFaults
 import NetsimLoopback
 @testable import NetsimRelay
 import Testing
@@ -74,6 +75,32 @@ struct RefuseTests {
 
     /// The listener's last events (`listening`, `listener_closed` with its reason), for a
     /// failure's message: whether the port was held while refusing, and what bound it again.
+    /// A refusal in force from the start: the relay never listens until it lifts (QA 44: it
+    /// listened, logged `listening`, then closed a moment later). The port is the relay's all
+    /// along, then its listener's.
+    @Test(arguments: [FaultTrigger.immediately, .at(.zero)])
+    func aRefusalFromTheStartNeverListensUntilItLifts(trigger: FaultTrigger) async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        let relay = Relay(configuration: RelayConfiguration(upstream: server.endpoint, faults: [FaultRule(.refuse, trigger: trigger)]))
+        let endpoint = try await relay.start()
+        do {
+            #expect(endpoint.port != 0)
+            #expect(relay.lock.withLock { relay.listener == nil }, "\(Self.listenerEvents(relay))")
+            #expect(try await FaultTests.connectFailure(endpoint) == .refused)
+            #expect(try !portIsFree(endpoint))
+            await relay.eventLog.waitFor(timeout: .seconds(10)) { if case .listenerClosed = $0.kind { true } else { false } }
+            #expect(Self.listenerEvents(relay) == ["closed: refuse: new connections are refused"])
+            await relay.removeAllFaults()
+            #expect(try await FaultTests.connectFailure(endpoint) == nil)
+            #expect(Self.listenerEvents(relay) == ["closed: refuse: new connections are refused", "listening \(endpoint)"])
+        } catch {
+            await relay.stop()
+            throw error
+        }
+        await relay.stop()
+    }
+
     static func listenerEvents(_ relay: Relay) -> [String] {
         relay.eventLog.events.suffix(200).compactMap { event in
             switch event.kind {
