@@ -107,7 +107,7 @@ struct ExpectationJudge {
         case .error(.none): ("no error", { $0.response.error == nil })
         case .error(.any): ("an error", { $0.response.error != nil })
         case .error(.kind(let kind)): ("the error \(kind.rawValue)", { $0.response.error == kind })
-        case .within(let bound): ("an answer or an error within \(bound.compactDescription)", { $0.duration <= bound.nanoseconds })
+        case .within(let bound): ("an answer or an error of the client's own within \(bound.compactDescription)", { $0.duration <= bound.nanoseconds })
         case .connection(.new): ("a connection opened since \(formatNanoseconds(began))", { ($0.connectionOpened ?? .min) >= began })
         case .connection(.reused): ("a connection already open at \(formatNanoseconds(began))", { ($0.connectionOpened ?? .max) < began })
         case .errorMessage(let match): ("an error message that \(Self.describe(match))", { $0.response.errorMessage.map(match.matches) ?? false })

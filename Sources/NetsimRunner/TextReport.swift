@@ -35,7 +35,10 @@ public enum TextReport {
         lines.append(summary)
         if failed > 0, !result.clientLog.isEmpty {
             lines.append("client log (last lines):")
-            lines += result.clientLog.split(separator: "\n", omittingEmptySubsequences: false).suffix(15).map { "  | " + $0 }
+            // Blank lines inside stay (a log's own spacing); the one its final newline leaves does not.
+            var log = result.clientLog.split(separator: "\n", omittingEmptySubsequences: false)
+            while log.last?.isEmpty == true { log.removeLast() }
+            lines += log.suffix(15).map { "  | " + $0 }
         }
         return lines.joined(separator: "\n")
     }
@@ -86,7 +89,7 @@ enum TimelineText {
         // Integer division truncates toward zero: −0.5 s has 0 whole seconds, so the sign is
         // written on its own, never lost.
         let ms = abs(ns) / 1_000_000
-        let text = (ns < 0 ? "-" : "") + "\(ms / 1000).\(String(format: "%03d", Int(ms % 1000)))s"
+        let text = (ns < 0 && ms > 0 ? "-" : "") + "\(ms / 1000).\(String(format: "%03d", Int(ms % 1000)))s"  // no -0.000s
         return String(repeating: " ", count: max(0, 8 - text.count)) + text
     }
 

@@ -230,8 +230,13 @@ final class Validator {
         let wanted = normalize(raw)
         if let match = options.first(where: { $0.0 == wanted }) { return match.1 }
         let names = options.map(\.0)
-        let hint = closestMatch(to: raw, among: names).map { "did you mean '\($0)'?" }
+        var hint = closestMatch(to: raw, among: names).map { "did you mean '\($0)'?" }
             ?? explanation ?? suggestionHint(raw, among: names, listing: "use one of")
+        // A short list is named whole, even beside a guess: `target: old` was told only "did
+        // you mean 'all'?", of all, new and existing (QA 43).
+        if names.count <= 6, hint?.hasPrefix("did you mean") == true {
+            hint! += " (one of \(names.joined(separator: ", ")))"
+        }
         error(entry.valueLocation, "unknown \(what) '\(raw)'", hint: hint)
         return nil
     }

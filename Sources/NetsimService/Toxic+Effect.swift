@@ -9,7 +9,8 @@ extension Toxic {
     private func count(_ key: String, unit: String) throws -> Int64 {
         guard case .number(let n)? = attributes[key] else { throw APIError.badRequest("attribute \(key) must be a number (\(unit))") }
         guard n >= 0, n <= 1e12, n == n.rounded() else {
-            throw APIError.badRequest("attribute \(key) must be a whole number from 0 to 10^12 (\(unit)), not \(n)")
+            // As sent: -1, not -1.0 (JSON numbers are read as doubles).
+            throw APIError.badRequest("attribute \(key) must be a whole number from 0 to 10^12 (\(unit)), not \(JSONNumberText.shortest(n))")
         }
         return Int64(n)
     }

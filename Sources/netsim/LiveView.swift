@@ -106,7 +106,8 @@ final class LiveView: RunObserver, @unchecked Sendable {
 /// Scenario times as the live view prints them: `   4.012s`.
 enum TimelineStamp {
     static func format(_ ns: Int64) -> String {
-        let text = String(format: "%.3fs", Double(ns) / 1e9)
+        // `-0.000s` for an instant just before the run's start (the seed is logged first).
+        let text = String(format: "%.3fs", max(0, Double(ns) / 1e9))
         return String(repeating: " ", count: max(0, 9 - text.count)) + text
     }
 }

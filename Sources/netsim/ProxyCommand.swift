@@ -107,7 +107,7 @@ struct ProxyCommand: AsyncParsableCommand {
         if let (_, authority) = intercepting {
             printStatus("  TLS: CONNECT tunnels intercepted; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")
         }
-        printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")
+        printStatus(seedAndStopLine(seed: seed, duration: duration))
         await stop.wait(duration: duration)
         flusher.cancel()
         await proxy.stop()

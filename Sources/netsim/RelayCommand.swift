@@ -146,7 +146,7 @@ struct RelayCommand: AsyncParsableCommand {
         if let (_, authority) = interception {
             printStatus("  TLS: intercepting; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")
         }
-        printStatus("  seed: \(seed)\(duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")")
+        printStatus(seedAndStopLine(seed: seed, duration: duration))
 
         await stop.wait(duration: duration)
         flusher.cancel()

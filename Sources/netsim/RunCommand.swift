@@ -47,7 +47,7 @@ struct RunCommand: AsyncParsableCommand {
                                      inputs: [file, ScenarioFiles.resolve(file)])
         // Here, not in run(): a ValidationError thrown there printed the root command's usage.
         if options.drivers.count > 1, events != nil || json != nil || pcap != nil {
-            throw ValidationError("--events, --json and --pcap write one run; with --client all use netsim test (--json, --pcap DIR)")
+            throw ValidationError("--events, --json and --pcap write one run; with several clients (--client \(options.client ?? "all")) use netsim test (--json, --pcap DIR)")
         }
     }
 

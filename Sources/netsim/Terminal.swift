@@ -31,6 +31,12 @@ enum StatusLines {
     nonisolated(unsafe) static var json = false
 }
 
+/// The banner's last line for a command that runs until stopped: the seed its random decisions
+/// come from (to run them again), and how it ends.
+func seedAndStopLine(seed: UInt64, duration: Duration?) -> String {
+    "  seed: \(seed)" + (duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")
+}
+
 /// A warning nobody can miss: framed, and in bold red on a terminal (one record in JSON).
 func warnLoudly(_ message: String) {
     guard !StatusLines.json else { return printStatus("WARNING: \(message)", level: .warning) }

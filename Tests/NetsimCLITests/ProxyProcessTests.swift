@@ -35,5 +35,7 @@ struct ProxyProcessTests {
         #expect(result.status == 0, "\(result.standardError)")
         #expect(!result.standardError.contains("Cannot schedule"), "\(result.standardError)")
         #expect(result.standardError.hasSuffix("netsim proxy: stopped\n"), "\(result.standardError)")
+        // The banner names the seed, as the relay's does (QA 44: it had none).
+        #expect(result.standardError.contains("  seed: 1; Ctrl-C to stop\n"), "\(result.standardError)")
     }
 }

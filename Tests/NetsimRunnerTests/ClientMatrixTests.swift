@@ -71,6 +71,11 @@ struct ClientMatrixTests {
         #expect(MatrixOutcome(result(failing: [1, 2])).description == "FAIL connection new")
         #expect(MatrixOutcome(result(failing: [2])).description == "FAIL server count")
         #expect(MatrixOutcome(result(failing: [0, 1])).description == "FAIL status")
+        // A failed run's report quotes the client's log without the empty line its final
+        // newline leaves (QA 43), and keeps a blank line inside it.
+        var failed = result(failing: [0])
+        failed.clientLog = "first\n\nlast\n"
+        #expect(TextReport.render(failed).hasSuffix("client log (last lines):\n  | first\n  | \n  | last"), "\(TextReport.render(failed))")
     }
 
     @Test func everyCheckKindHasAShortName() {

@@ -86,6 +86,8 @@ struct ExecClientTests {
         #expect(setUp.allSatisfy { $0.connection == nil }, "\(setUp)")
         #expect(TimelineText.formatSeconds(-1_500_000_000).hasSuffix("-1.500s"))
         #expect(TimelineText.formatSeconds(-294_000_000).hasSuffix("-0.294s"))
+        #expect(TimelineText.formatSeconds(-5_179_000) == " -0.005s")
+        #expect(TimelineText.formatSeconds(-179_000) == "  0.000s", "no -0.000s for an instant before the start")
         // The 3 s start is not in the run: two quick requests 300 ms apart take well under 3 s.
         #expect(result.duration < 3_000_000_000, "\(result.duration)")
     }

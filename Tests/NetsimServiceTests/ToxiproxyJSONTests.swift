@@ -23,6 +23,7 @@ struct ToxiproxyJSONTests {
         (#"{"type":"latency","attributes":{"latency":null}}"#, "attribute latency must be a number or a string"),
         (#"{"type":"latency","attributes":{"latency":"5"}}"#, "attribute latency must be a number (milliseconds)"),
         (#"{"type":"latency","attributes":{"latency":1.5}}"#, "attribute latency must be a whole number from 0 to 10^12 (milliseconds), not 1.5"),
+        (#"{"type":"bandwidth","attributes":{"rate":-1}}"#, "attribute rate must be a whole number from 0 to 10^12 (KB/s), not -1"),
         (#"{"type":"outage","attributes":{"kind":5}}"#, "attribute kind of an outage toxic must be a JSON string, one of \(ToxiproxyJSONTests.outageChoices) (got the number 5)"),
         (#"{"type":"outage","attributes":{"kind":5.5}}"#, "attribute kind of an outage toxic must be a JSON string, one of \(ToxiproxyJSONTests.outageChoices) (got the number 5.5)"),
         (#"{"type":"outage","attributes":{"kind":true}}"#, "attribute kind of an outage toxic must be a JSON string, one of \(ToxiproxyJSONTests.outageChoices) (got true)"),

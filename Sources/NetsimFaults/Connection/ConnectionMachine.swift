@@ -229,7 +229,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
             log(.dropped(direction, count: chunk.count, fault: "stale"))
             if direction == .up {
                 actingFault = "stale"
-                endClientLeg(mode, detail: "swallowed \(chunk.count) bytes from the client; closing it with \(mode.rawValue.uppercased())")
+                endClientLeg(mode, detail: "swallowed \(chunk.count) byte\(chunk.count == 1 ? "" : "s") from the client; closing it with \(mode.rawValue.uppercased())")
             }
             return
         }
