@@ -89,6 +89,8 @@ struct DriverScenarioTests {
         #expect(failed.contains("request after-unlock: error none"), "\(TextReport.render(result))")
         // Its one retry met another dead pooled connection: a reset, as in the incident.
         #expect(result.outcomes.contains { $0.name == "after-unlock" && $0.response.error == .reset })
+        // In words, not NIO's `read(descriptor:pointer:size:): Connection reset by peer) (errno: 104)` (QA 43).
+        #expect(result.outcomes.contains { $0.response.errorMessage == "connection reset by peer" }, "\(result.outcomes.map(\.summary))")
     }
 
     @Test func lockscreenPassesWithResilient() async throws {

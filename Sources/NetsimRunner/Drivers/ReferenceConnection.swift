@@ -110,7 +110,7 @@ final class ReferenceConnection: Sendable {
         do {
             channel = try await lookup.connect(bootstrap, host: host, port: port)
         } catch {
-            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true)
+            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: SocketFailureText.describe(error), beforeResponse: true)
         }
         do {
             let handler = try await channel.eventLoop.submit {
@@ -139,7 +139,7 @@ final class ReferenceConnection: Sendable {
         } catch let failure as ExchangeFailure {
             return .failure(failure)
         } catch {
-            return .failure(ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true))
+            return .failure(ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: SocketFailureText.describe(error), beforeResponse: true))
         }
     }
 
@@ -193,7 +193,7 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let write = channel.eventLoop.makePromise(of: Void.self)
         write.futureResult.assumeIsolated().whenFailure { [self] error in
-            finish(.failure(ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "writing the request: \(error)", beforeResponse: true)))
+            finish(.failure(ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "writing the request: \(SocketFailureText.describe(error))", beforeResponse: true)))
         }
         channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
         if let bodyBytes, !bodyBytes.isEmpty {
@@ -238,14 +238,14 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
             finish(.failure(ExchangeFailure(kind: .reset, message: "the server reset the stream (\(reset.errorCode.rfcName))",
                                             beforeResponse: head == nil, streamReset: reset.errorCode)))
         } else if let kind = NIOErrorKind.kind(of: error) {
-            finish(.failure(ExchangeFailure(kind: kind, message: "\(error)", beforeResponse: head == nil)))
+            finish(.failure(ExchangeFailure(kind: kind, message: SocketFailureText.describe(error), beforeResponse: head == nil)))
         } else if let parse = error as? HTTPParserError, parse != .invalidEOFState {
             // Bytes that are not HTTP/1.1 (garbage): the client's parse error, kind "other"
             // (docs/drivers.md), as urlsession and async-http-client classify it.
             finish(.failure(ExchangeFailure(kind: .other, message: "the answer is not HTTP/1.1 (\(error))", beforeResponse: head == nil)))
         } else {
             // EOF in the middle of a message.
-            failIfPending(closedBy: "\(error)")
+            failIfPending(closedBy: SocketFailureText.describe(error))
         }
         closed = true
         context.close(promise: nil)

@@ -6,6 +6,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import NetsimHTTP
+import NetsimRelay
 import NetsimScenario
 import NetsimTLS
 
@@ -66,7 +67,7 @@ final class ReferenceH2Connection: Sendable {
             return .failure(failure)
         } catch {
             let kind = NIOErrorKind.kind(of: error) ?? .other
-            return .failure(ExchangeFailure(kind: kind, message: "opening a stream: \(error)", beforeResponse: true))
+            return .failure(ExchangeFailure(kind: kind, message: "opening a stream: \(SocketFailureText.describe(error))", beforeResponse: true))
         }
     }
 
@@ -105,7 +106,7 @@ final class ReferenceH2Connection: Sendable {
         do {
             channel = try await lookup.connect(bootstrap, host: url.host, port: url.port)
         } catch {
-            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: "\(error)", beforeResponse: true)
+            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: SocketFailureText.describe(error), beforeResponse: true)
         }
         guard let promise = negotiated.withLockedValue({ $0 }) else {
             channel.close(promise: nil)
@@ -115,7 +116,7 @@ final class ReferenceH2Connection: Sendable {
             return try await promise.futureResult.get()
         } catch {
             channel.close(promise: nil)
-            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .reset, message: "\(error)", beforeResponse: true)
+            throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .reset, message: SocketFailureText.describe(error), beforeResponse: true)
         }
     }
 
