@@ -63,7 +63,7 @@ public struct FlowSelector: Sendable, CustomStringConvertible {
     /// The selected flows; throws when none match, naming what the capture has.
     public func select(from capture: Capture) throws -> [TCPFlow] {
         guard !capture.flows.isEmpty else {
-            throw PcapError(.nothingToUse, "\(capture.path): no TCP flows in \(capture.packetCount) packets")
+            throw PcapError(.nothingToUse, "\(capture.path): no TCP flows in \(capture.packetCount) packet\(capture.packetCount == 1 ? "" : "s")")
         }
         let chosen = capture.flows.filter(matches)
         // A flow number the capture does not have is a mistake even beside one it has: `1,99`

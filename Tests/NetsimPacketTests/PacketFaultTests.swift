@@ -138,6 +138,10 @@ struct PacketFaultTests {
         #expect(Self.number(run["connect_ms"]) < 1000, "\(run.values)")
         #expect(run["during"] == "silence" && run["after"] == "two", "\(run.values)")
         #expect(run.events("fault", fault: "offline").count == 1 && run.events("fault_lifted", fault: "offline").count == 1)
+        // Time never goes back in the log: `fault_added` was stamped at the path's origin, before
+        // the seed line written above it (QA 45).
+        let times = run.events.compactMap { $0["t"] as? Double }
+        #expect(times.count == run.events.count && times == times.sorted(), "\(run.events)")
         #expect(run.result.standardError.contains("faults: offline at "), "\(run.result.standardError)")
         #expect(try await ShellTests.leftovers(of: [run.pid]) == [])
     }
