@@ -8,26 +8,36 @@ import Darwin
 import NIOCore
 import NetsimCore
 
-/// Keeps a TCP port taken while nothing listens on it: a socket bound to the address with
-/// `SO_REUSEADDR` and never put into listen.
+/// Keeps a TCP port taken while nothing listens on it: a socket bound to the address and never
+/// put into listen.
 ///
 /// Why: `refuse` closes the relay's listener so the kernel answers SYNs with RST. A closed
 /// listener frees its port, and any process binding port 0 in the meantime (another test's
 /// server, another relay) may be handed it — clients then reach *that* server instead of being
 /// refused, and the relay cannot listen again when the fault lifts. A bound socket keeps the
 /// port out of the kernel's port-0 choice and of plain binds, while SYNs to it are still refused
-/// (a bound socket that does not listen accepts nothing). The relay's listener, which also sets
-/// `SO_REUSEADDR`, can bind beside it when the refusal lifts; then the hold is released.
+/// (a bound socket that does not listen accepts nothing).
+///
+/// Exclusive when it can be: without `SO_REUSEADDR` no other socket binds the port at all. A
+/// shared hold (`SO_REUSEADDR`) is what is left when the port still carries the relay's
+/// connections (open, or in TIME_WAIT): it keeps the port out of port 0's choice and of plain
+/// binds, but another program's `SO_REUSEADDR` socket may bind it too and listen there (QA 46:
+/// Python's http.server took a refused relay's port). The relay's listener, which sets
+/// `SO_REUSEADDR`, binds beside a shared hold when the refusal lifts; an exclusive hold is
+/// released just before that bind.
 public final class PortHold: Sendable {
     private let descriptor: Int32
+    /// Bound with `SO_REUSEADDR`: other such sockets can bind the port beside it.
+    let isShared: Bool
 
-    /// Binds a new socket to `address`. Throws `IOError` if the socket cannot be made or bound
-    /// (the port was taken in the instant between the listener's close and this bind).
-    init(_ address: SocketAddress) throws {
+    /// Binds a new socket to `address`, shared or not. Throws `IOError` if the socket cannot be
+    /// made or bound (the port was taken in the instant between the listener's close and this
+    /// bind, or is in use and `shared` is false).
+    init(_ address: SocketAddress, shared: Bool = true) throws {
         let fd = socket(address.protocol.rawValue, closeOnExecStreamSocketType, 0)
         guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         var on: Int32 = 1
-        let bound = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
+        let bound = (!shared || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0)
             && address.withSockAddr { bind(fd, $0, socklen_t($1)) } == 0
         guard bound else {
             let code = errno
@@ -35,6 +45,7 @@ public final class PortHold: Sendable {
             throw IOError(errnoCode: code, reason: "bind \(address)")
         }
         descriptor = fd
+        isShared = shared
     }
 
     /// The port it holds (the kernel's choice for port 0).
@@ -73,10 +84,19 @@ extension PortHold {
         let deadline = ContinuousClock.now + patience
         while true {
             do {
-                return try PortHold(address)
+                return try strongest(address)
             } catch let error as IOError where error.errnoCode == EADDRINUSE && ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(1))
             }
+        }
+    }
+
+    /// An exclusive hold if the port carries nothing else, else a shared one.
+    static func strongest(_ address: SocketAddress) throws -> PortHold {
+        do {
+            return try PortHold(address, shared: false)
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            return try PortHold(address, shared: true)
         }
     }
 

@@ -45,7 +45,7 @@ extension Relay {
     /// Takes the listen address without listening (``PortHold``): where the relay will listen
     /// once a refusal in force from the start lifts. Returns the address, with the real port.
     func holdPort(_ endpoint: Endpoint) async throws -> Endpoint {
-        let hold = try PortHold(SocketAddress.makeAddressResolvingHost(endpoint.host, port: endpoint.port))
+        let hold = try PortHold.strongest(SocketAddress.makeAddressResolvingHost(endpoint.host, port: endpoint.port))
         let bound = Endpoint(host: endpoint.host, port: hold.port ?? endpoint.port)
         lock.withLock {
             portHold = hold
@@ -87,16 +87,21 @@ extension Relay {
     }
 
     /// Lifts `id`'s refusal: when no refusing rule is left, the listener binds again on its old
-    /// address (beside the hold) and the hold is released.
+    /// address (beside a shared hold; an exclusive one is released first) and the hold is
+    /// released. A listener that cannot come back (another program took the port) is said on
+    /// standard error as well as in the log: the relay accepts nothing from then on.
     func stopRefusing(_ id: FaultID) async {
         await changeListener { [self] in
             let reopen = lock.withLock { refusingRules.remove(id) != nil && refusingRules.isEmpty && !listenerStopped }
             guard reopen, let endpoint = endpoint else { return }
+            if lock.withLock({ portHold?.isShared == false }) { releasePortHold() }
             defer { releasePortHold() }
             do {
                 _ = try await bind(endpoint)
             } catch {
-                eventLog.record(.listenerClosed(reason: "could not listen again on \(endpoint): \(error)"))
+                let reason = "could not listen again on \(endpoint): \(SocketFailureText.describe(error)); the relay accepts no connection from now on"
+                eventLog.record(.listenerClosed(reason: reason))
+                logger.error("\(reason)")
             }
         }
     }

@@ -78,7 +78,7 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
         for character in line where scalarsLeft > 0 {
             let scalars = character.unicodeScalars
             scalarsLeft -= scalars.count
-            pad += character == "\t" ? "\t" : scalars.contains(where: isWide) ? "  " : scalars.allSatisfy(isZeroWidth) ? "" : " "
+            pad += character == "\t" ? "\t" : isWide(character) ? "  " : scalars.allSatisfy(isZeroWidth) ? "" : " "
         }
         let missing = max(0, column - 1) - line.unicodeScalars.count
         if missing > 0 { pad += String(repeating: " ", count: missing) }
@@ -91,6 +91,12 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
         case .nonspacingMark, .enclosingMark, .format: true
         default: false
         }
+    }
+
+    /// A character drawn two cells wide: one with a wide scalar, a flag (two regional
+    /// indicators), or one asking for emoji presentation (U+FE0F: ❤️, the keycap 1️⃣).
+    static func isWide(_ character: Character) -> Bool {
+        character.unicodeScalars.contains { isWide($0) || $0.value == 0xFE0F || (0x1F1E6...0x1F1FF).contains($0.value) }
     }
 
     /// East Asian wide and fullwidth characters, and emoji: two terminal cells (the main blocks of

@@ -167,12 +167,12 @@ public final class ForwardProxy: @unchecked Sendable {
             }
             return (listener, Array(relays.values))
         }
-        timeline.cancel()
         try? await channel?.close()
         for client in lock.withLock({ Array(waiting.values) }) { try? await client.close() }
         for task in tasks {
             if let relay = try? await task.value { await relay.stop() }
         }
+        timeline.cancel()  // after the connections' last events, which may still name a fault (QA 46)
         try? await group.shutdownGracefully()
     }
 

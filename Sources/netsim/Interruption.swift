@@ -27,7 +27,11 @@ enum Interruption {
             let line = "netsim \(command): interrupted by \(signalName(sig)): \(done); no report was written"
             // On a terminal the line starts below the `^C` it echoed; as a JSON record it is
             // one line that parses, like every other status line (QA 43: a blank line, then text).
-            if StatusLines.json { printStatus(line, level: .warning) } else { StandardStream.error.write("\n" + line + "\n") }
+            if StatusLines.json {
+                printStatus(line, level: .warning)
+            } else {
+                StandardStream.error.write((isatty(STDERR_FILENO) == 1 ? "\n" : "") + line + "\n")
+            }
             fflush(nil)
             _exit(128 + sig)  // not exit(): no atexit handlers racing the event loops' threads
         }

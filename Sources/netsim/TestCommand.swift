@@ -113,6 +113,7 @@ struct TestCommand: AsyncParsableCommand {
         print("netsim test: \(jobs.count) run\(jobs.count == 1 ? "" : "s") of \(scenarios.count) scenario\(scenarios.count == 1 ? "" : "s"), \(min(self.jobs, jobs.count)) at a time")
         let captures = try PcapFolder.paths(for: jobs.map(\.baseName), in: pcap)
         let results = await runAll(jobs, captures: captures)
+        Interruption.yieldToHandler()  // runs an interruption ended: no reports (as in `run`)
         var cases: [JUnitReport.Case] = []
         var entries: [JSONReport.Entry] = []
         var pages: [HTMLReport.Entry] = []

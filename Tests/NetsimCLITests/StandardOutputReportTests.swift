@@ -33,6 +33,20 @@ struct StandardOutputReportTests {
         #expect(object?["passed"] as? Bool == true)
     }
 
+    /// `netsim test` prints its header through `print`'s buffer: the JSON came before it, and
+    /// its last `}` had the summary glued to it (QA 46).
+    @Test func aSuitesJSONFollowsItsHeaderOnItsOwnLines() async throws {
+        let (status, text) = try await Self.netsimIntoAFile("test Scenarios/refused.scn --json /dev/stdout")
+        #expect(status == 0, "\(text)")
+        let lines = text.components(separatedBy: "\n")
+        #expect(lines.first?.hasPrefix("netsim test: 1 run of 1 scenario") == true, "\(text.prefix(300))")
+        let start = try #require(lines.firstIndex(of: "{"), "\(text)")
+        let end = try #require(lines.lastIndex(of: "}"), "\(text)")
+        #expect(start > 0 && end > start)
+        #expect((try? JSONSerialization.jsonObject(with: Data(lines[start...end].joined(separator: "\n").utf8))) != nil)
+        #expect(lines.suffix(2) == ["1 passed, 0 failed", ""], "\(lines.suffix(3))")
+    }
+
     @Test func theEventLogFollowsTheReport() async throws {
         let (status, text) = try await Self.netsimIntoAFile("run Scenarios/refused.scn --events /dev/stdout")
         #expect(status == 0, "\(text)")

@@ -2,6 +2,7 @@ import Foundation
 import NetsimCore
 import NetsimFaults
 import NetsimLoopback
+import NIOCore
 @testable import NetsimRelay
 import Testing
 
@@ -18,6 +19,8 @@ struct RefuseTests {
             #expect(try await FaultTests.connectFailure(endpoint) == .refused)
             // The port stays the relay's while refused: no server binding port 0 can be given it.
             #expect(try !portIsFree(endpoint), "\(Self.listenerEvents(relay))")
+            // Nothing was ever connected on the port: the hold is exclusive.
+            #expect(Self.anotherServerCanBind(endpoint) == false, "a program setting SO_REUSEADDR took the port")
             await relay.removeFault(id)
             #expect(try await FaultTests.connectFailure(endpoint) == nil)
         }
@@ -89,6 +92,7 @@ struct RefuseTests {
             #expect(relay.lock.withLock { relay.listener == nil }, "\(Self.listenerEvents(relay))")
             #expect(try await FaultTests.connectFailure(endpoint) == .refused)
             #expect(try !portIsFree(endpoint))
+            #expect(Self.anotherServerCanBind(endpoint) == false, "a program setting SO_REUSEADDR took the port (QA 46)")
             await relay.eventLog.waitFor(timeout: .seconds(10)) { if case .listenerClosed = $0.kind { true } else { false } }
             #expect(Self.listenerEvents(relay) == ["closed: refuse: new connections are refused"])
             await relay.removeAllFaults()
@@ -99,6 +103,15 @@ struct RefuseTests {
             throw error
         }
         await relay.stop()
+    }
+
+    /// Whether a server that sets `SO_REUSEADDR` (as Python's, Go's and Node's do) could bind
+    /// `endpoint` now: a shared hold lets it, an exclusive one does not.
+    static func anotherServerCanBind(_ endpoint: Endpoint) -> Bool {
+        guard let address = try? SocketAddress(ipAddress: endpoint.host, port: endpoint.port),
+              let other = try? PortHold(address, shared: true) else { return false }
+        other.release()
+        return true
     }
 
     static func listenerEvents(_ relay: Relay) -> [String] {

@@ -88,6 +88,10 @@ struct DiagnosticTests {
         #expect(ScenarioErrors.caret(under: 5, in: "e\u{301}: 7") == "   ^", "so is one written e + a combining accent (QA 42)")
         #expect(ScenarioErrors.caret(under: 5, in: "👍🏽: 7") == "    ^", "an emoji with a skin tone is one two-cell character (QA 42)")
         #expect(ScenarioErrors.caret(under: 8, in: "👨\u{200D}👩\u{200D}👧: 7") == "    ^", "so is a ZWJ family")
+        // A flag, a keycap and ❤️ with U+FE0F are drawn two cells wide too (QA 46).
+        #expect(ScenarioErrors.caret(under: 5, in: "🇫🇷: 7") == "    ^")
+        #expect(ScenarioErrors.caret(under: 6, in: "1\u{FE0F}\u{20E3}: 7") == "    ^")
+        #expect(ScenarioErrors.caret(under: 5, in: "\u{2764}\u{FE0F}: 7") == "    ^")
     }
 
     @Test func aLongLineIsShownAroundTheColumn() {

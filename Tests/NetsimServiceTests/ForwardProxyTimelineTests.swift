@@ -78,14 +78,25 @@ struct ForwardProxyTimelineTests {
     /// The proxy stopped inside a window logs its end, cut short, once; a window not begun
     /// gets none.
     @Test func aWindowInForceWhenTheProxyStopsEndsInTheLog() async throws {
-        let rules = [FaultRule(.rst, trigger: .immediately, lasts: .seconds(60)), FaultRule(.blackhole, trigger: .at(.seconds(60)), lasts: .seconds(1))]
+        let server = try ForwardProxyTests.httpServer(recording: ForwardProxyTests.RequestLines())
+        defer { server.stop() }
+        let rules = [FaultRule(.blackhole, trigger: .immediately, lasts: .seconds(60)), FaultRule(.rst, trigger: .at(.seconds(60)), lasts: .seconds(1))]
         let proxy = ForwardProxy(configuration: .init(faults: rules), threads: 1)
-        _ = try await proxy.start()
+        let bound = try await proxy.start()
+        // A connection the blackhole holds: its last events, at the stop, still name the fault,
+        // so the window ends after them (QA 46: the proxy ended it first).
+        let socket = try await offload { try BlockingSocket.connect(to: bound) }
+        defer { socket.close() }
+        try await offload { try socket.send("GET http://\(server.endpoint)/ HTTP/1.1\r\nHost: \(server.endpoint)\r\n\r\n") }
+        let held = await proxy.eventLog.waitFor(timeout: .seconds(10)) { if case .faultFired("blackhole", _) = $0.kind { true } else { false } }
         await proxy.stop()
+        #expect(held != nil)
         let ends = proxy.eventLog.events.compactMap { event -> String? in
             if case .faultLifted(let fault, let cutShort) = event.kind { "\(fault) \(cutShort ?? "-")" } else { nil }
         }
-        #expect(ends == ["rst proxy stopped"])
+        #expect(ends == ["blackhole proxy stopped"])
+        let kinds = proxy.eventLog.events.map(\.kind.name)
+        #expect(kinds.last == "fault_lifted" && kinds.contains("closed"), "\(kinds)")
     }
 
     /// Two destinations, a connection each: ids 1 and 2 in the proxy's log, not 1 twice.
