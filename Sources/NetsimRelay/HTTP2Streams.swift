@@ -256,11 +256,15 @@ final class HTTP2UpstreamStream: ChannelInboundHandler {
 
 extension HTTPRequestSummary {
     /// A request as an h2 HEADERS frame carries it.
+    /// `:authority` is the request's `Host` (RFC 9113 §8.3.1), for what judges a request by its
+    /// host: a portal answered h2 requests "to no Host", with a `continue=` URL to `unknown` (QA 48).
     init(h2 headers: HPACKHeaders) {
-        self.init(
-            method: headers.first(name: ":method") ?? "GET", uri: headers.first(name: ":path") ?? "/",
-            headers: headers.filter { !$0.name.hasPrefix(":") }.map { HTTPHeader($0.name, $0.value) },
-            isKeepAlive: true, version: .http2)
+        var fields = headers.filter { !$0.name.hasPrefix(":") }.map { HTTPHeader($0.name, $0.value) }
+        if let authority = headers.first(name: ":authority"), !fields.contains(where: { $0.name.lowercased() == "host" }) {
+            fields.append(HTTPHeader("Host", authority))
+        }
+        self.init(method: headers.first(name: ":method") ?? "GET", uri: headers.first(name: ":path") ?? "/",
+                  headers: fields, isKeepAlive: true, version: .http2)
     }
 }
 

@@ -33,6 +33,8 @@ public enum DriverCheck {
     public static func run(_ client: ExecClient, options: RunOptions = RunOptions(), report: @Sendable (Finding) -> Void = { _ in }) async -> [Finding] {
         var findings: [Finding] = []
         func add(_ new: [Finding]) {
+            // A protocol mistake shows in every check's run: it is said once, at the first.
+            let new = new.filter { !$0.check.hasPrefix("protocol") || !findings.contains { $0.check.hasPrefix("protocol") } }
             new.forEach(report)
             findings += new
         }
@@ -102,7 +104,7 @@ public enum DriverCheck {
         let ending = driver.ending ?? "still running"
         findings.append(Finding("end", ending == "exit 0" ? .pass : .fail,
                                 ending == "exit 0" ? "exited with status 0 when stdin closed" : "\(ending); the protocol asks for exit status 0 once stdin closes and every answer is out"))
-        return findings
+        return findings + protocolFindings(await driver.log)
     }
 
     /// How long the first request (a host that cannot resolve) may go unanswered before the
@@ -120,18 +122,29 @@ public enum DriverCheck {
         }
         do {
             let result = try await ScenarioRunner.run(scenario, options: options)
+            let protocolNotes = protocolFindings(result.clientLog)
             // A client that exited (or broke the protocol) answered nothing: say so first on each
             // failure, which would otherwise blame what the check was about.
             guard let lost = result.outcomes.first(where: { ExecDriver.isNetsims($0.response) })?.response.errorMessage else {
-                return judge(result)
+                return judge(result) + protocolNotes
             }
             return judge(result).map { finding in
                 guard finding.verdict == .fail, !finding.detail.contains("the client gave no answer") else { return finding }
                 return Finding(finding.check, .fail, "the client gave no answer (\(printable(lost))); " + finding.detail)
-            }
+            } + protocolNotes
         } catch {
             return [Finding(scenario.name, .fail, "netsim could not run the check: \(error)")]
         }
+    }
+
+    /// The lines netsim noted in the client's log as breaking the protocol (a line on stdout that
+    /// is not one, an answer to no request), as one failed check: they passed unseen, or a
+    /// malformed answer showed only as "no answer" (QA 47). The hello's own note has its check.
+    static func protocolFindings(_ log: String) -> [Finding] {
+        let notes = log.split(separator: "\n").filter { $0.hasPrefix("[netsim] ") && !$0.hasPrefix("[netsim] hello without") }
+        guard let first = notes.first else { return [] }
+        let more = notes.count > 1 ? " (and \(notes.count - 1) more)" : ""
+        return [Finding("protocol", .fail, "stdout carries protocol lines only, one answer per request (docs/drivers.md); netsim noted: \(printable(String(first.dropFirst(9))))\(more)")]
     }
 
     /// A client's message as one short line: control characters (a garbage answer's bytes

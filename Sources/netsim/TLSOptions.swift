@@ -50,6 +50,11 @@ struct TLSOptions: ParsableArguments {
         if tls == .passthrough, upstreamCA != nil || upstreamInsecure || upstreamName != nil {
             throw ValidationError("--upstream-ca, --upstream-insecure and --upstream-name go with --tls intercept (in passthrough the client verifies upstream itself)")
         }
+        // An address is verified as one when it is the upstream's host; named here it went out as
+        // SNI, which cannot carry an address, and every connection failed (QA 48).
+        if let upstreamName, DNSMapping.addressBytes(upstreamName) != nil {
+            throw ValidationError("--upstream-name \(upstreamName): an address cannot be a certificate's name here (SNI carries names); give a DNS name, or leave it out and --upstream \(upstreamName):PORT is verified as an address")
+        }
         if tls == .passthrough, alpn != nil {
             throw ValidationError("--alpn goes with --tls intercept (in passthrough the client and upstream negotiate it themselves)")
         }

@@ -131,5 +131,9 @@ struct RelayFlagTests {
         // QA 41: a file that is not PEM certificates exited 1, and --alpn without interception was ignored.
         #expect(message(["--tls", "intercept", "--upstream-ca", "/etc/passwd"]).contains("--upstream-ca /etc/passwd is not one or more PEM certificates"))
         #expect(message(["--alpn", "h2"]).contains("--alpn goes with --tls intercept"))
+        // QA 48: an address as --upstream-name went out as SNI, and every connection failed.
+        #expect(message(["--tls", "intercept", "--upstream-name", "127.0.0.1"]).contains("--upstream-name 127.0.0.1: an address cannot be"))
+        #expect(message(["--tls", "intercept", "--upstream-name", "::1"]).contains("give a DNS name"))
+        #expect(!message(["--tls", "intercept", "--upstream-name", "api.example.test"]).contains("--upstream-name"))
     }
 }

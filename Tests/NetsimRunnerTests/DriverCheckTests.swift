@@ -95,6 +95,27 @@ struct DriverCheckTests {
         }
     }
 
+    /// A client that sends every answer twice (the reference client behind a wrapper that
+    /// doubles its answer lines): one `protocol` failure naming the second answer, once for the
+    /// whole check. The second answers were ignored without a word, and it passed (QA 47).
+    @Test func aClientThatAnswersTwiceIsToldSoOnce() async {
+        let wrapper = #"""
+            import subprocess, sys
+            child = subprocess.Popen([sys.executable, "Fixtures/clients/urllib3_client.py"], stdin=sys.stdin, stdout=subprocess.PIPE)
+            for line in child.stdout:
+                sys.stdout.buffer.write(line * (2 if line.startswith(b'{"id"') else 1))
+                sys.stdout.flush()
+            sys.exit(child.wait())
+            """#
+        let findings = await DriverCheck.run(ExecClient(command: ["python3", "-c", wrapper], directory: repositoryRoot),
+                                             options: RunOptions(workingDirectory: repositoryRoot))
+        let text = findings.map(\.line).joined(separator: "\n")
+        let protocolFindings = findings.filter { $0.check == "protocol" }
+        #expect(protocolFindings.count == 1 && protocolFindings.first?.verdict == .fail, "\(text)")
+        #expect(protocolFindings.first?.detail.contains("which no request is waiting for (answered already, or never sent)") == true, "\(text)")
+        #expect(findings.filter { $0.verdict == .fail }.count == 1, "only that: \(text)")
+    }
+
     /// A client that says hello and never answers: one "answers" failure after 20 s (the greeting's client timeout, 10 s, and 10 s), then the
     /// end, and none of the scenario checks (each would wait out its own deadlines).
     @Test func aClientThatNeverAnswersStopsTheCheckAtItsFirstRequest() async {
