@@ -23,7 +23,10 @@ enum HTTPTestSupport {
     }
 
     /// Reads one response: the head, then `Content-Length` bytes of body (or to EOF without one).
-    static func readResponse(_ socket: BlockingSocket, timeout: Duration = .seconds(10)) throws -> Response {
+    /// The timeout only stops a test that would hang: at the start of a batch on two cores every
+    /// test waits its turn for ~18 s, and a 10 s one failed an outage test that takes 40 ms alone
+    /// (a clean-clone CI run).
+    static func readResponse(_ socket: BlockingSocket, timeout: Duration = ForwardProxyTests.patience) throws -> Response {
         var received: [UInt8] = []
         var headEnd: Int?
         while headEnd == nil {

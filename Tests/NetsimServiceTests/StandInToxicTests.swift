@@ -88,7 +88,7 @@ struct StandInToxicTests {
                 defer { socket.close() }
                 // The start of a TLS ClientHello: handshake record, TLS 1.0 record version.
                 try socket.send([0x16, 0x03, 0x01, 0x00, 0x2a, 0x01, 0x00, 0x00, 0x26, 0x03, 0x03] + [UInt8](repeating: 7, count: 32))
-                do { return .success(try socket.receive(timeout: .seconds(10))) } catch let failure as SocketFailure { return .failure(failure) }
+                do { return .success(try socket.receive(timeout: ForwardProxyTests.patience)) } catch let failure as SocketFailure { return .failure(failure) }
             }
             #expect(tls == .failure(.reset), "\(tls)")
             #expect(upstream.requests == 0)
