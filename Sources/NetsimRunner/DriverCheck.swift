@@ -139,9 +139,11 @@ public enum DriverCheck {
 
     /// The lines netsim noted in the client's log as breaking the protocol (a line on stdout that
     /// is not one, an answer to no request), as one failed check: they passed unseen, or a
-    /// malformed answer showed only as "no answer" (QA 47). The hello's own note has its check.
+    /// malformed answer showed only as "no answer" (QA 47). The hello's own note has its check,
+    /// and a client gone before its config line fails the check that needed it.
     static func protocolFindings(_ log: String) -> [Finding] {
-        let notes = log.split(separator: "\n").filter { $0.hasPrefix("[netsim] ") && !$0.hasPrefix("[netsim] hello without") }
+        let others = ["[netsim] hello without", "[netsim] the exec client did not take its config line"]
+        let notes = log.split(separator: "\n").filter { line in line.hasPrefix("[netsim] ") && !others.contains { line.hasPrefix($0) } }
         guard let first = notes.first else { return [] }
         let more = notes.count > 1 ? " (and \(notes.count - 1) more)" : ""
         return [Finding("protocol", .fail, "stdout carries protocol lines only, one answer per request (docs/drivers.md); netsim noted: \(printable(String(first.dropFirst(9))))\(more)")]

@@ -299,7 +299,7 @@ public final class ExecDriver: ClientDriver {
             // without a word, and driver-check passed such a client).
             let expected = state.withLockedValue { $0.waiting[answer.id] != nil }
             if !expected {
-                clientLog.note("[netsim] an answer with id \(answer.id), which no request is waiting for (answered already, or never sent), ignored: \(String(decoding: line.prefix(200), as: UTF8.self))")
+                clientLog.note("[netsim] an answer with id \(answer.id), which no request is waiting for (answered already, given up on at netsim's deadline, or never sent), ignored: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 return
             }
             self.answer(answer.id, answer.response)

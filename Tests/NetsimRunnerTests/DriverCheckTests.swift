@@ -112,7 +112,7 @@ struct DriverCheckTests {
         let text = findings.map(\.line).joined(separator: "\n")
         let protocolFindings = findings.filter { $0.check == "protocol" }
         #expect(protocolFindings.count == 1 && protocolFindings.first?.verdict == .fail, "\(text)")
-        #expect(protocolFindings.first?.detail.contains("which no request is waiting for (answered already, or never sent)") == true, "\(text)")
+        #expect(protocolFindings.first?.detail.contains("which no request is waiting for (answered already, given up on at netsim's deadline, or never sent)") == true, "\(text)")
         #expect(findings.filter { $0.verdict == .fail }.count == 1, "only that: \(text)")
     }
 
