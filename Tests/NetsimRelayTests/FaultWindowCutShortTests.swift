@@ -23,7 +23,7 @@ struct FaultWindowCutShortTests {
         let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
         defer { socket.close() }
         try await offload { try socket.send("hello") }
-        let held = await relay.eventLog.waitFor(timeout: .seconds(10)) { if case .faultFired("blackhole", _) = $0.kind { true } else { false } }
+        let held = await relay.eventLog.waitFor(timeout: .seconds(60)) { if case .faultFired("blackhole", _) = $0.kind { true } else { false } }
         await relay.stop()
         #expect(held != nil)
         let ends = relay.eventLog.events.compactMap { event -> String? in

@@ -88,7 +88,7 @@ struct ForwardProxyTimelineTests {
         let socket = try await offload { try BlockingSocket.connect(to: bound) }
         defer { socket.close() }
         try await offload { try socket.send("GET http://\(server.endpoint)/ HTTP/1.1\r\nHost: \(server.endpoint)\r\n\r\n") }
-        let held = await proxy.eventLog.waitFor(timeout: .seconds(10)) { if case .faultFired("blackhole", _) = $0.kind { true } else { false } }
+        let held = await proxy.eventLog.waitFor(timeout: .seconds(60)) { if case .faultFired("blackhole", _) = $0.kind { true } else { false } }
         await proxy.stop()
         #expect(held != nil)
         let ends = proxy.eventLog.events.compactMap { event -> String? in
