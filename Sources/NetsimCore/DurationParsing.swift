@@ -76,7 +76,12 @@ public func formatNanoseconds(_ ns: Int64) -> String {
 
 /// Up to three decimals, trailing zeros removed: 1.5, 30, 0.125.
 func formatTrimmed(_ value: Double) -> String {
-    var text = String(format3: value)
+    trimmingFractionZeros(String(format3: value))
+}
+
+/// `2.500` → `2.5`, `3.000` → `3`: a decimal number without the zeros that say nothing.
+func trimmingFractionZeros(_ decimal: String) -> String {
+    var text = decimal
     if text.contains(".") {
         while text.hasSuffix("0") { text.removeLast() }
         if text.hasSuffix(".") { text.removeLast() }

@@ -32,9 +32,7 @@ public struct Probability: Hashable, Comparable, Sendable, CustomStringConvertib
         var text = formatTrimmed(percent)
         var digits = 4
         while (fraction > 0 && text == "0") || (fraction < 1 && text == "100"), digits <= 12 {
-            text = String(format: "%.\(digits)f", percent)
-            while text.hasSuffix("0") { text.removeLast() }
-            if text.hasSuffix(".") { text.removeLast() }
+            text = trimmingFractionZeros(String(format: "%.\(digits)f", percent))
             digits += 1
         }
         return text + "%"

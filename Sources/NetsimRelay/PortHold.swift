@@ -49,21 +49,7 @@ public final class PortHold: Sendable {
     }
 
     /// The port it holds (the kernel's choice for port 0).
-    var port: Int? {
-        var address = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else { return nil }
-        return withUnsafePointer(to: &address) { pointer in
-            switch Int32(pointer.pointee.ss_family) {
-            case AF_INET: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
-            case AF_INET6: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
-            default: nil
-            }
-        }
-    }
+    var port: Int? { BoundPort.of(descriptor) }
 
     /// Frees the port. Call once.
     func release() {
