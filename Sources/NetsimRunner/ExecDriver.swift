@@ -17,7 +17,8 @@ public final class ExecDriver: ClientDriver {
         var early: [Int: DriverResponse] = [:]
         var exited = false
         var greeted = false
-        /// Why the hello cannot be accepted (a newer protocol), once it came.
+        /// Why the hello cannot be accepted (a newer protocol, or a line that does not decode),
+        /// once it came.
         var refused: String?
         /// The hello as the client said it.
         var hello: ExecHello?
@@ -293,6 +294,14 @@ public final class ExecDriver: ClientDriver {
                 state.hello = hello
             }
             changes.continuation.yield()
+        case .malformedHello(let problem):
+            let quoted = String(decoding: line.prefix(200), as: UTF8.self)
+            clientLog.note("[netsim] \(problem): \(quoted)")
+            state.withLockedValue { state in
+                guard !state.greeted, state.refused == nil else { return }
+                state.refused = "the exec client's hello cannot be read: \(problem.replacingOccurrences(of: " on stdout", with: "")); it said: \(quoted) (docs/drivers.md: {\"type\":\"hello\",\"protocol\":\(ExecHello.current),\"name\":\"…\",\"version\":\"…\"}, each field optional, name and version strings)"
+            }
+            changes.continuation.yield()
         case .answer(let answer):
             // One answer per request: a second one, or one to an id never sent, is the client's
             // mistake (an answer filed under the wrong request), said in its log (QA 47: ignored
@@ -302,6 +311,7 @@ public final class ExecDriver: ClientDriver {
                 clientLog.note("[netsim] an answer with id \(answer.id), which no request is waiting for (answered already, given up on at netsim's deadline, or never sent), ignored: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 return
             }
+            if let problem = answer.kindProblem { clientLog.note("[netsim] \(problem)") }
             self.answer(answer.id, answer.response)
         case .unreadable(let problem, let id):
             clientLog.note("[netsim] \(problem): \(String(decoding: line, as: UTF8.self))")

@@ -158,6 +158,19 @@ struct ExecAnswer: Codable, Equatable {
             error: error.map { $0.kind.flatMap(ErrorKind.init(rawValue:)) ?? .other },
             errorMessage: error?.message, localPort: localPort)
     }
+
+    /// What is wrong with `error`'s kind, when it is not one netsim knows: the answer still
+    /// counts as a failure (`other`), and the client's log says why (QA 47: it said nothing, so a
+    /// typo such as `"connection_reset"` passed for a classification).
+    var kindProblem: String? {
+        guard let error else { return nil }
+        let known = ErrorKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        guard let kind = error.kind else {
+            return "the answer to request \(id) has an error without a \"kind\", counted as \"other\" (docs/drivers.md, \"Classifying errors\": one of \(known))"
+        }
+        guard ErrorKind(rawValue: kind) == nil else { return nil }
+        return "the answer to request \(id) has error kind \"\(kind)\", which is not one of \(known); counted as \"other\" (docs/drivers.md, \"Classifying errors\")"
+    }
 }
 
 /// `error` in an answer: `{"kind":"reset","message":"…"}`.

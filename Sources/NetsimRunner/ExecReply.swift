@@ -5,6 +5,9 @@ import Foundation
 /// names a request, for that request's outcome (rather than leaving it to time out).
 enum ExecReply: Equatable {
     case hello(ExecHello)
+    /// A line of type `hello` that does not decode: the client will not greet any better, so
+    /// the run ends at once rather than at the hello timeout (QA 47: it waited the full 20 s).
+    case malformedHello(problem: String)
     case answer(ExecAnswer)
     case unreadable(problem: String, id: Int?)
 
@@ -17,7 +20,7 @@ enum ExecReply: Equatable {
             do {
                 return .hello(try decoder.decode(ExecHello.self, from: line))
             } catch {
-                return .unreadable(problem: "a malformed hello on stdout (\(describe(error)))", id: nil)
+                return .malformedHello(problem: "a malformed hello on stdout (\(describe(error)))")
             }
         }
         guard let id = envelope.id else {

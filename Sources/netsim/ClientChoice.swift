@@ -52,6 +52,10 @@ struct ClientChoice: Equatable {
             }
         }
         if choices.isEmpty { throw ValidationError("--client needs a driver") }
+        // QA 47: `--client naive --exec '…'` ran naive alone, the --exec client never started.
+        if let exec, !choices.contains(where: { $0.driver == "exec" && $0.exec == own }) {
+            throw ValidationError("--exec '\(exec)' runs as the exec column, which --client \(client) does not name; add exec to the list (--client \(client),exec), or give it a column of its own as exec:NAME=COMMAND")
+        }
         return choices
     }
 

@@ -64,7 +64,7 @@ struct MatrixOptions: ParsableArguments {
     /// Writes `--matrix FILE` (if given), the flaky cells the baseline knows kept.
     func write(_ measurement: MatrixMeasurement, baseline: ClientMatrix?) throws {
         guard let matrix else { return }
-        let command = (["netsim"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+        let command = ShellQuoting.line(["netsim"] + CommandLine.arguments.dropFirst())
         let table = measurement.matrix(keepingFlakyFrom: baseline)
         try writeOrFail(table.renderMarkdownFile(command: command, runsPerCell: rounds), to: matrix)
     }
@@ -76,8 +76,7 @@ struct MatrixOptions: ParsableArguments {
         if (baseline as NSString).standardizingPath == "docs/clients-matrix.md", paths.map({ ($0 as NSString).standardizingPath }) == ["Scenarios"] {
             return "ci/update-matrix"
         }
-        let parts = ["netsim test"] + paths + clients
-            + ["--repeat", "\(max(3, rounds))", "--matrix", baseline, "--matrix-baseline", baseline]
-        return parts.joined(separator: " ")
+        return ShellQuoting.line(["netsim", "test"] + paths + clients
+            + ["--repeat", "\(max(3, rounds))", "--matrix", baseline, "--matrix-baseline", baseline])
     }
 }

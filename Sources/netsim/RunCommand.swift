@@ -140,14 +140,10 @@ struct RunnerOptions: ParsableArguments {
     }
 
     /// The client options as they would be typed again (a command to regenerate a matrix):
-    /// `--client …`, `--exec '…'`, `--exec-dir …`, each value quoted for a shell when it needs it.
+    /// `--client …`, `--exec …`, `--exec-dir …`, as words (``ShellQuoting`` quotes them).
     var commandLine: [String] {
-        func quoted(_ value: String) -> String {
-            let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=@%+")
-            return value.allSatisfy(plain.contains) ? value : "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
-        }
-        return [("--client", client), ("--exec", exec), ("--exec-dir", execDir)].flatMap { flag, value in
-            value.map { [flag, quoted($0)] } ?? []
+        [("--client", client), ("--exec", exec), ("--exec-dir", execDir)].flatMap { flag, value in
+            value.map { [flag, $0] } ?? []
         }
     }
 

@@ -35,6 +35,9 @@ struct ExecCommandTests {
         // Each exec column's runs say its name: they read "exec: urllib3 …" alike.
         #expect(out.contains("PASS \(folder)/one-request.scn (one-request, u3: exec: urllib3"), "\(out)")
         #expect(out.contains("PASS \(folder)/one-request.scn (one-request, u3-dir: exec: urllib3"), "\(out)")
+        // The file's command can be pasted back into a shell (QA 47: the spaced value was bare).
+        let markdown = try String(contentsOfFile: matrix, encoding: .utf8)
+        #expect(markdown.contains(#"--client 'resilient,exec:u3=python3 clients/urllib3_client.py,exec:u3-dir=python3 '\''clients/urllib3_client.py'\''' --exec-dir Fixtures"#), "\(markdown)")
     }
 
     /// `--client urllib3`: the reference client by its library's name, whatever exec client the
@@ -63,6 +66,10 @@ struct ExecCommandTests {
         let (dir, _, dirErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec-dir", "Fixtures"])
         #expect(dir == 64)
         #expect(dirErr.contains("--exec-dir needs --exec"), "\(dirErr)")
+        // QA 47: --exec with a --client list that has no exec column was ignored.
+        let (unused, _, unusedErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "naive", "--exec", "python3 x.py"])
+        #expect(unused == 64)
+        #expect(unusedErr.contains("--exec 'python3 x.py' runs as the exec column, which --client naive does not name"), "\(unusedErr)")
         // A folder that is not there was `cannot run /usr/bin/env`, once the run had started.
         let (noDir, _, noDirErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec", "python3 x.py", "--exec-dir", "/nonexistent"])
         #expect(noDir == 64)

@@ -57,6 +57,15 @@ struct ExecProtocolTests {
         }
         #expect(reset.response == DriverResponse(error: .reset, errorMessage: "Connection reset by peer"))
         #expect(odd.response.error == .other)
+        // The unknown kind is said, with the kinds there are; a known one says nothing.
+        #expect(reset.kindProblem == nil)
+        #expect(odd.kindProblem == #"the answer to request 2 has error kind "gremlins", which is not one of "refused", "reset", "closed-before-response", "timeout", "tls", "dns", "other"; counted as "other" (docs/drivers.md, "Classifying errors")"#)
+        guard case .answer(let kindless) = Self.parse(#"{"id":3,"error":{"message":"boom"}}"#) else {
+            Issue.record("not an answer")
+            return
+        }
+        #expect(kindless.response.error == .other)
+        #expect(kindless.kindProblem?.hasPrefix(#"the answer to request 3 has an error without a "kind", counted as "other""#) == true)
     }
 
     @Test func linesThatBreakTheProtocolSayWhy() {
@@ -65,22 +74,29 @@ struct ExecProtocolTests {
         #expect(Self.parse(#"{"status":200}"#) == .unreadable(problem: #"a line without an integer "id" on stdout, ignored"#, id: nil))
         #expect(Self.parse(#"{"id":3,"status":"200"}"#) == .unreadable(problem: #"a malformed answer on stdout ("status" is not an integer)"#, id: 3))
         #expect(Self.parse(#"{"id":4,"headers":{"a":1}}"#) == .unreadable(problem: #"a malformed answer on stdout ("headers.a" is not a string)"#, id: 4))
-        #expect(Self.parse(#"{"type":"hello","version":2}"#) == .unreadable(problem: #"a malformed hello on stdout ("version" is not a string)"#, id: nil))
+        #expect(Self.parse(#"{"type":"hello","version":2}"#) == .malformedHello(problem: #"a malformed hello on stdout ("version" is not a string)"#))
+    }
+
+    /// A shell client that says `hello`, reads its config, runs `then`, and answers each request
+    /// with `answer`, a printf format whose `%s` is the request's id.
+    static func answering(hello: String, then: String = "", answer: String) -> String {
+        """
+        printf '%s\\n' '\(hello)'
+        read config
+        \(then)
+        while read line; do
+          id=$(printf '%s' "$line" | sed -E 's/.*"id":([0-9]+).*/\\1/')
+          printf '\(answer)\\n' "$id"
+        done
+        """
     }
 
     /// A client that says hello, writes a stray line, then answers every request with a status
     /// that is not a number: the request fails at once with the reason, and the log says what
     /// was wrong with each line.
     @Test func aClientThatBreaksTheProtocolFailsTheRequestAndTheLogSaysWhy() async throws {
-        let script = #"""
-            printf '%s\n' '{"type":"hello","name":"fake","version":"1"}'
-            read config
-            printf 'not json\n'
-            while read line; do
-              id=$(printf '%s' "$line" | sed -E 's/.*"id":([0-9]+).*/\1/')
-              printf '{"id":%s,"status":"200"}\n' "$id"
-            done
-            """#
+        let script = Self.answering(hello: #"{"type":"hello","name":"fake","version":"1"}"#, then: "printf 'not json\\n'",
+                                    answer: #"{"id":%s,"status":"200"}"#)
         let driver = try ExecDriver(command: ["sh", "-c", script], client: Self.client())
         try await driver.ready(timeout: .seconds(20))
         #expect(driver.name == "exec: fake 1")
@@ -91,6 +107,22 @@ struct ExecProtocolTests {
         let log = await driver.log
         #expect(log.contains("[netsim] not a JSON object on stdout: not json\n"), "\(log)")
         #expect(log.contains(#"[netsim] a malformed answer on stdout ("status" is not an integer): {"id":5,"status":"200"}"#), "\(log)")
+    }
+
+    /// An answer whose error kind netsim does not know fails its request as `other`, and the
+    /// client's log says so, which is what driver-check's `protocol` check reads.
+    @Test func anUnknownErrorKindIsNotedInTheLog() async throws {
+        let script = Self.answering(hello: #"{"type":"hello","name":"typo","protocol":1}"#,
+                                    answer: #"{"id":%s,"error":{"kind":"connection_reset","message":"x"}}"#)
+        let driver = try ExecDriver(command: ["sh", "-c", script], client: Self.client())
+        try await driver.ready(timeout: .seconds(60))
+        let response = try await driver.perform(DriverRequest(id: 4, method: "GET", url: "http://127.0.0.1:9/", headers: [], body: nil))
+        await driver.shutdown()
+        #expect(response.error == .other)
+        #expect(response.errorMessage == "x")
+        let log = await driver.log
+        #expect(log.contains(#"[netsim] the answer to request 4 has error kind "connection_reset""#), "\(log)")
+        #expect(DriverCheck.protocolFindings(log).first?.verdict == .fail)
     }
 
     /// A client that does not exit when stdin closes is sent SIGTERM 3 s later, and it ends: it
@@ -129,6 +161,19 @@ struct ExecProtocolTests {
         }
         #expect(ContinuousClock.now - start >= .milliseconds(300))
         await silent.shutdown()
+    }
+
+    /// A hello that does not decode ends `ready` at once with the field that is wrong and the
+    /// line, rather than at the timeout (QA 47: it waited the full 20 s).
+    @Test func aMalformedHelloFailsAtOnce() async throws {
+        let script = #"printf '%s\n' '{"type":"hello","name":"odd","version":2}'; exec sleep 60"#
+        let driver = try ExecDriver(command: ["sh", "-c", script], client: Self.client())
+        let start = ContinuousClock.now
+        await #expect { try await driver.ready(timeout: .seconds(60)) } throws: { error in
+            "\(error)".hasPrefix(#"the exec client's hello cannot be read: a malformed hello ("version" is not a string); it said: {"type":"hello","name":"odd","version":2}"#)
+        }
+        #expect(ContinuousClock.now - start < .seconds(30))
+        await driver.shutdown()
     }
 
     /// A first line that is not the protocol's (a banner, a Python warning on stdout) is shown when

@@ -1,0 +1,13 @@
+/// Words as a person would type them again into a POSIX shell: a word of plain characters as
+/// it is, any other in single quotes (a `'` inside as `'\''`). For the commands netsim prints
+/// back — a matrix file's "regenerate with" line, a baseline's update command — which a reader
+/// copies and pastes (QA 47: `--client exec:my-fetch=node fetch.mjs` came out unquoted).
+enum ShellQuoting {
+    private static let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=@%+")
+
+    static func quoted(_ word: String) -> String {
+        !word.isEmpty && word.allSatisfy(plain.contains) ? word : "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+    }
+
+    static func line(_ words: [String]) -> String { words.map(quoted).joined(separator: " ") }
+}
