@@ -75,7 +75,7 @@ public func formatNanoseconds(_ ns: Int64) -> String {
 }
 
 /// Up to three decimals, trailing zeros removed: 1.5, 30, 0.125.
-func formatTrimmed(_ value: Double) -> String {
+public func formatTrimmed(_ value: Double) -> String {
     trimmingFractionZeros(String(format3: value))
 }
 

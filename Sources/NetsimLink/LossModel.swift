@@ -45,6 +45,23 @@ public enum LossModel: Equatable, Sendable {
     /// bad segments p/(p+r) must equal the loss, so p = loss·r/(1−loss). `meanBurst` below 1 is
     /// read as 1. When p would exceed 1 (very high loss with short bursts) it is capped at 1 and
     /// the average falls short of the request; ``averageLoss`` reports what you actually get.
+    /// The front ends refuse such a request (``highestBurstyLoss(meanBurst:)`` says where it starts).
+    /// The highest average loss short of 100% that ``gilbertElliott(averageLoss:meanBurst:)``
+    /// reaches with bursts `meanBurst` segments long: with p at 1 every burst is followed by
+    /// exactly one good segment, so meanBurst/(meanBurst+1) of the segments are lost (80% for 4).
+    public static func highestBurstyLoss(meanBurst: Double) -> Double {
+        let burst = meanBurst.isFinite ? max(1, meanBurst) : 1
+        return burst / (burst + 1)
+    }
+
+    /// The shortest mean burst, in whole segments, with which `loss` is reachable: loss/(1−loss).
+    public static func burstReaching(_ loss: Probability) -> Double {
+        guard loss.fraction < 1 else { return .infinity }
+        // Rounded to 9 digits first, so 99.9999% asks for 999999 segments, not 1000000.
+        let exact = loss.fraction / (1 - loss.fraction)
+        return ((exact * 1e9).rounded() / 1e9).rounded(.up)
+    }
+
     public static func gilbertElliott(averageLoss loss: Probability, meanBurst: Double) -> LossModel {
         let burst = meanBurst.isFinite ? max(1, meanBurst) : 1
         let r = 1 / burst

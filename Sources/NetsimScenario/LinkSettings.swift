@@ -48,6 +48,18 @@ public struct LinkSettings: Sendable {
         case sliceBelowOneByte
         /// A trace and an explicit bandwidth for the same direction: the trace is the capacity.
         case traceAndBandwidth(Direction)
+        /// A gilbert-elliott average loss above what its mean burst reaches (QA 46: 99.9999%
+        /// with the default burst of 4 gave 80%, said only in the banner): the both-ways `loss`
+        /// (nil) or a direction's. The burst is the one in force (the default 4 when not given).
+        case gilbertElliottLossOutOfReach(Direction?, loss: Probability, meanBurst: Double)
+    }
+
+    /// Why a ``Problem/gilbertElliottLossOutOfReach(_:loss:meanBurst:)`` cannot be had, and the
+    /// shortest mean burst that has it, for each front end to put in its own spellings.
+    public static func outOfReach(loss: Probability, meanBurst: Double) -> (reason: String, burst: String) {
+        let most = Probability(fraction: LossModel.highestBurstyLoss(meanBurst: meanBurst))
+        let reason = "with bursts \(formatTrimmed(meanBurst)) segments long on average, at most \(most) is lost (a good segment comes between bursts)"
+        return (reason, formatTrimmed(LossModel.burstReaching(loss)))
     }
 
     public var profile: LinkProfile?
@@ -60,8 +72,11 @@ public struct LinkSettings: Sendable {
     public var up: DirectionSettings
     public var down: DirectionSettings
     public var lossModel: LossModelKind?
-    /// gilbert-elliott: mean burst length in segments (default 4), with the average loss from `loss`.
+    /// gilbert-elliott: mean burst length in segments (default ``defaultLossBurst``), with the
+    /// average loss from `loss`.
     public var lossBurst: Double?
+    /// The mean burst when `lossBurst` is not given: 4 segments.
+    public static let defaultLossBurst = 4.0
     public var geP: Probability?
     public var geR: Probability?
     public var geBadLoss: Probability?
@@ -112,6 +127,16 @@ public struct LinkSettings: Sendable {
         }
         if (geP == nil) != (geR == nil) { found.append(.gilbertElliottPWithoutR) }
         if let lossBurst, !(lossBurst >= 1) { found.append(.lossBurstBelowOne) }
+        if lossModel == .gilbertElliott, geP == nil, geR == nil, lossBurst.map({ $0 >= 1 }) ?? true {
+            let burst = lossBurst ?? Self.defaultLossBurst
+            let most = LossModel.highestBurstyLoss(meanBurst: burst)
+            for (direction, given) in [(nil, loss), (Direction.up, up.loss), (.down, down.loss)] {
+                // 100% is reached (the chain stays bad); the tolerance keeps exactly 80% with 4 in.
+                if let given, given.fraction < 1, given.fraction > most * (1 + 1e-12) {
+                    found.append(.gilbertElliottLossOutOfReach(direction, loss: given, meanBurst: burst))
+                }
+            }
+        }
         if sliceDelay != nil, slice == nil { found.append(.sliceDelayWithoutSlice) }
         if let slice, slice.bytes < 1 { found.append(.sliceBelowOneByte) }
         for direction in Direction.allCases where self[direction].trace != nil && (self[direction].bandwidth ?? bandwidth) != nil {
@@ -152,7 +177,7 @@ public struct LinkSettings: Sendable {
                 return .some(.gilbertElliott(p: geP, r: geR, badLoss: geBadLoss ?? .certain, goodLoss: geGoodLoss ?? .zero))
             }
             guard let probability else { return nil }
-            return .some(probability.fraction == 0 ? nil : LossModel.gilbertElliott(averageLoss: probability, meanBurst: lossBurst ?? 4))
+            return .some(probability.fraction == 0 ? nil : LossModel.gilbertElliott(averageLoss: probability, meanBurst: lossBurst ?? Self.defaultLossBurst))
         }
         guard let probability else { return nil }
         return .some(probability.fraction == 0 ? nil : .bernoulli(probability))

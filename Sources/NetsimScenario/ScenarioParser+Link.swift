@@ -53,6 +53,7 @@ extension Validator {
         var settings = LinkSettings()
         /// Keys whose value did not parse: problems involving them would only repeat the error.
         var failed: Set<String> = []
+        var lossEntries: [Direction: Entry] = [:]
         func read<T>(_ key: String, _ reader: (Entry) -> T?) -> T? {
             guard let e = map[key] else { return nil }
             let value = reader(e)
@@ -110,6 +111,7 @@ extension Validator {
             if let v = sub["jitter"] { own.jitter = duration(v) }
             if let v = sub["bandwidth"] { own.bandwidth = rate(v) }
             if let v = sub["loss"] {
+                lossEntries[direction] = v
                 own.loss = probability(v)
                 if own.loss == nil { failed.insert("loss") }
             }
@@ -122,7 +124,7 @@ extension Validator {
         }
 
         for problem in settings.problems {
-            report(problem, in: map, failed: failed)
+            report(problem, in: map, failed: failed, lossEntries: lossEntries)
         }
         if step == nil {
             packetLink = packet
@@ -156,7 +158,8 @@ extension Validator {
         return ok ? found : nil
     }
 
-    private func report(_ problem: LinkSettings.Problem, in map: Mapping, failed: Set<String>) {
+    /// - Parameter lossEntries: each direction's own `loss`, where a problem with it is shown.
+    private func report(_ problem: LinkSettings.Problem, in map: Mapping, failed: Set<String>, lossEntries: [Direction: Entry]) {
         switch problem {
         case .gilbertElliottParametersWithoutModel:
             guard !failed.contains("loss_model"), let first = map.entries.first(where: { Self.gilbertElliottKeys.contains($0.key) }) else { return }
@@ -179,6 +182,13 @@ extension Validator {
             guard !failed.contains("trace"), let trace = map["trace"] else { return }
             error(trace.keyLocation, "a trace is the link's capacity \(direction); 'bandwidth' for that direction means nothing beside it",
                   hint: "drop 'bandwidth' (or '\(direction): { bandwidth: … }'); a profile's bandwidth is replaced by the trace by itself")
+        case .gilbertElliottLossOutOfReach(let direction, let loss, let meanBurst):
+            guard failed.isDisjoint(with: ["loss_model", "loss_burst"]) else { return }
+            let entry = direction.map { lossEntries[$0] } ?? map["loss"]
+            guard let entry else { return }
+            let (reason, burst) = LinkSettings.outOfReach(loss: loss, meanBurst: meanBurst)
+            error(entry.valueLocation, "a loss of \(loss) is out of reach for 'loss_model: gilbert-elliott': \(reason)",
+                  hint: "loss_burst: \(burst) or more makes bursts long enough; or give the chain itself with ge_p and ge_r")
         case .sliceDelayWithoutSlice:
             guard !failed.contains("slice"), let delay = map["slice_delay"] else { return }
             error(delay.keyLocation, "'slice_delay' needs 'slice' (the slice size in bytes)", hint: "for example: slice: 100 with slice_delay: 10ms")

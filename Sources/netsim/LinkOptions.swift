@@ -79,6 +79,10 @@ struct LinkOptions: ParsableArguments {
             throw ValidationError("--slice must be at least 1 byte")
         case .traceAndBandwidth(let direction):
             throw ValidationError(traceAndBandwidth(direction))
+        case .gilbertElliottLossOutOfReach(let direction, let loss, let meanBurst):
+            let (reason, burst) = LinkSettings.outOfReach(loss: loss, meanBurst: meanBurst)
+            let flag = direction.map { "--\($0)-loss" } ?? "--loss"
+            throw ValidationError("\(flag) \(loss) is out of reach for --loss-model gilbert-elliott: \(reason); give --loss-burst \(burst) or more, or the chain itself with --ge-p and --ge-r")
         }
     }
 

@@ -49,6 +49,10 @@ struct RelayFlagTests {
         #expect(bernoulli.up.loss == .bernoulli(.percent(2)))
         let ge = try parse(["--loss", "5%", "--loss-model", "gilbert-elliott", "--loss-burst", "3"]).link.configuration()
         #expect(ge.down.loss == LossModel.gilbertElliott(averageLoss: .percent(5), meanBurst: 3))
+        // The edge of reach is in: 80% with bursts of 4 (p = 1), and 100% (the bad state is kept).
+        let edge = try parse(["--loss", "80%", "--loss-model", "gilbert-elliott"]).link.configuration()
+        #expect(edge.down.loss == LossModel.gilbertElliott(averageLoss: .percent(80), meanBurst: 4))
+        #expect(try parse(["--loss", "100%", "--loss-model", "gilbert-elliott"]).link.configuration().up.loss?.averageLoss == 1)
         let explicit = try parse(["--loss-model", "gilbert-elliott", "--ge-p", "1%", "--ge-r", "30%"]).link.configuration()
         #expect(explicit.up.loss == .gilbertElliott(p: .percent(1), r: .percent(30), badLoss: .certain, goodLoss: .zero))
     }
@@ -102,6 +106,10 @@ struct RelayFlagTests {
         (["--fault-at", "1s"], "need a --fault"),
         (["--ge-p", "1%"], "go with --loss-model gilbert-elliott"),
         (["--slice-delay", "1ms"], "needs --slice"),
+        // QA 46: 99.9999% with the default burst of 4 ran as 80%, said only in the banner.
+        (["--loss", "99.9999%", "--loss-model", "gilbert-elliott"],
+         "--loss 99.9999% is out of reach for --loss-model gilbert-elliott: with bursts 4 segments long on average, at most 80% is lost (a good segment comes between bursts); give --loss-burst 999999 or more"),
+        (["--down-loss", "91%", "--loss-model", "gilbert-elliott", "--loss-burst", "9.5"], "--down-loss 91% is out of reach"),
     ] as [([String], String)])
     func badValuesSayWhatIsAllowed(arguments: [String], expected: String) {
         let text = message(arguments)

@@ -310,6 +310,12 @@ struct LinkSettingsTests {
         #expect(LinkSettings(lossModel: .gilbertElliott).problems == [.gilbertElliottWithoutLoss])
         #expect(LinkSettings(lossModel: .gilbertElliott, lossBurst: 0.5, slice: ByteCount(0)).problems.contains(.lossBurstBelowOne))
         #expect(LinkSettings(down: .init(loss: .percent(1)), lossModel: .gilbertElliott).problems.isEmpty)
+        // Above burst/(burst+1) and short of 100%, an average loss cannot be had; 100% can.
+        #expect(LinkSettings(loss: .percent(81), up: .init(loss: .percent(95)), lossModel: .gilbertElliott, lossBurst: 9).problems == [
+            .gilbertElliottLossOutOfReach(.up, loss: .percent(95), meanBurst: 9),
+        ])
+        #expect(LinkSettings(loss: .certain, lossModel: .gilbertElliott).problems.isEmpty)
+        #expect(LinkSettings(loss: .percent(90), lossModel: .gilbertElliott, geP: .percent(1), geR: .percent(1)).problems.isEmpty)
     }
 
     @Test func directionSettingsWinOverBothWaysWhichWinOverTheProfile() {
