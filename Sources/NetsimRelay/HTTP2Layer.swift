@@ -221,7 +221,15 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     /// (allowed, same last stream) flushes them ahead of the close.
     private func closeAfterPendingFrames() {
         let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: HTTP2StreamID(lastClientStream), errorCode: .noError, opaqueData: nil))
-        client.writeAndFlush(frame).whenComplete { [client] _ in client.close(promise: nil) }
+        client.writeAndFlush(frame).whenComplete { [self] _ in closeAsTheRelay() }
+    }
+
+    /// Ends the connection on netsim's own initiative: the wire layer, which logs `closed`, is
+    /// told first, so the log names the relay (it named the client, whose FIN answering the
+    /// close_notify reached the wire before the loopback's own).
+    private func closeAsTheRelay() {
+        relay.lock.withLock { relay.pairs[id] }?.run { $0.httpLayerCloses() }
+        client.close(promise: nil)
     }
 
     /// The `rst-stream` armed for this request, if any: each application resets one request
@@ -244,7 +252,7 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
             if openStreams.isEmpty { closeAfterPendingFrames() }
         case .abrupt:
             log(.faultFired(fault: GoAway.faultName, detail: "GOAWAY (INTERNAL_ERROR, last stream \(lastClientStream)) and the connection closed: \(inFlight) stream(s) in flight lost"))
-            client.writeAndFlush(frame).whenComplete { [client] _ in client.close(promise: nil) }
+            client.writeAndFlush(frame).whenComplete { [self] _ in closeAsTheRelay() }
         }
     }
 

@@ -54,20 +54,26 @@ struct ShutdownTests {
         }
     }
 
-    /// Bytes the client's socket still holds unread (a blackhole's) when the relay stops: that
-    /// leg is reset, as close(2) over them would, the bytes are dropped in the log, and the
-    /// connection ends with the relay's reset; the upstream leg, with nothing unread, gets FIN.
-    @Test func aShutdownOverUnreadBytesResetsThatLeg() throws {
+    /// Bytes a leg's socket still holds unread when the relay stops (a blackhole's from the
+    /// client, a stall=down's from the server): that leg is reset, as close(2) over them would,
+    /// the bytes are dropped in the log, and the other leg, with nothing unread, gets FIN. The
+    /// connection ends as the client saw it: a reset when its own leg was reset, else FIN (QA 44:
+    /// the server's leg reset alone said `rst`, and the client got EOF).
+    @Test(arguments: [("blackhole", Leg.client), ("stall=down", Leg.upstream)])
+    func aShutdownOverUnreadBytesResetsThatLeg(fault: String, unread: Leg) throws {
         var h = MachineHarness()
-        h.apply(try FaultKind(parsing: "blackhole"))
-        h.machine.closeNow(unread: [.client: 5, .upstream: 0])
+        h.apply(try FaultKind(parsing: fault))
+        let other: Leg = unread == .client ? .upstream : .client
+        h.machine.closeNow(unread: [unread: 5, other: 0])
         h.process()
         for leg in [Leg.client, .upstream] { h.machine.legInactive(leg, now: h.now) }
         h.process()
         #expect(h.finished)
-        #expect(h.endings(of: .client) == [.rst] && h.endings(of: .upstream).isEmpty && h.closed.contains(.upstream), "\(h.ended) \(h.closed)")
-        #expect(h.events.contains(.dropped(.up, count: 5, fault: "blackhole")), "\(h.events)")
-        #expect(Self.closed(h).first.map { $0 == (.relay, .rst) } == true, "\(Self.closed(h))")
+        #expect(h.endings(of: unread) == [.rst] && h.endings(of: other).isEmpty && h.closed.contains(other), "\(h.ended) \(h.closed)")
+        let name = String(fault.prefix { $0 != "=" })
+        #expect(h.events.contains(.dropped(unread == .client ? .up : .down, count: 5, fault: FaultName(name))), "\(h.events)")
+        let how: CloseKind = unread == .client ? .rst : .fin
+        #expect(Self.closed(h).first.map { $0 == (.relay, how) } == true, "\(Self.closed(h))")
     }
 
     /// On a stale connection the client's FIN and then the server's are only tidied up, never

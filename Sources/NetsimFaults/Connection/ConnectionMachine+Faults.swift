@@ -97,6 +97,11 @@ extension ConnectionMachine {
         if ending == nil { ending = (.relay, how) }
     }
 
+    /// The HTTP layer of an intercepted connection (on this machine's wire layer) closes the
+    /// connection on its own, as an h2 GOAWAY does: the close is the relay's in `closed`, not
+    /// the client's, whose FIN answering netsim's close_notify arrives first (QA 48).
+    public mutating func httpLayerCloses() { relayEnds(.fin) }
+
     /// Closes both legs with FIN now; bytes still in flight are dropped (and logged). The legs are
     /// then read and discarded until the peers close, so close(2) never finds unread bytes and
     /// turns the FIN into a reset.

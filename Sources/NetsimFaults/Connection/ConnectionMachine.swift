@@ -384,7 +384,9 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// them, and nobody got them (the log said `fin` and nothing of them, the client got a reset).
     public mutating func closeNow(unread: [Leg: Int] = [:]) {
         let resets = [Leg.client, .upstream].filter { hasLeg($0) && !leg($0).closedByRelay && unread[$0, default: 0] > 0 }
-        relayEnds(resets.isEmpty ? .fin : .rst)
+        // `closed` says how it ended for the client: a reset of the upstream leg alone (the
+        // server's answer a stall=down holds) reaches the client as FIN (QA 44: it said rst).
+        relayEnds(resets.contains(.client) ? .rst : .fin)
         for leg in [Leg.client, .upstream] where hasLeg(leg) {
             guard resets.contains(leg) else {
                 closeLeg(leg)
