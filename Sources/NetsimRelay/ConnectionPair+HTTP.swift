@@ -11,9 +11,9 @@ extension ConnectionPair {
     /// together with those a stand-in answers, and both requests and responses are logged by it
     /// once their bytes have been written on.
     func startObserving() {
-        let id = self.id, log = relay.eventLog
+        let id = self.id, log = relay.eventLog, scheme = self.scheme
         http = HTTPObserver(
-            request: { [unowned self] head in run { $0.requestForwarded(head.summary) } },
+            request: { [unowned self] head in run { $0.requestForwarded(head.summary(scheme: scheme)) } },
             response: { [unowned self] status, bytes in run { $0.responseForwarded(status: status, bytes: bytes) } },
             log: { [unowned self] kind in log.record(kind, connection: id, at: now) })
     }
@@ -42,17 +42,26 @@ extension ConnectionPair {
         }
         for head in complete {
             let now = self.now
-            run { $0.requestReceived(head.summary, now: now) }
+            let request = head.summary(scheme: scheme)
+            run { $0.requestReceived(request, now: now) }
         }
     }
 }
 
+extension ConnectionPair {
+    /// The scheme the client's requests on this connection were sent with: the HTTP layer of an
+    /// intercepted connection reads them inside TLS (QA 48: a portal's `continue=` said http://
+    /// for an HTTPS page).
+    var scheme: String { layer == .http ? "https" : "http" }
+}
+
 extension HTTPRequestHead {
     /// What stand-ins and the log need of a request head.
-    var summary: HTTPRequestSummary {
+    func summary(scheme: String) -> HTTPRequestSummary {
         HTTPRequestSummary(method: method.rawValue, uri: uri,
                            headers: headers.map { HTTPHeader($0.name, $0.value) },
                            isKeepAlive: isKeepAlive,
-                           version: HTTPWireVersion(major: Int(version.major), minor: Int(version.minor)))
+                           version: HTTPWireVersion(major: Int(version.major), minor: Int(version.minor)),
+                           scheme: scheme)
     }
 }

@@ -264,7 +264,7 @@ extension HTTPRequestSummary {
             fields.append(HTTPHeader("Host", authority))
         }
         self.init(method: headers.first(name: ":method") ?? "GET", uri: headers.first(name: ":path") ?? "/",
-                  headers: fields, isKeepAlive: true, version: .http2)
+                  headers: fields, isKeepAlive: true, version: .http2, scheme: headers.first(name: ":scheme") ?? "https")
     }
 }
 

@@ -88,7 +88,18 @@ struct TLSUpstreamConnector: UpstreamConnector {
         return base.connect(for: connection, on: eventLoop, timeout: timeout) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(try UpstreamNameCheck.handler(context, serverName: serverName, verifies: verifies))
+                try channel.pipeline.syncOperations.addHandler(TLSHandshakeGate(on: channel.eventLoop, limit: timeout))
             }.flatMap { initializer(channel) }
+        }.flatMap { channel in
+            // Connected once the session is good: nothing is written into a handshake that fails.
+            let handshake: EventLoopFuture<Void>
+            do { handshake = try channel.pipeline.syncOperations.handler(type: TLSHandshakeGate.self).handshake } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+            return handshake.map { channel }.flatMapErrorThrowing { error in
+                channel.close(promise: nil)
+                throw error
+            }
         }
     }
 

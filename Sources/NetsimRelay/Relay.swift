@@ -94,7 +94,11 @@ public final class Relay: @unchecked Sendable {
                 authority = try CertificateAuthority.ephemeral(commonName: "netsim relay CA (bad-cert)")
                 ownAuthority = authority
             }
-            let made = try NIOSSLContext(configuration: try authority.badServerConfiguration(kind))
+            var bad = try authority.badServerConfiguration(kind)
+            // Its sessions' secrets go where interception's go (the pcap's `.keys`), so Wireshark
+            // shows what a client that took the certificate sent and got (QA 48: never logged).
+            bad.keyLogCallback = configuration.tls?.clientFacing.keyLogCallback
+            let made = try NIOSSLContext(configuration: bad)
             badCertContexts[kind] = made
             return made
         }

@@ -44,6 +44,12 @@ public enum SocketFailureText {
     /// The event log's reason for a failed upstream connect, and its detail.
     public static func classify(_ error: any Error) -> (UpstreamFailure, String) {
         if case ChannelError.connectTimeout = error { return (.timeout, "connect timed out") }
+        // Interception's TLS to upstream, failed before its connect completed (TLSHandshakeGate).
+        if let gate = error as? TLSHandshakeGate.Failure {
+            if case .timedOut = gate { return (.timeout, gate.description) }
+            return (.other, gate.description)
+        }
+        if case .failed(let reason) = TLSFailure(error) { return (.other, "TLS with upstream failed: \(reason)") }
         // Every address failed (a connect by name): the first failure says why.
         if let connection = error as? NIOConnectionError, let first = connection.connectionErrors.first { return classify(first.error) }
         if let io = error as? IOError {

@@ -37,12 +37,14 @@ struct PortalAnswer {
 
     /// The host (lower case, no port) and path the request is for: from an absolute-form target
     /// (a forward proxy's request) or the Host header.
-    /// `url` is the URL asked for, port and query included, for the redirect's `continue=`.
+    /// `url` is the URL asked for, scheme, port and query included, for the redirect's `continue=`.
     static func target(of request: HTTPRequestSummary) -> (host: String, path: String, url: String) {
         var uri = Substring(request.uri)
         var authority = request.header("Host") ?? ""
-        if let scheme = uri.range(of: "://") {
-            let rest = uri[scheme.upperBound...]
+        var scheme = request.scheme
+        if let separator = uri.range(of: "://") {
+            scheme = uri[..<separator.lowerBound].lowercased()
+            let rest = uri[separator.upperBound...]
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex
             authority = String(rest[..<slash])
             uri = slash == rest.endIndex ? "/" : rest[slash...]
@@ -50,7 +52,7 @@ struct PortalAnswer {
         var host = authority
         if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") { host = String(host[..<colon]) }
         let path = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
-        let url = "http://\(authority.isEmpty ? "unknown" : authority.lowercased())\(uri.isEmpty ? "/" : String(uri))"
+        let url = "\(scheme)://\(authority.isEmpty ? "unknown" : authority.lowercased())\(uri.isEmpty ? "/" : String(uri))"
         return (host.lowercased(), path.isEmpty ? "/" : path, url)
     }
 

@@ -52,9 +52,14 @@ public struct HTTPRequestSummary: Sendable, Equatable {
     /// False when the request asked to close the connection (or is HTTP/1.0 without keep-alive).
     public var isKeepAlive: Bool
     public var version: HTTPWireVersion
+    /// `https` for a request read inside netsim's TLS termination, else `http`: the scheme of
+    /// the URL the client asked for when its target is not absolute (a portal's `continue=`).
+    public var scheme: String
 
-    public init(method: String, uri: String, headers: [HTTPHeader] = [], isKeepAlive: Bool = true, version: HTTPWireVersion = .http1_1) {
+    public init(method: String, uri: String, headers: [HTTPHeader] = [], isKeepAlive: Bool = true, version: HTTPWireVersion = .http1_1,
+                scheme: String = "http") {
         self.version = version
+        self.scheme = scheme
         self.method = method
         self.uri = uri
         self.headers = headers

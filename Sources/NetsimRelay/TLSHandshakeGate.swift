@@ -1,0 +1,88 @@
+import NIOCore
+import NIOSSL
+import NIOTLS
+
+/// Holds back interception's connect to upstream until the TLS handshake has completed, so that
+/// nothing is written — and no request is logged as forwarded — before the relay knows the
+/// session is good (QA 48: a request was logged `http_request` although the handshake then
+/// failed and the server never saw it). A failed or timed-out handshake fails the connect with
+/// the reason, which the connection logs as its `upstream_failed`.
+///
+/// Sits right after the `NIOSSLClientHandler`; every event and error goes on past it.
+final class TLSHandshakeGate: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    /// Why the handshake did not complete, when TLS itself gave no error.
+    enum Failure: Error, CustomStringConvertible {
+        case closed
+        case timedOut(Duration)
+
+        var description: String {
+            switch self {
+            case .closed: "TLS with upstream failed: upstream closed the connection during the handshake"
+            case .timedOut(let limit): "TLS with upstream failed: no handshake within \(limit.compactDescription)"
+            }
+        }
+    }
+
+    private let promise: EventLoopPromise<Void>
+    private let limit: Duration
+    private var timer: Scheduled<Void>?
+    private var done = false
+
+    /// Completes when the handshake does.
+    var handshake: EventLoopFuture<Void> { promise.futureResult }
+
+    init(on eventLoop: any EventLoop, limit: Duration) {
+        promise = eventLoop.makePromise()
+        self.limit = limit
+    }
+
+    private func finish(_ result: Result<Void, any Error>) {
+        guard !done else { return }
+        done = true
+        timer?.cancel()
+        promise.completeWith(result)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { context.read() }
+        let (limit, gate) = (self.limit, NIOLoopBound(self, eventLoop: context.eventLoop))
+        // Held until it fires or ``finish(_:)`` cancels it, which every ending calls.
+        timer = context.eventLoop.scheduleTask(in: .nanoseconds(limit.nanoseconds)) {
+            gate.value.finish(.failure(Failure.timedOut(limit)))
+        }
+    }
+
+    /// The handshake's reads are the gate's own: the leg's handler behind it lets none through
+    /// until the connection is connected, which now waits for the handshake.
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        if !done { context.read() }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        context.fireChannelReadComplete()
+        if !done { context.read() }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        finish(.failure(Failure.closed))
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event { finish(.success(())) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // An EOF without close_notify before the handshake completed is a failed handshake too.
+        if case .closedWithoutCloseNotify = TLSFailure(error) { finish(.failure(Failure.closed)) } else { finish(.failure(error)) }
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        finish(.failure(Failure.closed))
+        context.fireChannelInactive()
+    }
+}
