@@ -14,15 +14,15 @@ struct MetricsListener {
     /// The `proxy` label of a plain relay's series.
     static let proxyLabel = "relay"
 
-    /// Binds `address` (warning loudly when other machines can reach it) and starts serving.
+    /// Binds `address` (then warns loudly when other machines can reach it) and starts serving.
     static func start(at address: Endpoint, log: EventLog) async throws -> MetricsListener {
-        if let warning = exposureWarning(address) { warnLoudly(warning) }
         let registry = MetricsRegistry()
         let metrics = ProxyMetrics(proxy: proxyLabel, registry: registry)
         log.addSink(metrics)
         let server = APIServer(api: MetricsEndpoint(registry: registry))
         do {
             let bound = try await server.start(host: address.host, port: address.port)
+            if let warning = exposureWarning(bound) { warnLoudly(warning) }  // with the port that is open
             return MetricsListener(metrics: metrics, server: server, address: bound)
         } catch {
             await server.stop()

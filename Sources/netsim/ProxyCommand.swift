@@ -71,14 +71,6 @@ struct ProxyCommand: AsyncParsableCommand {
         let log = try streamingEventLog(to: events)
         log.record(.seed(seed))
         let flusher = flushPeriodically(log)
-        if !listen.isLoopback {
-            let who = allow.isEmpty ? "from loopback only (add --allow CIDR for others)"
-                : "from loopback and " + allow.map(\.description).joined(separator: ", ")
-            warnLoudly("""
-                netsim proxy listens on \(listen), which is NOT a loopback address. Clients are accepted \(who); \
-                they can reach anything this machine can reach.
-                """)
-        }
         if tlsOptions.upstreamName != nil {
             throw ValidationError("--upstream-name is for netsim relay: the proxy verifies each destination by the name the client asked for")
         }
@@ -98,6 +90,14 @@ struct ProxyCommand: AsyncParsableCommand {
             bound = try await proxy.start()
         } catch {
             throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
+        }
+        if !bound.isLoopback {  // once bound, naming the port that is open
+            let who = allow.isEmpty ? "from loopback only (add --allow CIDR for others)"
+                : "from loopback and " + allow.map(\.description).joined(separator: ", ")
+            warnLoudly("""
+                netsim proxy listens on \(bound), which is NOT a loopback address. Clients are accepted \(who); \
+                they can reach anything this machine can reach.
+                """)
         }
         printStatus("netsim proxy: http://\(bound)")
         printStatus("  link: \(proxy.configuration.link)")

@@ -100,7 +100,6 @@ struct RelayCommand: AsyncParsableCommand {
         log.record(.seed(seed))
         let flusher = flushPeriodically(log)
 
-        if let warning = Self.exposureWarning(listen: listen, upstream: upstream) { warnLoudly(warning) }
         var exporter: MetricsListener?
         if let metrics { exporter = try await MetricsListener.start(at: metrics, log: log) }
         var keyLog: KeyLogFile?
@@ -128,6 +127,8 @@ struct RelayCommand: AsyncParsableCommand {
         } catch {
             throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
         }
+        // Once bound, so it names the port that is open (`--listen 0.0.0.0:0` said `:0`).
+        if let warning = Self.exposureWarning(listen: bound, upstream: upstream) { warnLoudly(warning) }
         printStatus("netsim relay: \(bound) → \(upstream)")
         printStatus("  link: \(configuration.link)")
         if let profile = link.profile, profile.dnsDelay != nil {

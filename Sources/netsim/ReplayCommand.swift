@@ -71,9 +71,6 @@ struct ReplayCommand: AsyncParsableCommand {
             return
         }
         let stop = StopSignal(command: "netsim replay")
-        if !listen.isLoopback {
-            warnLoudly("netsim replay listens on \(listen), which is NOT a loopback address: anyone who can reach this machine on that port can read the captured answers.")
-        }
         let timing = ReplayTiming(speed: originalTiming ? 1 : speed)
         let server = ReplayServer(plan: plan, timing: timing, listen: listen)
         let bound: Endpoint
@@ -81,6 +78,9 @@ struct ReplayCommand: AsyncParsableCommand {
             bound = try await server.start()
         } catch {
             throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
+        }
+        if !bound.isLoopback {
+            warnLoudly("netsim replay listens on \(bound), which is NOT a loopback address: anyone who can reach this machine on that port can read the captured answers.")
         }
         printStatus("netsim replay: \(bound) serving \(plan.exchanges.count) HTTP exchanges and \(plan.raw.count) raw flows from \(capture)")
         for line in plan.listing.prefix(20) { printStatus("  \(line)") }

@@ -47,18 +47,18 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         let stop = StopSignal(command: "netsim serve")
-        if !Self.isLoopback(host) {
-            warnLoudly("""
-                netsim serve listens on \(host), which is NOT a loopback address: anyone who can reach it and knows \
-                the token can create proxies on this machine and reach whatever it can reach.
-                """)
-        }
         let server = APIServer(api: ToxiproxyAPI(access: APIAccess(token: token)))
         let bound: Endpoint
         do {
             bound = try await server.start(host: host, port: port)
         } catch {
             throw RuntimeError("--host \(host) --port \(port): cannot listen on \(host):\(port): \(SocketFailureText.describe(error))")
+        }
+        if !Self.isLoopback(host) {
+            warnLoudly("""
+                netsim serve listens on \(bound), which is NOT a loopback address: anyone who can reach it and knows \
+                the token can create proxies on this machine and reach whatever it can reach.
+                """)
         }
         printStatus("netsim serve: API on http://\(bound)\(token == nil ? "" : " (token required)")")
         printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")
