@@ -88,7 +88,7 @@ struct TLSUpstreamConnector: UpstreamConnector {
         return base.connect(for: connection, on: eventLoop, timeout: timeout) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(try UpstreamNameCheck.handler(context, serverName: serverName, verifies: verifies))
-                try channel.pipeline.syncOperations.addHandler(TLSHandshakeGate(on: channel.eventLoop, limit: timeout))
+                try channel.pipeline.syncOperations.addHandler(TLSHandshakeGate(on: channel.eventLoop, limit: timeout, serverName: serverName))
             }.flatMap { initializer(channel) }
         }.flatMap { channel in
             // Connected once the session is good: nothing is written into a handshake that fails.
@@ -97,7 +97,9 @@ struct TLSUpstreamConnector: UpstreamConnector {
                 return channel.eventLoop.makeFailedFuture(error)
             }
             return handshake.map { channel }.flatMapErrorThrowing { error in
-                channel.close(promise: nil)
+                // Closed once the failure has reached the connection, which then has let go of
+                // the leg: closing now would tell it of an inactive leg it still awaits.
+                channel.eventLoop.execute { channel.close(promise: nil) }
                 throw error
             }
         }

@@ -27,6 +27,21 @@ enum TLSFailure: Equatable {
         }
     }
 
+    /// What a failed handshake with upstream means, in words a user can act on, with NIOSSL's or
+    /// BoringSSL's own name kept in brackets to search for (QA 48: the log showed only
+    /// `handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435581 …]))`, and a wrong name
+    /// did not say which name). `serverName`: the name the certificate had to carry.
+    static func explained(_ error: any Error, serverName: String?) -> String {
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return "the certificate is not for \(serverName ?? "the name asked for") (failedToValidateHostname)"
+        }
+        let text = readable(String(describing: error))
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the certificate does not verify: not issued by a CA netsim trusts (--upstream-ca, or the system's trust store), expired, or not yet valid (CERTIFICATE_VERIFY_FAILED)"
+        }
+        return text
+    }
+
     /// BoringSSL's text without the source file and line it names (`… at /…/handshake.cc:320`):
     /// a build path says nothing to the user.
     static func readable(_ text: String) -> String {

@@ -16,9 +16,12 @@ final class TLSHandshakeGate: ChannelInboundHandler, RemovableChannelHandler {
     enum Failure: Error, CustomStringConvertible {
         case closed
         case timedOut(Duration)
+        /// TLS refused the session: ``TLSFailure/explained(_:serverName:)``'s words.
+        case refused(String)
 
         var description: String {
             switch self {
+            case .refused(let reason): "TLS with upstream failed: \(reason)"
             case .closed: "TLS with upstream failed: upstream closed the connection during the handshake"
             case .timedOut(let limit): "TLS with upstream failed: no handshake within \(limit.compactDescription)"
             }
@@ -27,15 +30,18 @@ final class TLSHandshakeGate: ChannelInboundHandler, RemovableChannelHandler {
 
     private let promise: EventLoopPromise<Void>
     private let limit: Duration
+    /// The name upstream's certificate must carry, for the failure's words.
+    private let serverName: String?
     private var timer: Scheduled<Void>?
     private var done = false
 
     /// Completes when the handshake does.
     var handshake: EventLoopFuture<Void> { promise.futureResult }
 
-    init(on eventLoop: any EventLoop, limit: Duration) {
+    init(on eventLoop: any EventLoop, limit: Duration, serverName: String?) {
         promise = eventLoop.makePromise()
         self.limit = limit
+        self.serverName = serverName
     }
 
     private func finish(_ result: Result<Void, any Error>) {
@@ -77,7 +83,11 @@ final class TLSHandshakeGate: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // An EOF without close_notify before the handshake completed is a failed handshake too.
-        if case .closedWithoutCloseNotify = TLSFailure(error) { finish(.failure(Failure.closed)) } else { finish(.failure(error)) }
+        switch TLSFailure(error) {
+        case .closedWithoutCloseNotify: finish(.failure(Failure.closed))
+        case .failed: finish(.failure(Failure.refused(TLSFailure.explained(error, serverName: serverName))))
+        case .notTLS: finish(.failure(error))
+        }
         context.fireErrorCaught(error)
     }
 

@@ -39,7 +39,8 @@ struct UpstreamTLSLogTests {
         return (process, [chain, key])
     }
 
-    static func run(serverNames: [ServerName]) async throws -> (curl: String, events: [Event]) {
+    /// - Parameter trustingAnother: the relay trusts another CA than the server's.
+    static func run(serverNames: [ServerName], trustingAnother: Bool = false) async throws -> (curl: String, events: [Event]) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-upstream-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -52,7 +53,7 @@ struct UpstreamTLSLogTests {
         let upstream = Endpoint(host: "localhost", port: Int(portLine)!)
         let relay = Relay(configuration: RelayConfiguration(
             upstream: upstream, observeHTTP: true,
-            tls: try TLSInterception(authority: authority, upstreamTrust: .authority(authority))))
+            tls: try TLSInterception(authority: authority, upstreamTrust: .authority(trustingAnother ? try CertificateAuthority.ephemeral(commonName: "another CA") : authority))))
         let endpoint = try await relay.start()
         let curl = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), [
             "curl", "-s", "--http1.1", "--max-time", "20", "--cacert", caFile, "-w", " %{http_code}", "https://localhost:\(endpoint.port)/",
@@ -83,7 +84,17 @@ struct UpstreamTLSLogTests {
     @Test func aCertificateForTheAddressAloneDoesNotCarryTheName() async throws {
         let (curl, events) = try await Self.run(serverNames: [.ip([127, 0, 0, 1])])
         #expect(!curl.hasSuffix(" 200"), "\(curl)")
-        #expect(Self.failures(events).contains { $0.hasPrefix("TLS with upstream failed") && $0.contains("failedToValidateHostname") }, "\(events.map(\.kind))")
+        #expect(Self.failures(events) == ["TLS with upstream failed: the certificate is not for localhost (failedToValidateHostname)"], "\(events.map(\.kind))")
+    }
+
+    /// A real server's certificate from a CA the relay does not trust: the handshake fails with
+    /// BoringSSL's alert, said in words, and the relay goes on (the connect's failure closed the
+    /// leg while the connection still awaited it, which stopped the relay with a fatal error).
+    @Test func aCertificateFromAnUntrustedCAIsAFailureAndTheRelayGoesOn() async throws {
+        let (curl, events) = try await Self.run(serverNames: ServerName.loopback, trustingAnother: true)
+        #expect(!curl.hasSuffix(" 200"), "\(curl)")
+        #expect(Self.failures(events).count == 1 && Self.failures(events).first?.hasSuffix("(CERTIFICATE_VERIFY_FAILED)") == true, "\(events.map(\.kind))")
+        #expect(events.contains { if case .closed = $0.kind { true } else { false } }, "\(events.map(\.kind))")
     }
 
     /// RFC 6125's rules: one whole left-most label for `*`, case and a trailing dot ignored.
