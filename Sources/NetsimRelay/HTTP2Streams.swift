@@ -30,6 +30,9 @@ final class HTTP2ClientStream: ChannelInboundHandler {
     /// `rst-stream=internal|cancel`: the server processes the request, then the client's stream
     /// is reset instead of answered.
     private var resetAfterProcessing: RstStream.Code?
+    /// The request being forwarded, logged once its upstream stream is open: a request that
+    /// never reached the server (its TLS failed) is not logged as forwarded (QA 49).
+    private var forwarded: HTTPRequestSummary?
 
     init(layer: HTTP2Layer, streamID: Int) {
         self.layer = layer
@@ -73,7 +76,7 @@ final class HTTP2ClientStream: ChannelInboundHandler {
             }
             state = .forwarding
             resetAfterProcessing = reset
-            layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), tag: request.tag, version: .http2, stream: streamID))
+            forwarded = request
             pending.append(payload)
             openUpstream(context: context)
         }
@@ -118,6 +121,9 @@ final class HTTP2ClientStream: ChannelInboundHandler {
             switch result {
             case .success(let stream):
                 upstream = stream
+                if let request = forwarded {
+                    layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), tag: request.tag, version: .http2, stream: streamID))
+                }
                 for payload in pending { stream.write(payload, promise: nil) }
                 pending.removeAll()
                 stream.flush()
