@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A host and port as written on a command line: `127.0.0.1:8080`, `[::1]:8080`, `localhost:80`.
 public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     public var host: String
@@ -25,7 +31,18 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
             portText = text[text.index(after: colon)...]
         }
         guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { throw error }
-        self.init(host: String(host), port: port)
+        self.init(host: Self.canonicalIPv4(String(host)) ?? String(host), port: port)
+    }
+
+    /// `127.1`, `2130706433`, `0x7f000001`, `127.000.000.001`: the shorthand IPv4 forms the
+    /// socket layer takes (inet_aton's) as the dotted quad they mean, so that the loopback check
+    /// and the logs see the address bound (QA 49: `--listen 127.1:0` bound 127.0.0.1 and was
+    /// warned about as not loopback). Nil for a dotted quad already, an IPv6 address or a name.
+    static func canonicalIPv4(_ host: String) -> String? {
+        guard DNSMapping.addressBytes(host) == nil, host.first?.isNumber == true else { return nil }
+        var address = in_addr()
+        guard inet_aton(host, &address) != 0 else { return nil }
+        return withUnsafeBytes(of: address.s_addr) { $0.map(String.init).joined(separator: ".") }  // network order
     }
 
     /// True for addresses that only this machine can reach: `localhost`, 127.0.0.0/8, `::1` in

@@ -127,12 +127,12 @@ extension Relay {
         try? listener.syncOptions?.setOption(ChannelOptions.autoRead, value: !pause)
         guard changed else { return }
         if pause {
-            let reason = "\(open) connections open, the relay's limit of \(limit); new connections wait in the listen queue until one ends"
+            let reason = "\(counted(open, "connection")) open, the relay's limit of \(limit); new connections wait in the listen queue until one ends"
             eventLog.record(.listenerPaused(reason: reason))
             // Warned once: under a steady overload the listener pauses again at every end.
             logger.log(level: first ? .warning : .info, "listener paused: \(reason)\(first ? " (--max-connections, or a higher open-file limit, allows more)" : "")")
         } else {
-            eventLog.record(.listenerResumed(reason: "\(open) connections open, under the limit of \(limit)"))
+            eventLog.record(.listenerResumed(reason: "\(counted(open, "connection")) open, under the limit of \(limit)"))
             logger.info("listener resumed", metadata: ["open": "\(open)", "limit": "\(limit)"])
         }
     }

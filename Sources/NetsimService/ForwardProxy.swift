@@ -127,8 +127,8 @@ public final class ForwardProxy: @unchecked Sendable {
         for rule in configuration.faults { try rule.validate() }
         let log = eventLog
         let gate = ConnectionGate(limit: connectionLimit) { paused, open in
-            log.record(paused ? .listenerPaused(reason: "\(open) client connections open, the proxy's limit; new clients wait in the listen queue until one ends")
-                              : .listenerResumed(reason: "\(open) client connections open, under the proxy's limit"))
+            log.record(paused ? .listenerPaused(reason: "\(counted(open, "client connection")) open, the proxy's limit; new clients wait in the listen queue until one ends")
+                              : .listenerResumed(reason: "\(counted(open, "client connection")) open, under the proxy's limit"))
         }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)

@@ -104,6 +104,20 @@ struct EndpointTests {
         #expect(Endpoint(host: "::1", port: 80).description == "[::1]:80")
     }
 
+    /// The shorthand IPv4 forms the socket layer takes mean a dotted quad, and are read as it
+    /// (QA 49: `--listen 127.1:0` bound 127.0.0.1 and was warned about as not loopback).
+    @Test(arguments: ["127.1", "2130706433", "0x7f000001", "127.000.000.001", "127.0.1"])
+    func shorthandIPv4IsTheAddressItMeans(host: String) throws {
+        let endpoint = try Endpoint(parsing: host + ":80")
+        #expect(endpoint == Endpoint(host: "127.0.0.1", port: 80) && endpoint.isLoopback, "\(endpoint)")
+    }
+
+    @Test func namesAndFullAddressesStayAsWritten() throws {
+        #expect(try Endpoint(parsing: "1e100.net:80").host == "1e100.net")
+        #expect(try Endpoint(parsing: "10.0.0.1:80").host == "10.0.0.1")
+        #expect(try Endpoint(parsing: "0.0.0.0:80").host == "0.0.0.0")
+    }
+
     @Test(arguments: ["8080", "host:", ":80", "host:99999", "::1:80", "[::1]80", "host:port"])
     func refusesMalformedAddresses(text: String) {
         #expect(throws: UnitParseError.self) { try Endpoint(parsing: text) }
@@ -121,5 +135,16 @@ struct EndpointTests {
         #expect(!Endpoint(host: "fe80::1", port: 1).isLoopback)
         #expect(!Endpoint(host: "0.0.0.0", port: 1).isLoopback)
         #expect(!Endpoint(host: "192.168.1.2", port: 1).isLoopback)
+    }
+}
+
+/// Counts in the words a person reads.
+@Suite("counted nouns")
+struct CountedTests {
+    @Test func oneIsSingularAndEveryOtherCountPlural() {
+        #expect(counted(1, "connection") == "1 connection")
+        #expect(counted(0, "connection") == "0 connections")
+        #expect(counted(2, "client connection") == "2 client connections")
+        #expect(counted(3, "proxy", plural: "proxies") == "3 proxies")
     }
 }
