@@ -80,7 +80,7 @@ public func formatTrimmed(_ value: Double) -> String {
 }
 
 /// `2.500` → `2.5`, `3.000` → `3`: a decimal number without the zeros that say nothing.
-func trimmingFractionZeros(_ decimal: String) -> String {
+public func trimmingFractionZeros(_ decimal: String) -> String {
     var text = decimal
     if text.contains(".") {
         while text.hasSuffix("0") { text.removeLast() }

@@ -40,8 +40,9 @@ public struct LinkSettings: Sendable {
         case gilbertElliottWithoutLoss
         /// Only one of GE p and r.
         case gilbertElliottPWithoutR
-        /// A mean burst length below one segment.
-        case lossBurstBelowOne
+        /// A mean burst length below one segment, or above ``maximumLossBurst`` (infinity too: it
+        /// ran as 1, and 1e308 as a chain that never left the good state; QA 49).
+        case lossBurstOutOfRange
         /// A slice delay without a slice size.
         case sliceDelayWithoutSlice
         /// A slice size of zero.
@@ -57,8 +58,14 @@ public struct LinkSettings: Sendable {
     /// Why a ``Problem/gilbertElliottLossOutOfReach(_:loss:meanBurst:)`` cannot be had, and the
     /// shortest mean burst that has it, for each front end to put in its own spellings.
     public static func outOfReach(loss: Probability, meanBurst: Double) -> (reason: String, burst: String) {
-        let most = Probability(fraction: LossModel.highestBurstyLoss(meanBurst: meanBurst))
-        let reason = "with bursts \(formatTrimmed(meanBurst)) segments long on average, at most \(most) is lost (a good segment comes between bursts)"
+        // Rounded down, with the digits it takes to stay under the loss asked for (98/99 is not
+        // "98.99%" beside a request of 98.99%).
+        let most = LossModel.highestBurstyLoss(meanBurst: meanBurst) * 100
+        var (digits, scale) = (3, 1000.0)
+        while (most * scale).rounded(.down) / scale >= loss.fraction * 100, digits < 9 { (digits, scale) = (digits + 1, scale * 10) }
+        let limit = trimmingFractionZeros(String(format: "%.\(digits)f", (most * scale).rounded(.down) / scale)) + "%"
+        let segments = meanBurst == 1 ? "segment" : "segments"
+        let reason = "with bursts \(formatTrimmed(meanBurst)) \(segments) long on average, at most \(limit) is lost (a good segment comes between bursts)"
         return (reason, formatTrimmed(LossModel.burstReaching(loss)))
     }
 
@@ -77,6 +84,9 @@ public struct LinkSettings: Sendable {
     public var lossBurst: Double?
     /// The mean burst when `lossBurst` is not given: 4 segments.
     public static let defaultLossBurst = 4.0
+    /// The mean bursts a chain can be built for: from one segment to a billion (a longer one
+    /// makes p too small for a double to tell from 0).
+    public static let lossBursts = 1.0...1e9
     public var geP: Probability?
     public var geR: Probability?
     public var geBadLoss: Probability?
@@ -126,11 +136,13 @@ public struct LinkSettings: Sendable {
             found.append(.gilbertElliottWithoutLoss)
         }
         if (geP == nil) != (geR == nil) { found.append(.gilbertElliottPWithoutR) }
-        if let lossBurst, !(lossBurst >= 1) { found.append(.lossBurstBelowOne) }
-        if lossModel == .gilbertElliott, geP == nil, geR == nil, lossBurst.map({ $0 >= 1 }) ?? true {
+        if let lossBurst, !Self.lossBursts.contains(lossBurst) { found.append(.lossBurstOutOfRange) }
+        if lossModel == .gilbertElliott, geP == nil, geR == nil, lossBurst.map(Self.lossBursts.contains) ?? true {
             let burst = lossBurst ?? Self.defaultLossBurst
             let most = LossModel.highestBurstyLoss(meanBurst: burst)
-            for (direction, given) in [(nil, loss), (Direction.up, up.loss), (.down, down.loss)] {
+            // The both-ways loss is not used where both directions give their own (QA 49).
+            let bothWays = up.loss != nil && down.loss != nil ? nil : loss
+            for (direction, given) in [(nil, bothWays), (Direction.up, up.loss), (.down, down.loss)] {
                 // 100% is reached (the chain stays bad); the tolerance keeps exactly 80% with 4 in.
                 if let given, given.fraction < 1, given.fraction > most * (1 + 1e-12) {
                     found.append(.gilbertElliottLossOutOfReach(direction, loss: given, meanBurst: burst))

@@ -86,7 +86,7 @@ extension Validator {
             self.choice(e, what: "loss model", options: LinkSettings.LossModelKind.allCases.map { ($0.rawValue, $0) }, normalize: { $0.lowercased() })
         }
         settings.lossBurst = read("loss_burst") { e in
-            self.number(e, expected: "a mean number of segments, at least 1", isValid: { $0 >= 1 })
+            self.number(e, expected: "a mean number of segments, from 1 to 1000000000", isValid: LinkSettings.lossBursts.contains)
         }
         settings.geP = read("ge_p", probability)
         settings.geR = read("ge_r", probability)
@@ -176,7 +176,7 @@ extension Validator {
             } else if let r = map["ge_r"] {
                 error(r.keyLocation, "'ge_r' needs 'ge_p' too", hint: "ge_p is the chance per segment of going from the good state to bad, e.g. 1%")
             }
-        case .lossBurstBelowOne, .sliceBelowOneByte:
+        case .lossBurstOutOfRange, .sliceBelowOneByte:
             break  // reported when the value was read
         case .traceAndBandwidth(let direction):
             guard !failed.contains("trace"), let trace = map["trace"] else { return }

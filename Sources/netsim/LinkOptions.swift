@@ -71,8 +71,8 @@ struct LinkOptions: ParsableArguments {
             throw ValidationError("--loss-model gilbert-elliott needs --loss (average loss) or --ge-p and --ge-r")
         case .gilbertElliottPWithoutR:
             throw ValidationError("--ge-p and --ge-r go together")
-        case .lossBurstBelowOne:
-            throw ValidationError("--loss-burst is a mean number of segments, at least 1")
+        case .lossBurstOutOfRange:
+            throw ValidationError("--loss-burst is a mean number of segments, from 1 to 1000000000")
         case .sliceDelayWithoutSlice:
             throw ValidationError("--slice-delay needs --slice BYTES")
         case .sliceBelowOneByte:

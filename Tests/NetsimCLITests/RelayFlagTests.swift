@@ -53,6 +53,9 @@ struct RelayFlagTests {
         let edge = try parse(["--loss", "80%", "--loss-model", "gilbert-elliott"]).link.configuration()
         #expect(edge.down.loss == LossModel.gilbertElliott(averageLoss: .percent(80), meanBurst: 4))
         #expect(try parse(["--loss", "100%", "--loss-model", "gilbert-elliott"]).link.configuration().up.loss?.averageLoss == 1)
+        // A both-ways loss each direction overrides is not checked (QA 49: it was refused).
+        let overridden = try parse(["--loss", "99%", "--up-loss", "10%", "--down-loss", "10%", "--loss-model", "gilbert-elliott"]).link.configuration()
+        #expect(overridden.up.loss == LossModel.gilbertElliott(averageLoss: .percent(10), meanBurst: 4))
         let explicit = try parse(["--loss-model", "gilbert-elliott", "--ge-p", "1%", "--ge-r", "30%"]).link.configuration()
         #expect(explicit.up.loss == .gilbertElliott(p: .percent(1), r: .percent(30), badLoss: .certain, goodLoss: .zero))
     }
@@ -110,6 +113,10 @@ struct RelayFlagTests {
         (["--loss", "99.9999%", "--loss-model", "gilbert-elliott"],
          "--loss 99.9999% is out of reach for --loss-model gilbert-elliott: with bursts 4 segments long on average, at most 80% is lost (a good segment comes between bursts); give --loss-burst 999999 or more"),
         (["--down-loss", "91%", "--loss-model", "gilbert-elliott", "--loss-burst", "9.5"], "--down-loss 91% is out of reach"),
+        // QA 49: the limit shown never rounds up to the loss refused; infinity is no burst.
+        (["--loss", "98.99%", "--loss-model", "gilbert-elliott", "--loss-burst", "98"], "at most 98.989% is lost"),
+        (["--loss", "99%", "--loss-model", "gilbert-elliott", "--loss-burst", "1"], "with bursts 1 segment long on average, at most 50% is lost"),
+        (["--loss", "10%", "--loss-model", "gilbert-elliott", "--loss-burst", "inf"], "--loss-burst is a mean number of segments, from 1 to 1000000000"),
     ] as [([String], String)])
     func badValuesSayWhatIsAllowed(arguments: [String], expected: String) {
         let text = message(arguments)

@@ -308,7 +308,7 @@ struct LinkSettingsTests {
             .gilbertElliottParametersWithoutModel, .gilbertElliottPWithoutR, .sliceDelayWithoutSlice,
         ])
         #expect(LinkSettings(lossModel: .gilbertElliott).problems == [.gilbertElliottWithoutLoss])
-        #expect(LinkSettings(lossModel: .gilbertElliott, lossBurst: 0.5, slice: ByteCount(0)).problems.contains(.lossBurstBelowOne))
+        #expect(LinkSettings(lossModel: .gilbertElliott, lossBurst: 0.5, slice: ByteCount(0)).problems.contains(.lossBurstOutOfRange))
         #expect(LinkSettings(down: .init(loss: .percent(1)), lossModel: .gilbertElliott).problems.isEmpty)
         // Above burst/(burst+1) and short of 100%, an average loss cannot be had; 100% can.
         #expect(LinkSettings(loss: .percent(81), up: .init(loss: .percent(95)), lossModel: .gilbertElliott, lossBurst: 9).problems == [
