@@ -280,6 +280,12 @@ public final class ExecDriver: ClientDriver {
     private func handleLine(_ line: Data) {
         switch ExecReply.parse(line) {
         case .hello(let hello):
+            // Once greeted, a client says hello no more: a second one is a protocol error,
+            // noted, and changes nothing (QA 49: its version ended a run under way).
+            if state.withLockedValue({ $0.greeted }) {
+                clientLog.note("[netsim] a second hello on stdout, ignored (docs/drivers.md: hello comes once, first): \(String(decoding: line.prefix(200), as: UTF8.self))")
+                return
+            }
             let greeting = [hello.name, hello.version].compactMap { $0 }.joined(separator: " ")
             let version = hello.protocol ?? 1
             if hello.protocol == nil {

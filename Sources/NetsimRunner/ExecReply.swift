@@ -20,7 +20,7 @@ enum ExecReply: Equatable {
             do {
                 return .hello(try decoder.decode(ExecHello.self, from: line))
             } catch {
-                return .malformedHello(problem: "a malformed hello on stdout (\(describe(error)))")
+                return .malformedHello(problem: "a malformed hello on stdout (\(misfitInteger(in: line, among: ["protocol"]) ?? describe(error)))")
             }
         }
         guard let id = envelope.id else {
@@ -29,7 +29,8 @@ enum ExecReply: Equatable {
         do {
             return .answer(try decoder.decode(ExecAnswer.self, from: line))
         } catch {
-            return .unreadable(problem: "a malformed answer on stdout (\(describe(error)))", id: id)
+            let integers = ["status", "body_length", "local_port"]
+            return .unreadable(problem: "a malformed answer on stdout (\(misfitInteger(in: line, among: integers) ?? describe(error)))", id: id)
         }
     }
 
@@ -45,6 +46,18 @@ enum ExecReply: Equatable {
             type = try? container.decodeIfPresent(String.self, forKey: .type)
             id = try? container.decodeIfPresent(Int.self, forKey: .id)
         }
+    }
+
+    /// The integer field holding a number that is not one (1.5, or 10^20, beyond 64 bits): valid
+    /// JSON, for which Foundation says only "The given data was not valid JSON.", with no field
+    /// (QA 49).
+    static func misfitInteger(in line: Data, among fields: [String]) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return nil }
+        for field in fields {
+            guard let number = object[field] as? NSNumber, !(number is Bool) else { continue }
+            if Int(exactly: number.doubleValue) == nil { return "\"\(field)\" is not an integer" }
+        }
+        return nil
     }
 
     /// A decoding error as a person reads it: `"status" is not an integer`.

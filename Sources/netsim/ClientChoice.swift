@@ -54,7 +54,9 @@ struct ClientChoice: Equatable {
         if choices.isEmpty { throw ValidationError("--client needs a driver") }
         // QA 47: `--client naive --exec '…'` ran naive alone, the --exec client never started.
         if let exec, !choices.contains(where: { $0.driver == "exec" && $0.exec == own }) {
-            throw ValidationError("--exec '\(exec)' runs as the exec column, which --client \(client) does not name; add exec to the list (--client \(client),exec), or give it a column of its own as exec:NAME=COMMAND")
+            // Each part as it would be typed again (QA 49: quotes inside were not escaped).
+            let list = client.trimmingCharacters(in: CharacterSet(charactersIn: ", "))
+            throw ValidationError("--exec \(ShellQuoting.quoted(exec)) runs as the exec column, which --client \(ShellQuoting.quoted(client)) does not name; add exec to the list (--client \(ShellQuoting.quoted(list + ",exec"))), or give it a column of its own as exec:NAME=COMMAND")
         }
         return choices
     }

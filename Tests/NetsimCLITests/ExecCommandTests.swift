@@ -69,7 +69,10 @@ struct ExecCommandTests {
         // QA 47: --exec with a --client list that has no exec column was ignored.
         let (unused, _, unusedErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "naive", "--exec", "python3 x.py"])
         #expect(unused == 64)
-        #expect(unusedErr.contains("--exec 'python3 x.py' runs as the exec column, which --client naive does not name"), "\(unusedErr)")
+        #expect(unusedErr.contains("--exec 'python3 x.py' runs as the exec column, which --client naive does not name; add exec to the list (--client naive,exec)"), "\(unusedErr)")
+        // Quotes inside, a trailing comma: the suggestion still pastes into a shell (QA 49).
+        let (_, _, quotedErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "naive,", "--exec", "python3 x.py '{}'"])
+        #expect(quotedErr.contains(#"--exec 'python3 x.py '\''{}'\''' runs as the exec column, which --client naive, does not name; add exec to the list (--client naive,exec)"#), "\(quotedErr)")
         // A folder that is not there was `cannot run /usr/bin/env`, once the run had started.
         let (noDir, _, noDirErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec", "python3 x.py", "--exec-dir", "/nonexistent"])
         #expect(noDir == 64)

@@ -75,6 +75,11 @@ struct ExecProtocolTests {
         #expect(Self.parse(#"{"id":3,"status":"200"}"#) == .unreadable(problem: #"a malformed answer on stdout ("status" is not an integer)"#, id: 3))
         #expect(Self.parse(#"{"id":4,"headers":{"a":1}}"#) == .unreadable(problem: #"a malformed answer on stdout ("headers.a" is not a string)"#, id: 4))
         #expect(Self.parse(#"{"type":"hello","version":2}"#) == .malformedHello(problem: #"a malformed hello on stdout ("version" is not a string)"#))
+        // Valid JSON whose number does not fit an integer field (QA 49: "not valid JSON").
+        for number in ["1.5", "99999999999999999999"] {
+            #expect(Self.parse(#"{"type":"hello","protocol":"# + number + "}") == .malformedHello(problem: #"a malformed hello on stdout ("protocol" is not an integer)"#))
+            #expect(Self.parse(#"{"id":2,"status":"# + number + "}") == .unreadable(problem: #"a malformed answer on stdout ("status" is not an integer)"#, id: 2))
+        }
     }
 
     /// A shell client that says `hello`, reads its config, runs `then`, and answers each request
@@ -123,6 +128,22 @@ struct ExecProtocolTests {
         let log = await driver.log
         #expect(log.contains(#"[netsim] the answer to request 4 has error kind "connection_reset""#), "\(log)")
         #expect(DriverCheck.protocolFindings(log).first?.verdict == .fail)
+    }
+
+    /// A second hello is noted and changes nothing: the client was taken as speaking what its
+    /// first said (QA 49: a second one announcing protocol 2 ended the run under way).
+    @Test func aSecondHelloIsNotedAndIgnored() async throws {
+        let script = Self.answering(hello: #"{"type":"hello","name":"twice","protocol":1}"#,
+                                    then: #"printf '%s\n' '{"type":"hello","name":"again","protocol":2}'"#,
+                                    answer: #"{"id":%s,"status":204}"#)
+        let driver = try ExecDriver(command: ["sh", "-c", script], client: Self.client())
+        try await driver.ready(timeout: .seconds(60))
+        let response = try await driver.perform(DriverRequest(id: 3, method: "GET", url: "http://127.0.0.1:9/", headers: [], body: nil))
+        try await driver.ready(timeout: .seconds(60))  // still greeted, not refused
+        await driver.shutdown()
+        #expect(response.status == 204 && driver.name == "exec: twice")
+        let log = await driver.log
+        #expect(log.contains(#"[netsim] a second hello on stdout, ignored"#), "\(log)")
     }
 
     /// A client that does not exit when stdin closes is sent SIGTERM 3 s later, and it ends: it
