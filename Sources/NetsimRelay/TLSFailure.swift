@@ -36,6 +36,9 @@ enum TLSFailure: Equatable {
             return "the certificate is not for \(serverName ?? "the name asked for") (failedToValidateHostname)"
         }
         let text = readable(String(describing: error))
+        if text.contains("EOF during handshake") {
+            return "upstream closed the connection during the handshake (EOF during handshake)"
+        }
         if text.contains("CERTIFICATE_VERIFY_FAILED") {
             return "the certificate does not verify: not issued by a CA netsim trusts (--upstream-ca, or the system's trust store), expired, or not yet valid (CERTIFICATE_VERIFY_FAILED)"
         }

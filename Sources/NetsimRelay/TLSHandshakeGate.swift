@@ -8,7 +8,8 @@ import NIOTLS
 /// failed and the server never saw it). A failed or timed-out handshake fails the connect with
 /// the reason, which the connection logs as its `upstream_failed`.
 ///
-/// Sits right after the `NIOSSLClientHandler`; every event and error goes on past it.
+/// Sits right after the `NIOSSLClientHandler`; every event and error goes on past it, and it
+/// leaves the pipeline once the handshake has completed.
 final class TLSHandshakeGate: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
@@ -18,11 +19,14 @@ final class TLSHandshakeGate: ChannelInboundHandler, RemovableChannelHandler {
         case timedOut(Duration)
         /// TLS refused the session: ``TLSFailure/explained(_:serverName:)``'s words.
         case refused(String)
+        /// A socket error (a reset) in the middle of it, in ``SocketFailureText``'s words.
+        case broken(String)
 
         var description: String {
             switch self {
             case .refused(let reason): "TLS with upstream failed: \(reason)"
             case .closed: "TLS with upstream failed: upstream closed the connection during the handshake"
+            case .broken(let words): "TLS with upstream failed: the connection broke during the handshake: \(words)"
             case .timedOut(let limit): "TLS with upstream failed: no handshake within \(limit.compactDescription)"
             }
         }
@@ -77,8 +81,11 @@ final class TLSHandshakeGate: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case TLSUserEvent.handshakeCompleted = event { finish(.success(())) }
+        guard case TLSUserEvent.handshakeCompleted = event else { return context.fireUserInboundEventTriggered(event) }
+        finish(.success(()))
         context.fireUserInboundEventTriggered(event)
+        // Its work is done: the session's bytes pass one handler fewer.
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -86,6 +93,7 @@ final class TLSHandshakeGate: ChannelInboundHandler, RemovableChannelHandler {
         switch TLSFailure(error) {
         case .closedWithoutCloseNotify: finish(.failure(Failure.closed))
         case .failed: finish(.failure(Failure.refused(TLSFailure.explained(error, serverName: serverName))))
+        case .notTLS where error is IOError: finish(.failure(Failure.broken(SocketFailureText.classify(error).1)))
         case .notTLS: finish(.failure(error))
         }
         context.fireErrorCaught(error)

@@ -97,6 +97,41 @@ struct UpstreamTLSLogTests {
         #expect(events.contains { if case .closed = $0.kind { true } else { false } }, "\(events.map(\.kind))")
     }
 
+    /// An upstream that takes the connection and never answers the handshake fails it at the
+    /// connect timeout (it hung, unsaid, for as long as the client waited); one that closes at
+    /// once fails it then. Either is said, and nothing is logged as forwarded.
+    @Test(arguments: [true, false])
+    func anUpstreamThatNeverHandshakesFailsTheConnect(holds: Bool) async throws {
+        let server = try LoopbackServer(threadPerConnection: !holds) { _ in }  // holds or closes
+        defer { server.stop() }
+        let authority = try CertificateAuthority.ephemeral()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-upstream-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let caFile = folder.appendingPathComponent("ca.pem").path
+        try (try authority.pem).write(toFile: caFile, atomically: true, encoding: .utf8)
+        let relay = Relay(configuration: RelayConfiguration(
+            upstream: Endpoint(host: "localhost", port: server.endpoint.port), connectTimeout: .milliseconds(500), observeHTTP: true,
+            tls: try TLSInterception(authority: authority, upstreamTrust: .authority(authority))))
+        let endpoint = try await relay.start()
+        // A timeout leaves the client waiting for its own, as a connect timeout does: 3 s here.
+        _ = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "curl", "-s", "--http1.1", "--max-time", "3", "--cacert", caFile, "https://localhost:\(endpoint.port)/",
+        ]).result(within: .seconds(30))
+        _ = await relay.connectionsClosed(within: .seconds(10))
+        await relay.stop()
+        let events = relay.eventLog.events
+        let failed = events.compactMap { if case .upstreamFailed(let reason, let detail) = $0.kind { (reason, detail) } else { nil } }
+        // A server that closes gives EOF, or a reset when the ClientHello came first, unread.
+        let said = holds ? ["TLS with upstream failed: no handshake within 500ms"]
+            : ["TLS with upstream failed: the connection broke during the handshake: connection reset by peer (errno 104)",
+               "TLS with upstream failed: upstream closed the connection during the handshake (EOF during handshake)",
+               "TLS with upstream failed: upstream closed the connection during the handshake"]
+        #expect(failed.count == 1 && said.contains(failed[0].1), "\(events.map(\.kind))")
+        #expect(failed.first?.0 == (holds ? .timeout : .other))
+        #expect(!events.contains { if case .httpRequest = $0.kind { true } else { false } }, "\(events.map(\.kind))")
+    }
+
     /// RFC 6125's rules: one whole left-most label for `*`, case and a trailing dot ignored.
     @Test func namesMatchAsRFC6125Says() {
         #expect(UpstreamNameCheck.matches("API.Example.test.", "api.example.test"))
