@@ -338,6 +338,9 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     private func upstreamFailed(_ error: any Error) {
         let (reason, detail) = SocketFailureText.classify(error)
+        // Through interception the client's connection is the wire layer's, which logs `closed`:
+        // it ends because upstream could not be had (a timeout leaves the client waiting).
+        if layer == .http, reason != .timeout { relay.wireLayer(of: id)?.run { $0.httpLayerCloses(by: .upstream) } }
         run { $0.upstreamFailed(reason, detail: detail) }
     }
 

@@ -88,3 +88,10 @@ extension Relay {
         }
     }
 }
+
+extension Relay {
+    /// The wire layer of intercepted connection `id`, which logs its `opened` and `closed`.
+    func wireLayer(of id: ConnectionID) -> ConnectionPair? {
+        lock.withLock { pairs[id] }.flatMap { $0.layer == .wire ? $0 : nil }
+    }
+}

@@ -227,8 +227,11 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     /// Ends the connection on netsim's own initiative: the wire layer, which logs `closed`, is
     /// told first, so the log names the relay (it named the client, whose FIN answering the
     /// close_notify reached the wire before the loopback's own).
-    private func closeAsTheRelay() {
-        relay.lock.withLock { relay.pairs[id] }?.run { $0.httpLayerCloses() }
+    private func closeAsTheRelay() { close(endedBy: .relay) }
+
+    /// Ends the connection, `side` named in the wire layer's `closed` (the layer that logs it).
+    func close(endedBy side: Side) {
+        relay.wireLayer(of: id)?.run { $0.httpLayerCloses(by: side) }
         client.close(promise: nil)
     }
 

@@ -130,8 +130,8 @@ final class HTTP2ClientStream: ChannelInboundHandler {
                 layer.carried(clientStream: streamID, on: stream)
             case .failure:
                 // Upstream cannot be reached (logged by the layer): the connection ends, as it
-                // does through an HTTP/1.1 layer.
-                layer.closeNow()
+                // does through an HTTP/1.1 layer, and upstream is why.
+                layer.close(endedBy: .upstream)
             }
         }
     }

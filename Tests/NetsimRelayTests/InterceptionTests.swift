@@ -120,6 +120,7 @@ struct InterceptionTests {
         let other = try CertificateAuthority.ephemeral(commonName: "some other CA")
         let (relay, endpoint) = try await setup.relay(trust: .authority(other))
         let result = try await setup.curl(["https://localhost:\(endpoint.port)/hello"], extra: [version])
+        _ = await relay.connectionsClosed(within: .seconds(10))
         await relay.stop()
         await setup.server.stop()
         #expect(!result.standardOutput.hasPrefix("200"))
@@ -131,6 +132,10 @@ struct InterceptionTests {
         #expect(failures == ["TLS with upstream failed: the certificate does not verify: not issued by a CA netsim trusts (--upstream-ca, or the system's trust store), expired, or not yet valid (CERTIFICATE_VERIFY_FAILED)"],
                 "\(relay.eventLog.events.map(\.kind))")
         #expect(!relay.eventLog.events.contains { if case .httpRequest = $0.kind { true } else { false } }, "\(relay.eventLog.events.map(\.kind))")
+        // Ended because upstream could not be had (QA 49: `by: client`, whose FIN answered
+        // netsim's close_notify first).
+        let closed = relay.eventLog.events.compactMap { if case .closed(let by, _, _, _) = $0.kind { by } else { nil } }
+        #expect(closed == [.upstream], "\(relay.eventLog.events.map(\.kind))")
         #expect(setup.server.requests.isEmpty)
     }
 

@@ -98,9 +98,12 @@ extension ConnectionMachine {
     }
 
     /// The HTTP layer of an intercepted connection (on this machine's wire layer) closes the
-    /// connection on its own, as an h2 GOAWAY does: the close is the relay's in `closed`, not
-    /// the client's, whose FIN answering netsim's close_notify arrives first (QA 48).
-    public mutating func httpLayerCloses() { relayEnds(.fin) }
+    /// connection on its own: the close is `by`'s in `closed` — the relay's for an h2 GOAWAY,
+    /// upstream's when it could not be reached — not the client's, whose FIN answering netsim's
+    /// close_notify arrives first (QA 48, 49).
+    public mutating func httpLayerCloses(by side: Side = .relay) {
+        if side == .relay { relayEnds(.fin) } else if ending == nil { ending = (side, .fin) }
+    }
 
     /// Closes both legs with FIN now; bytes still in flight are dropped (and logged). The legs are
     /// then read and discarded until the peers close, so close(2) never finds unread bytes and
