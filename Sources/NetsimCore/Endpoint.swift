@@ -38,7 +38,7 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// socket layer takes (inet_aton's) as the dotted quad they mean, so that the loopback check
     /// and the logs see the address bound (QA 49: `--listen 127.1:0` bound 127.0.0.1 and was
     /// warned about as not loopback). Nil for a dotted quad already, an IPv6 address or a name.
-    static func canonicalIPv4(_ host: String) -> String? {
+    public static func canonicalIPv4(_ host: String) -> String? {
         guard DNSMapping.addressBytes(host) == nil, host.first?.isNumber == true else { return nil }
         var address = in_addr()
         guard inet_aton(host, &address) != 0 else { return nil }

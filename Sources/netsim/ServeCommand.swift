@@ -21,7 +21,8 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("Address to bind the API to. Loopback unless you say otherwise; any other address needs --token. Default: 127.0.0.1", valueName: "host"))
+    @Option(help: ArgumentHelp("Address to bind the API to. Loopback unless you say otherwise; any other address needs --token. Default: 127.0.0.1", valueName: "host"),
+            transform: { Endpoint.canonicalIPv4($0) ?? $0 })  // 127.1 is 127.0.0.1, as --listen reads it (QA 50)
     var host = "127.0.0.1"
 
     @Option(help: ArgumentHelp("Port of the API (Toxiproxy's is 8474; 0 picks a free port). Default: 8474", valueName: "port"))

@@ -161,6 +161,12 @@ struct RelayProcessTests {
         #expect(result.standardError.contains("'2' is not a percentage; write it as a percentage from 0% to 100%: 2%, 0.5%, 100%"))
     }
 
+    /// `serve --host 127.1` is loopback, as `--listen 127.1:0` is (QA 50: refused without a token).
+    @Test func serveReadsShorthandLoopbackAsLoopback() throws {
+        let serve = try ServeCommand.parse(["--host", "127.1", "--port", "0"])
+        #expect(serve.host == "127.0.0.1" && ServeCommand.isLoopback(serve.host))
+    }
+
     @Test func onlyNonLoopbackListenersWarn() {
         let upstream = Endpoint(host: "127.0.0.1", port: 80)
         #expect(RelayCommand.exposureWarning(listen: Endpoint(host: "127.0.0.1", port: 0), upstream: upstream) == nil)
