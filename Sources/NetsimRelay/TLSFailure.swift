@@ -39,6 +39,9 @@ enum TLSFailure: Equatable {
         if text.contains("EOF during handshake") {
             return "upstream closed the connection during the handshake (EOF during handshake)"
         }
+        if text.contains("WRONG_VERSION_NUMBER") {
+            return "upstream does not speak TLS there (WRONG_VERSION_NUMBER: plain HTTP on that port?)"
+        }
         if text.contains("CERTIFICATE_VERIFY_FAILED") {
             return "the certificate does not verify: not issued by a CA netsim trusts (--upstream-ca, or the system's trust store), expired, or not yet valid (CERTIFICATE_VERIFY_FAILED)"
         }
