@@ -27,7 +27,12 @@ enum ExecReply: Equatable {
             return .unreadable(problem: "a line without an integer \"id\" on stdout, ignored", id: nil)
         }
         do {
-            return .answer(try decoder.decode(ExecAnswer.self, from: line))
+            let answer = try decoder.decode(ExecAnswer.self, from: line)
+            // A status no server sends passed as a success (QA 50: -5, 0, 70000).
+            if let status = answer.status, !(100...599).contains(status) {
+                return .unreadable(problem: "a malformed answer on stdout (\"status\" \(status) is not an HTTP status, 100 to 599)", id: id)
+            }
+            return .answer(answer)
         } catch {
             let integers = ["status", "body_length", "local_port"]
             return .unreadable(problem: "a malformed answer on stdout (\(misfitInteger(in: line, among: integers) ?? describe(error)))", id: id)

@@ -52,8 +52,19 @@ struct TLSOptions: ParsableArguments {
         }
         // An address is verified as one when it is the upstream's host; named here it went out as
         // SNI, which cannot carry an address, and every connection failed (QA 48).
-        if let upstreamName, DNSMapping.addressBytes(upstreamName) != nil {
-            throw ValidationError("--upstream-name \(upstreamName): an address cannot be a certificate's name here (SNI carries names); give a DNS name, or leave it out and --upstream \(upstreamName):PORT is verified as an address")
+        if let upstreamName {
+            let address = Endpoint.canonicalIPv4(upstreamName) ?? upstreamName
+            if DNSMapping.addressBytes(address) != nil {
+                let upstream = address.contains(":") ? "[\(address)]:PORT" : "\(address):PORT"
+                throw ValidationError("--upstream-name \(upstreamName): an address cannot be a certificate's name here (SNI carries names); give a DNS name, or leave it out and --upstream \(upstream) is verified as an address")
+            }
+            // QA 50: "" and "local host" started the relay, and every connection then failed.
+            let labels = upstreamName.hasSuffix(".") ? upstreamName.dropLast().split(separator: ".", omittingEmptySubsequences: false)
+                : upstreamName.split(separator: ".", omittingEmptySubsequences: false)
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+            guard !labels.isEmpty, labels.allSatisfy({ !$0.isEmpty && $0.count <= 63 && $0.allSatisfy(allowed.contains) }) else {
+                throw ValidationError("--upstream-name '\(upstreamName)' is not a DNS name: give the name upstream's certificate carries, labels of letters, digits and '-' between dots (e.g. api.example.com)")
+            }
         }
         if tls == .passthrough, alpn != nil {
             throw ValidationError("--alpn goes with --tls intercept (in passthrough the client and upstream negotiate it themselves)")

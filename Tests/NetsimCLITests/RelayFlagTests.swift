@@ -150,5 +150,13 @@ struct RelayFlagTests {
         #expect(message(["--tls", "intercept", "--upstream-name", "127.0.0.1"]).contains("--upstream-name 127.0.0.1: an address cannot be"))
         #expect(message(["--tls", "intercept", "--upstream-name", "::1"]).contains("give a DNS name"))
         #expect(!message(["--tls", "intercept", "--upstream-name", "api.example.test"]).contains("--upstream-name"))
+        // QA 50: shorthand addresses, "" and spaces started the relay, and every connection failed;
+        // the suggestion for ::1 pastes back.
+        #expect(message(["--tls", "intercept", "--upstream-name", "127.1"]).contains("--upstream 127.0.0.1:PORT is verified as an address"))
+        #expect(message(["--tls", "intercept", "--upstream-name", "::1"]).contains("--upstream [::1]:PORT"))
+        for bad in ["", "local host", "a..b"] {
+            #expect(message(["--tls", "intercept", "--upstream-name", bad]).contains("--upstream-name '\(bad)' is not a DNS name"), "\(bad)")
+        }
+        #expect(!message(["--tls", "intercept", "--upstream-name", "api.example.test."]).contains("--upstream-name"))
     }
 }

@@ -75,6 +75,7 @@ struct ExecProtocolTests {
         #expect(Self.parse(#"{"id":3,"status":"200"}"#) == .unreadable(problem: #"a malformed answer on stdout ("status" is not an integer)"#, id: 3))
         #expect(Self.parse(#"{"id":4,"headers":{"a":1}}"#) == .unreadable(problem: #"a malformed answer on stdout ("headers.a" is not a string)"#, id: 4))
         #expect(Self.parse(#"{"type":"hello","version":2}"#) == .malformedHello(problem: #"a malformed hello on stdout ("version" is not a string)"#))
+        #expect(Self.parse(#"{"id":6,"status":70000}"#) == .unreadable(problem: #"a malformed answer on stdout ("status" 70000 is not an HTTP status, 100 to 599)"#, id: 6))
         // Valid JSON whose number does not fit an integer field (QA 49: "not valid JSON").
         for number in ["1.5", "99999999999999999999"] {
             #expect(Self.parse(#"{"type":"hello","protocol":"# + number + "}") == .malformedHello(problem: #"a malformed hello on stdout ("protocol" is not an integer)"#))
