@@ -67,10 +67,18 @@ extension PortHold {
     /// its close then resets — and the hold's bind fails with `EADDRINUSE`. Seen under a busy
     /// test run: the refusal's port was not kept, then handed to someone else.
     static func taking(_ address: SocketAddress, patience: Duration = .milliseconds(250)) async throws -> PortHold {
+        try await whileInUse(patience: patience) { try strongest(address) }
+    }
+
+    /// Runs `bind` again every millisecond while it fails with `EADDRINUSE`, for up to
+    /// `patience`: a socket just closed can live on in a process being spawned (see
+    /// ``taking(_:patience:)``), the hold's before a listener's bind as a listener's before a
+    /// hold's (a lift's bind failed so in a busy test run: "could not listen again").
+    static func whileInUse<T>(patience: Duration = .milliseconds(250), _ bind: () async throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + patience
         while true {
             do {
-                return try strongest(address)
+                return try await bind()
             } catch let error as IOError where error.errnoCode == EADDRINUSE && ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(1))
             }

@@ -97,7 +97,7 @@ extension Relay {
             if lock.withLock({ portHold?.isShared == false }) { releasePortHold() }
             defer { releasePortHold() }
             do {
-                _ = try await bind(endpoint)
+                _ = try await PortHold.whileInUse { try await bind(endpoint) }
             } catch {
                 let reason = "could not listen again on \(endpoint): \(SocketFailureText.describe(error)); the relay accepts no connection from now on"
                 eventLog.record(.listenerClosed(reason: reason))
