@@ -41,17 +41,9 @@ struct PacketBenchTests {
         defer { for fd in listeners { close(fd) } }
         var ports: [Int] = []
         for fd in listeners {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let listening = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0
-                }
-            }
-            try #require(listening, "socket \(ports.count): errno \(errno)")
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+            let port = Self.bindLoopback(fd, listening: true)
+            try #require(port != nil, "socket \(ports.count): errno \(errno)")
+            ports.append(port!)
         }
         // Every 4th: each look reads the whole table.
         let asked = stride(from: 0, to: ports.count, by: 4).map { ports[$0] }
@@ -59,8 +51,26 @@ struct PacketBenchTests {
         #expect(missed.isEmpty, "\(missed.count) of \(asked.count) listeners not found: \(missed)")
     }
 
+    /// Binds `fd` to a free loopback port (and listens, if asked); its port, or nil.
+    static func bindLoopback(_ fd: Int32, listening: Bool) -> Int? {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && (!listening || listen(fd, 1) == 0) && getsockname(fd, $0, &length) == 0
+            }
+        }
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
+    }
+
     @Test func anIperf3ClientSaysWhenItsServerNeverListens() async throws {
-        let port = try freeLoopbackPort()
+        // A port bound and never listened on, held for the whole test: a free port's number
+        // alone was taken by another test's server during a batch's stall, which then listened.
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(held) }
+        let port = try #require(Self.bindLoopback(held, listening: false))
         #expect(ProcFS.isListening(port: port) == false)
         let runs = Mutex(0)
         await #expect { try await PacketBench.iperfClient(serverPort: port, listenTimeout: 0.1) { runs.withLock { $0 += 1 }; return "{}" } } throws: { error in
