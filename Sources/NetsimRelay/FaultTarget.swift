@@ -90,7 +90,8 @@ extension Relay {
 }
 
 extension Relay {
-    /// The wire layer of intercepted connection `id`, which logs its `opened` and `closed`.
+    /// The wire layer of intercepted connection `id`, which logs its `opened` and `closed`. Its
+    /// HTTP layer may call it directly: ``InterceptConnector`` joins both on one event loop.
     func wireLayer(of id: ConnectionID) -> ConnectionPair? {
         lock.withLock { pairs[id] }.flatMap { $0.layer == .wire ? $0 : nil }
     }
