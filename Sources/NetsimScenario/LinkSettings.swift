@@ -40,8 +40,8 @@ public struct LinkSettings: Sendable {
         case gilbertElliottWithoutLoss
         /// Only one of GE p and r.
         case gilbertElliottPWithoutR
-        /// A mean burst length below one segment, or above ``maximumLossBurst`` (infinity too: it
-        /// ran as 1, and 1e308 as a chain that never left the good state; QA 49).
+        /// A mean burst length outside ``LinkSettings/lossBursts`` (infinity too: it ran as 1, and
+        /// 1e308 as a chain that never left the good state; QA 49).
         case lossBurstOutOfRange
         /// A slice delay without a slice size.
         case sliceDelayWithoutSlice
@@ -87,6 +87,8 @@ public struct LinkSettings: Sendable {
     /// The mean bursts a chain can be built for: from one segment to a billion (a longer one
     /// makes p too small for a double to tell from 0).
     public static let lossBursts = 1.0...1e9
+    /// ``lossBursts`` in words, for both front ends' messages.
+    public static let lossBurstsText = "a mean number of segments, from 1 to \(formatTrimmed(lossBursts.upperBound))"
     public var geP: Probability?
     public var geR: Probability?
     public var geBadLoss: Probability?

@@ -86,7 +86,7 @@ extension Validator {
             self.choice(e, what: "loss model", options: LinkSettings.LossModelKind.allCases.map { ($0.rawValue, $0) }, normalize: { $0.lowercased() })
         }
         settings.lossBurst = read("loss_burst") { e in
-            self.number(e, expected: "a mean number of segments, from 1 to 1000000000", isValid: LinkSettings.lossBursts.contains)
+            self.number(e, expected: LinkSettings.lossBurstsText, isValid: LinkSettings.lossBursts.contains)
         }
         settings.geP = read("ge_p", probability)
         settings.geR = read("ge_r", probability)

@@ -72,7 +72,7 @@ struct LinkOptions: ParsableArguments {
         case .gilbertElliottPWithoutR:
             throw ValidationError("--ge-p and --ge-r go together")
         case .lossBurstOutOfRange:
-            throw ValidationError("--loss-burst is a mean number of segments, from 1 to 1000000000")
+            throw ValidationError("--loss-burst is \(LinkSettings.lossBurstsText)")
         case .sliceDelayWithoutSlice:
             throw ValidationError("--slice-delay needs --slice BYTES")
         case .sliceBelowOneByte:

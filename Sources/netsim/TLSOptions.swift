@@ -63,7 +63,7 @@ struct TLSOptions: ParsableArguments {
                 : upstreamName.split(separator: ".", omittingEmptySubsequences: false)
             let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
             guard !labels.isEmpty, labels.allSatisfy({ !$0.isEmpty && $0.count <= 63 && $0.allSatisfy(allowed.contains) }) else {
-                throw ValidationError("--upstream-name '\(upstreamName)' is not a DNS name: give the name upstream's certificate carries, labels of letters, digits and '-' between dots (e.g. api.example.com)")
+                throw ValidationError("--upstream-name \(ShellQuoting.quoted(upstreamName)) is not a DNS name: give the name upstream's certificate carries, labels of letters, digits and '-' between dots (e.g. api.example.com)")
             }
         }
         if tls == .passthrough, alpn != nil {
