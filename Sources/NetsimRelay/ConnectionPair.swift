@@ -336,18 +336,6 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         }
     }
 
-    private func upstreamFailed(_ error: any Error) {
-        let (reason, detail) = SocketFailureText.classify(error)
-        guard layer == .http else { return run { $0.upstreamFailed(reason, detail: detail) } }
-        // Through interception the client's connection is the wire layer's, which logs `closed`:
-        // it ends because upstream could not be had. The client holds a session with netsim
-        // already, so a timeout closes it too, as the h2 layer does (QA 50: an HTTP/1.1 client
-        // was left waiting for its own timeout, an h2 one closed).
-        relay.wireLayer(of: id)?.run { $0.httpLayerCloses(by: .upstream) }
-        run { $0.upstreamFailed(reason, detail: detail) }
-        if reason == .timeout { closeNow() }
-    }
-
     // MARK: Relay-level
 
     /// Runs `body` at `deadline` (event-loop time) unless the connection finished first.

@@ -36,17 +36,15 @@ enum TLSFailure: Equatable {
             return "the certificate is not for \(serverName ?? "the name asked for") (failedToValidateHostname)"
         }
         let text = readable(String(describing: error))
-        if text.contains("EOF during handshake") {
-            return "upstream closed the connection during the handshake (EOF during handshake)"
-        }
-        if text.contains("WRONG_VERSION_NUMBER") {
-            return "upstream does not speak TLS there (WRONG_VERSION_NUMBER: plain HTTP on that port?)"
-        }
-        if text.contains("CERTIFICATE_VERIFY_FAILED") {
-            return "the certificate does not verify: not issued by a CA netsim trusts (--upstream-ca, or the system's trust store), expired, or not yet valid (CERTIFICATE_VERIFY_FAILED)"
-        }
-        return text
+        return reasons.first { text.contains($0.marker) }?.words ?? text
     }
+
+    /// BoringSSL's reasons netsim puts in words, each found by its name in the error's text.
+    private static let reasons: [(marker: String, words: String)] = [
+        ("EOF during handshake", "upstream closed the connection during the handshake (EOF during handshake)"),
+        ("WRONG_VERSION_NUMBER", "upstream does not speak TLS there (WRONG_VERSION_NUMBER: plain HTTP on that port?)"),
+        ("CERTIFICATE_VERIFY_FAILED", "the certificate does not verify: not issued by a CA netsim trusts (--upstream-ca, or the system's trust store), expired, or not yet valid (CERTIFICATE_VERIFY_FAILED)"),
+    ]
 
     /// BoringSSL's text without the source file and line it names (`… at /…/handshake.cc:320`):
     /// a build path says nothing to the user.
