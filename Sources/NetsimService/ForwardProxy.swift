@@ -49,12 +49,20 @@ public final class ForwardProxy: @unchecked Sendable {
         public var headTimeout: Duration
         /// netsim's CA, for `bad-cert`'s certificates (``RelayConfiguration/authority``).
         public var authority: CertificateAuthority?
+        /// How long the proxy waits for a destination: its TCP connect (then `504 Gateway
+        /// Timeout`) and, in an intercepted tunnel, its TLS handshake (then the client's session
+        /// with netsim is closed). 60 s, as nginx's `proxy_connect_timeout` and Squid's
+        /// `connect_timeout`; a relay's 127 s (the kernel's SYN retries) is what a client sees
+        /// connecting by itself, not through a proxy.
+        public var connectTimeout: Duration
 
         public init(listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0), link: LinkConfiguration = .unimpaired,
                     faults: [FaultRule] = [], seed: UInt64 = 1, allow: [AddressRange] = [],
                     interception: (@Sendable (Endpoint) throws -> TLSInterception)? = nil,
                     dns: DNSFaults = .none, dnsTimeout: Duration = .seconds(5), maximumConnections: Int? = nil,
-                    headTimeout: Duration = .seconds(60), authority: CertificateAuthority? = nil) {
+                    headTimeout: Duration = .seconds(60), authority: CertificateAuthority? = nil,
+                    connectTimeout: Duration = .seconds(60)) {
+            self.connectTimeout = connectTimeout
             self.headTimeout = headTimeout
             self.authority = authority
             self.interception = interception
@@ -229,7 +237,7 @@ public final class ForwardProxy: @unchecked Sendable {
                 let relay = Relay(
                     configuration: RelayConfiguration(
                         upstream: destination, link: configuration.link, faults: configuration.faults, seed: configuration.seed,
-                        observeHTTP: interception != nil, tls: interception, authority: configuration.authority),
+                        connectTimeout: configuration.connectTimeout, observeHTTP: interception != nil, tls: interception, authority: configuration.authority),
                     eventLog: eventLog, group: group, connector: HostConnector(destination), timeline: timeline)
                 do {
                     try await relay.startWithoutListener()

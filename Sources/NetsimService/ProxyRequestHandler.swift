@@ -131,6 +131,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                 guard !proxy.isStopping else { return channel.eventLoop.makeFailedFuture(ForwardProxy.Stopping()) }
                 return DescriptorReserve.openable(on: channel.eventLoop).flatMap {  // not the runtime's room
                     Relay.legOptions(ClientBootstrap(group: channel.eventLoop))
+                        .connectTimeout(.nanoseconds(proxy.configuration.connectTimeout.nanoseconds))
                         .channelOption(ChannelOptions.autoRead, value: false)
                         .channelInitializer { outbound in  // tracked from before its connect: stop() ends a pending one
                             proxy.waitingForRelay(outbound)
@@ -147,11 +148,13 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
             case .failure(let failure as ProxyLookup.Failure):
                 handler.reply(context, failure.status, failure.body)
             case .failure(let error):
+                let (reason, detail) = SocketFailureText.classify(error)
                 if !(error is ForwardProxy.Stopping) {
-                    let (reason, detail) = SocketFailureText.classify(error)
                     proxy.eventLog.record(.upstreamFailed(reason: reason, detail: "\(destination): \(detail)"))
                 }
-                handler.reply(context, "502 Bad Gateway", "netsim proxy: cannot reach \(destination): \(SocketFailureText.describe(error))\n")
+                // A destination that never answered is a gateway timeout, as nginx and Squid say it.
+                let status = reason == .timeout ? "504 Gateway Timeout" : "502 Bad Gateway"
+                handler.reply(context, status, "netsim proxy: cannot reach \(destination): \(SocketFailureText.describe(error))\n")
             case .success(let (relay, outbound)):
                 if let outbound {
                     // Once the client's connection is gone before the relay took both over, the

@@ -41,3 +41,10 @@ enum LossModelName: String, ExpressibleByArgument, CaseIterable {
 }
 
 extension FaultTarget: ExpressibleByArgument {}
+
+/// `--connect-timeout` of the relay and the proxy: 0 would fail every upstream connect at once.
+func checkConnectTimeout(_ timeout: Duration, default fallback: Duration) throws {
+    if timeout <= .zero {
+        throw ValidationError("--connect-timeout \(timeout.compactDescription): give a duration longer than 0 (0 fails every upstream connect at once); the default is \(fallback.compactDescription)")
+    }
+}

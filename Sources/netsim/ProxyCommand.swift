@@ -51,6 +51,9 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
     var duration: Duration?
 
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up on a destination that does not answer after this long: its connect (the client gets 504 Gateway Timeout) and, with --tls intercept, its TLS handshake (the client's connection is closed). Default: 60s (nginx's and Squid's). Example: 10s", valueName: "duration"), transform: parseDuration)
+    var connectTimeout: Duration = .seconds(60)
+
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Hold at most this many client connections open; further clients wait in the listen queue until one ends. Default: as many as the open-file limit leaves room for (2 descriptors each). Example: --max-connections 500", valueName: "n"))
     var maxConnections: Int?
 
@@ -59,6 +62,7 @@ struct ProxyCommand: AsyncParsableCommand {
             throw ValidationError("--max-connections \(maxConnections): give 1 or more")
         }
         try OutputFile.check(events, option: "--events")
+        try checkConnectTimeout(connectTimeout, default: .seconds(60))
     }
 
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
@@ -83,7 +87,8 @@ struct ProxyCommand: AsyncParsableCommand {
             configuration: .init(listen: listen, link: link.configuration(), faults: faults.rules, seed: seed, allow: allow,
                                  interception: interception.map { shared in { @Sendable _ in shared } },
                                  dns: dns.faults(profile: link.profile), maximumConnections: maxConnections,
-                                 authority: try tlsOptions.badCertAuthority(faults.rules, intercepting: intercepting?.1)),
+                                 authority: try tlsOptions.badCertAuthority(faults.rules, intercepting: intercepting?.1),
+                                 connectTimeout: connectTimeout),
             eventLog: log)
         let bound: Endpoint
         do {

@@ -75,9 +75,7 @@ struct RelayCommand: AsyncParsableCommand {
         // One file for two outputs kept one of them (QA 37: the events, or the TLS secrets).
         let secrets = tlsOptions.tls == .intercept ? pcap.map { KeyLogFile.url(besidePcap: $0).path } : nil
         try OutputFile.checkDistinct([("--events", events), ("--pcap", pcap), ("the TLS secrets beside --pcap", secrets)], inputs: [])
-        if connectTimeout <= .zero {
-            throw ValidationError("--connect-timeout \(connectTimeout.compactDescription): give a duration longer than 0 (0 fails every upstream connect at once); the default is 127s")
-        }
+        try checkConnectTimeout(connectTimeout, default: .seconds(127))
         if buffer.bytes < 1 {
             throw ValidationError("--buffer \(buffer.bytes): give 1 byte or more (a direction that may hold nothing never reads); the default is 4MiB")
         }

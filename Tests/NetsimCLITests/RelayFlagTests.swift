@@ -88,6 +88,14 @@ struct RelayFlagTests {
         #expect(message(["--fault", "blackhole", "--fault-for", "0"]).contains("--fault-for 0: give a duration longer than 0"), "as a scenario's for: 0s")
         // 0 failed every upstream connect at once, and clients waited in silence.
         #expect(message(["--connect-timeout", "0"]).contains("--connect-timeout 0: give a duration longer than 0"), "\(message(["--connect-timeout", "0"]))")
+        // The proxy's has its own default: nginx's and Squid's 60 s.
+        let proxy = { (arguments: [String]) -> String in
+            do { _ = try ProxyCommand.parse(arguments); return "no error" } catch { return ProxyCommand.message(for: error) }
+        }
+        #expect(proxy(["--connect-timeout", "0"]).contains("--connect-timeout 0: give a duration longer than 0 (0 fails every upstream connect at once); the default is 60s"),
+                "\(proxy(["--connect-timeout", "0"]))")
+        #expect(try ProxyCommand.parse([]).connectTimeout == .seconds(60))
+        #expect(try ProxyCommand.parse(["--connect-timeout", "5s"]).connectTimeout == .seconds(5))
     }
 
     @Test func listenDefaultsToLoopback() throws {
