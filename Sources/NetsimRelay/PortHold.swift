@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import NIOConcurrencyHelpers
 import NIOCore
 import NetsimCore
 
@@ -22,11 +23,12 @@ import NetsimCore
 /// shared hold (`SO_REUSEADDR`) is what is left when the port still carries the relay's
 /// connections (open, or in TIME_WAIT): it keeps the port out of port 0's choice and of plain
 /// binds, but another program's `SO_REUSEADDR` socket may bind it too and listen there (QA 46:
-/// Python's http.server took a refused relay's port). The relay's listener, which sets
-/// `SO_REUSEADDR`, binds beside a shared hold when the refusal lifts; an exclusive hold is
-/// released just before that bind.
+/// Python's http.server took a refused relay's port). When the refusal lifts, the held socket
+/// itself becomes the listener (``listening(backlog:)``): releasing an exclusive hold just before
+/// a new listener's bind left an instant in which a connect's ephemeral port could take it.
 public final class PortHold: Sendable {
-    private let descriptor: Int32
+    /// The bound socket; nil once released or handed to a listener.
+    private let held: NIOLockedValueBox<Int32?>
     /// Bound with `SO_REUSEADDR`: other such sockets can bind the port beside it.
     let isShared: Bool
 
@@ -44,16 +46,40 @@ public final class PortHold: Sendable {
             close(fd)
             throw IOError(errnoCode: code, reason: "bind \(address)")
         }
-        descriptor = fd
+        held = NIOLockedValueBox(fd)
         isShared = shared
     }
 
-    /// The port it holds (the kernel's choice for port 0).
-    var port: Int? { BoundPort.of(descriptor) }
+    /// The held socket; nil once released or listening.
+    var descriptor: Int32? { held.withLockedValue { $0 } }
 
-    /// Frees the port. Call once.
+    /// The port it holds (the kernel's choice for port 0).
+    var port: Int? { held.withLockedValue { $0.flatMap(BoundPort.of) } }
+
+    /// Frees the port, unless the socket has become a listener (``listening(backlog:)``).
     func release() {
-        close(descriptor)
+        held.withLockedValue { fd in
+            defer { fd = nil }
+            return fd
+        }.map { _ = close($0) }
+    }
+
+    /// Puts the held socket into listen and gives it up: the port goes from held to listened on
+    /// with no instant free between, the caller owning the descriptor from then on. Throws
+    /// `IOError` if it cannot listen (another program's `SO_REUSEADDR` socket listens on the
+    /// port beside a shared hold: `EADDRINUSE`); the hold is then still the owner.
+    func listening(backlog: Int32) throws -> Int32 {
+        try held.withLockedValue { fd in
+            guard let bound = fd else { throw IOError(errnoCode: EBADF, reason: "listen on a released hold") }
+            guard listen(bound, backlog) == 0 else { throw IOError(errnoCode: errno, reason: "listen") }
+            fd = nil
+            return bound
+        }
+    }
+
+    /// listen(2) again on a listening socket, to set its queue's length (Linux takes the new one).
+    static func relisten(_ descriptor: Int32, backlog: Int32) {
+        _ = listen(descriptor, backlog)
     }
 }
 

@@ -31,11 +31,16 @@ extension Relay {
         return max(1, (Int(soft) - reservedDescriptors) / descriptorsPerConnection(splice: splice))
     }
 
+    /// The listen queue's length: clients beyond the connection limit wait there.
+    static let listenBacklog: Int32 = 4096
+
     /// Binds a listener on `endpoint` (the relay's start, or its return after a refusal) and
-    /// returns the address bound.
-    func bind(_ endpoint: Endpoint) async throws -> Endpoint {
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 4096)
+    /// returns the address bound. With `hold`, the listener is the hold's own socket, bound
+    /// already (a refusal's return): the port is never free between the hold and the listener,
+    /// where a connect's ephemeral port or another program's bind could take it.
+    func bind(_ endpoint: Endpoint, onto hold: PortHold? = nil) async throws -> Endpoint {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: Self.listenBacklog)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -59,8 +64,17 @@ extension Relay {
                     try channel.pipeline.syncOperations.addHandler(makePair(on: channel.eventLoop, ownSocket: true).client)
                 }
             }
-            .bind(host: endpoint.host, port: endpoint.port)
-            .get()
+        let channel: any Channel
+        if let hold {
+            // Listening first says why it cannot (EADDRINUSE) while the hold still owns the socket.
+            let descriptor = try hold.listening(backlog: Self.listenBacklog)
+            channel = try await bootstrap.withBoundSocket(descriptor).get()
+            // NIO listens again as it adopts a socket, with its default backlog (128), and sets
+            // the backlog option only after, to no effect: listen(2) once more sets the relay's.
+            PortHold.relisten(descriptor, backlog: Self.listenBacklog)
+        } else {
+            channel = try await bootstrap.bind(host: endpoint.host, port: endpoint.port).get()
+        }
         let port = channel.localAddress?.port ?? endpoint.port
         let bound = Endpoint(host: endpoint.host, port: port)
         lock.withLock {

@@ -86,18 +86,22 @@ extension Relay {
         }
     }
 
-    /// Lifts `id`'s refusal: when no refusing rule is left, the listener binds again on its old
-    /// address (beside a shared hold; an exclusive one is released first) and the hold is
-    /// released. A listener that cannot come back (another program took the port) is said on
-    /// standard error as well as in the log: the relay accepts nothing from then on.
+    /// Lifts `id`'s refusal: when no refusing rule is left, the held socket becomes the listener
+    /// (so the port is never free between: a connect's ephemeral port once took it there, QA 50),
+    /// or, when no hold could be taken, the listener binds again on its old address. A listener
+    /// that cannot come back (another program listens on the port) is said on standard error as
+    /// well as in the log: the relay accepts nothing from then on.
     func stopRefusing(_ id: FaultID) async {
         await changeListener { [self] in
             let reopen = lock.withLock { refusingRules.remove(id) != nil && refusingRules.isEmpty && !listenerStopped }
             guard reopen, let endpoint = endpoint else { return }
-            if lock.withLock({ portHold?.isShared == false }) { releasePortHold() }
-            defer { releasePortHold() }
+            defer { releasePortHold() }  // a hold that could not listen
             do {
-                _ = try await PortHold.whileInUse { try await bind(endpoint) }
+                if let hold = lock.withLock({ portHold }) {
+                    _ = try await bind(endpoint, onto: hold)
+                } else {
+                    _ = try await PortHold.whileInUse { try await bind(endpoint) }
+                }
             } catch {
                 let reason = "could not listen again on \(endpoint): \(SocketFailureText.describe(error)); the relay accepts no connection from now on"
                 eventLog.record(.listenerClosed(reason: reason))

@@ -26,6 +26,26 @@ struct RefuseTests {
         }
     }
 
+    /// When the refusal lifts, the held socket itself becomes the listener: the port is never
+    /// free between, where a connect's ephemeral port could take it (QA 50: "could not listen
+    /// again … address already in use"). It listens with the relay's queue, not NIO's 128.
+    @Test func theHeldSocketBecomesTheListener() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            let id = try await relay.addFault(FaultRule(.refuse))
+            let held = try #require(relay.lock.withLock { relay.portHold?.descriptor })
+            let heldInode = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(held)")
+            await relay.removeFault(id)
+            #expect(try await FaultTests.connectFailure(endpoint) == nil)
+            let ss = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), ["ss", "-ltnHe", "sport = :\(endpoint.port)"])
+                .result(within: .seconds(30))
+            let fields = ss.standardOutput.split(whereSeparator: \.isWhitespace)
+            #expect(fields.count > 5 && heldInode == "socket:[\(fields[5].dropFirst("ino:".count))]", "held \(heldInode); ss: \(ss.standardOutput)")
+            #expect(fields.count > 2 && fields[2] == "\(Relay.listenBacklog)", "the listen queue; ss: \(ss.standardOutput)")
+        }
+    }
+
     /// Two refusals in a row, and a relay stopped while refusing: each hold is released (the
     /// port is free once the relay is gone).
     @Test func aRefusedPortIsReleasedWhenTheRelayStops() async throws {
