@@ -112,4 +112,20 @@ struct ShutdownTests {
             #expect(Self.closed(h).first.map { $0 == expected } == true, "delivered \(delivered): \(Self.closed(h))")
         }
     }
+
+    /// An intercepted connection's HTTP layer (the wire layer's upstream) ends it itself, an h2
+    /// GOAWAY: its FIN to the client is the relay's in `half_closed` as in `closed` (QA 50: the
+    /// log said `half_closed` by upstream, then `closed` by relay). One that could not reach
+    /// upstream ends it as upstream's.
+    @Test(arguments: [Side.relay, .upstream])
+    func theHTTPLayersOwnCloseIsItsSidesFINToo(side: Side) {
+        var h = MachineHarness()
+        h.receive("request", from: .client)
+        h.machine.httpLayerCloses(by: side)
+        h.fin(from: .upstream)
+        let halves = h.events.compactMap { if case .halfClosed(let by) = $0 { by } else { nil } }
+        #expect(halves == [side], "\(h.events)")
+        Self.shutDown(&h)
+        #expect(Self.closed(h).first.map { $0 == (side, .fin) } == true, "\(Self.closed(h))")
+    }
 }

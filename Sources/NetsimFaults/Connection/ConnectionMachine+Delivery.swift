@@ -75,7 +75,9 @@ extension ConnectionMachine {
         let destination = Leg.destination(direction)
         switch marker {
         case .fin:
-            log(.halfClosed(by: direction == .up ? .client : .upstream))
+            // The HTTP layer is this wire layer's upstream: its FIN, when it ends the connection
+            // itself, is the relay's (QA 50: `half_closed` by upstream, then `closed` by relay).
+            log(.halfClosed(by: direction == .up ? .client : closedByHTTPLayer ? .relay : .upstream))
             shutdownOutput(destination)
         case .rst:
             resetLeg(destination)

@@ -102,7 +102,12 @@ extension ConnectionMachine {
     /// upstream's when it could not be reached — not the client's, whose FIN answering netsim's
     /// close_notify arrives first (QA 48, 49).
     public mutating func httpLayerCloses(by side: Side = .relay) {
-        if side == .relay { relayEnds(.fin) } else if ending == nil { ending = (side, .fin) }
+        if side == .relay {
+            relayEnds(.fin)
+            closedByHTTPLayer = true
+        } else if ending == nil {
+            ending = (side, .fin)
+        }
     }
 
     /// Closes both legs with FIN now; bytes still in flight are dropped (and logged). The legs are
