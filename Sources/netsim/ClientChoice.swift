@@ -35,7 +35,7 @@ struct ClientChoice: Equatable {
         func add(_ choice: ClientChoice) {
             if !choices.contains(where: { $0.column == choice.column }) { choices.append(choice) }
         }
-        for item in items(client) {
+        for item in try items(client) {
             if item == "all" {
                 DriverFactory.available.forEach { add(ClientChoice(driver: $0, exec: $0 == "exec" ? own : nil)) }
             } else if item.hasPrefix("exec:") {
@@ -55,7 +55,7 @@ struct ClientChoice: Equatable {
         // QA 47: `--client naive --exec '…'` ran naive alone, the --exec client never started.
         if let exec, !choices.contains(where: { $0.driver == "exec" && $0.exec == own }) {
             // Each part as it would be typed again (QA 49: quotes inside were not escaped).
-            let list = client.trimmingCharacters(in: CharacterSet(charactersIn: ", "))
+            let list = client.trimmingCharacters(in: .whitespaces)
             throw ValidationError("--exec \(ShellQuoting.quoted(exec)) runs as the exec column, which --client \(ShellQuoting.quoted(client)) does not name; add exec to the list (--client \(ShellQuoting.quoted(list + ",exec"))), or give it a column of its own as exec:NAME=COMMAND")
         }
         return choices
@@ -78,15 +78,19 @@ struct ClientChoice: Equatable {
         return ClientChoice(driver: "exec", exec: ExecClient(name: name, command: command, directory: directory))
     }
 
-    /// The items of a `--client` list: split at commas that start a new item.
-    static func items(_ list: String) -> [String] {
+    /// The items of a `--client` list: split at commas that start a new item. An empty item
+    /// (`naive,,curl`, `naive,`) is refused, not skipped: it is most often a variable that was
+    /// not set (`--client naive,$CLIENT`), and the run went on without that client, unsaid (QA 50).
+    static func items(_ list: String) throws -> [String] {
         var items: [String] = []
-        for part in list.split(separator: ",", omittingEmptySubsequences: false) {
+        for (index, part) in list.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
             let trimmed = part.trimmingCharacters(in: .whitespaces)
             let startsItem = trimmed == "all" || trimmed.hasPrefix("exec:") || DriverFactory.names.contains(trimmed)
             if !startsItem, let last = items.last, last.hasPrefix("exec:") {
                 items[items.count - 1] += "," + part
-            } else if !trimmed.isEmpty {
+            } else if trimmed.isEmpty {
+                throw ValidationError("--client \(ShellQuoting.quoted(list)): item \(index + 1) is empty (a variable that was not set?); give clients separated by single commas, e.g. --client naive,curl")
+            } else {
                 items.append(trimmed)
             }
         }
