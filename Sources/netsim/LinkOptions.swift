@@ -72,7 +72,9 @@ struct LinkOptions: ParsableArguments {
         case .gilbertElliottPWithoutR:
             throw ValidationError("--ge-p and --ge-r go together")
         case .lossBurstOutOfRange:
-            throw ValidationError("--loss-burst is \(LinkSettings.lossBurstsText)")
+            // As typed, near enough: Swift's shortest form (1000000000.0000001, not a rounded 1000000000).
+            let given = lossBurst.map { $0 == $0.rounded() && abs($0) < 1e15 ? String(Int64($0)) : "\($0)" } ?? ""
+            throw ValidationError("--loss-burst \(given): give \(LinkSettings.lossBurstsText)")
         case .sliceDelayWithoutSlice:
             throw ValidationError("--slice-delay needs --slice BYTES")
         case .sliceBelowOneByte:

@@ -124,7 +124,10 @@ struct RelayFlagTests {
         // QA 49: the limit shown never rounds up to the loss refused; infinity is no burst.
         (["--loss", "98.99%", "--loss-model", "gilbert-elliott", "--loss-burst", "98"], "at most 98.989% is lost"),
         (["--loss", "99%", "--loss-model", "gilbert-elliott", "--loss-burst", "1"], "with bursts 1 segment long on average, at most 50% is lost"),
-        (["--loss", "10%", "--loss-model", "gilbert-elliott", "--loss-burst", "inf"], "--loss-burst is a mean number of segments, from 1 to 1000000000"),
+        (["--loss", "10%", "--loss-model", "gilbert-elliott", "--loss-burst", "inf"], "--loss-burst inf: give a mean number of segments, from 1 to 1000000000"),
+        // The value as given, not rounded into the range it is outside of (QA 50).
+        (["--loss", "10%", "--loss-model", "gilbert-elliott", "--loss-burst", "1000000000.0000001"], "--loss-burst 1000000000.0000001: give a mean number"),
+        (["--loss", "10%", "--loss-model", "gilbert-elliott", "--loss-burst", "0"], "--loss-burst 0: give a mean number"),
     ] as [([String], String)])
     func badValuesSayWhatIsAllowed(arguments: [String], expected: String) {
         let text = message(arguments)
