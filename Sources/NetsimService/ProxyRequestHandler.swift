@@ -13,11 +13,19 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     typealias OutboundOut = ByteBuffer
 
     static let maximumHead = 64 * 1024
+    /// Bytes after the head kept for the relay while the proxy reaches the destination; beyond
+    /// them the client is not read until the relay takes over (it waits in the socket).
+    static let maximumEarly = 64 * 1024
     private let proxy: ForwardProxy
     private var buffered: ByteBuffer?
     private var done = false
-    /// The client ended its side after its head, before the relay took the connection over.
-    private var inputClosedEarly = false
+    /// Between the head and the hand-over (or the proxy's own answer): the proxy resolves and
+    /// connects the destination, and watches the client meanwhile.
+    private var waiting = false
+    /// Bytes the client sent after its head before the relay took over: a request's body read in
+    /// the head's read cycle, or while the proxy connected. They were dropped (QA 52 round: a
+    /// 200,000-byte POST reached the server 28,672 bytes short).
+    private var early: ByteBuffer?
 
     /// When the client connected (a CONNECT's tunnel counts from then: its client waited out
     /// the handshake while the proxy held its answer back).
@@ -29,15 +37,17 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     /// The client's end of input (half-closure is allowed, so NIO reports it as an event). Before
     /// a whole head (a port probe, a cancelled request) the connection is closed: the socket used
-    /// to stay in CLOSE-WAIT for good, holding one of `--max-connections`. After it, the relay is
-    /// told once it has taken the connection over.
+    /// to stay in CLOSE-WAIT for good, holding one of `--max-connections`. After the head, while
+    /// the proxy still reaches the destination, the client has given up (curl's `--max-time`, a
+    /// cancelled request): the connection is closed and the connect with it, as nginx and Squid
+    /// do by default (`proxy_ignore_client_abort off`, `half_closed_clients off`), which cannot
+    /// tell a half-close from a close either. It kept its place and the connect ran on to the
+    /// connect timeout (QA 51).
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard let channelEvent = event as? ChannelEvent, channelEvent == .inputClosed else {
             return context.fireUserInboundEventTriggered(event)
         }
-        if done {
-            inputClosedEarly = true
-        } else {
+        if !done || waiting {
             done = true
             context.close(promise: nil)
         }
@@ -59,14 +69,23 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         context.fireChannelActive()
     }
 
+    /// While the proxy reaches the destination the client is read on (its end is how it is seen
+    /// to leave), up to ``maximumEarly`` bytes.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if waiting, (early?.readableBytes ?? 0) < Self.maximumEarly { context.read() }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         headDeadline?.cancel()
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !done else { return }
         var incoming = unwrapInboundIn(data)
+        guard !done else {
+            if waiting { early.setOrWriteBuffer(&incoming) }
+            return
+        }
         if buffered == nil { buffered = incoming } else { buffered!.writeBuffer(&incoming) }
         let view = buffered!.readableBytesView
         guard let end = view.firstRange(of: Array("\r\n\r\n".utf8)) else {
@@ -120,6 +139,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let channel = context.channel
         let proxy = self.proxy
         _ = channel.setOption(ChannelOptions.autoRead, value: false)
+        waiting = true  // the client is read on, one read at a time, to see it leave
         // A started relay is taken on this loop; only a destination's first connection awaits its start.
         let relayFuture = proxy.startedRelay(to: destination, tunnel: isConnect).map { channel.eventLoop.makeSucceededFuture($0) }
             ?? channel.eventLoop.makeFutureWithTask { try await proxy.relay(to: destination, tunnel: isConnect) }
@@ -135,6 +155,14 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                         .channelOption(ChannelOptions.autoRead, value: false)
                         .channelInitializer { outbound in  // tracked from before its connect: stop() ends a pending one
                             proxy.waitingForRelay(outbound)
+                            // Once the client's connection is gone before the relay took both
+                            // over, the destination's has no use, connected or still connecting.
+                            // After, the relay closes it in its own time: closed here, the FIN the
+                            // link still held back for it was lost, and a `closed` by the server
+                            // with FIN was logged as a reset.
+                            channel.closeFuture.whenComplete { _ in
+                                if proxy.isWaitingForRelay(outbound) { outbound.close(promise: nil) }
+                            }
                             return outbound.eventLoop.makeSucceededVoidFuture()
                         }
                         .connect(host: destination.host, port: destination.port).map { Optional($0) }
@@ -144,6 +172,14 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let firstBytes = first
         relayFuture.and(upstream).assumeIsolated().whenComplete { result in
             let (handler, context) = bound.value
+            guard context.channel.isActive else {
+                // The client left first: nothing is answered; why the destination was not had is
+                // said once, not as a failure of the destination's (its connect was dropped).
+                if !proxy.isStopping {
+                    proxy.eventLog.record(.upstreamFailed(reason: .other, detail: "\(destination): the client closed its connection before the destination was reached; the connect was dropped"))
+                }
+                return
+            }
             switch result {
             case .failure(let failure as ProxyLookup.Failure):
                 handler.reply(context, failure.status, failure.body)
@@ -156,15 +192,6 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
                 let status = reason == .timeout ? "504 Gateway Timeout" : "502 Bad Gateway"
                 handler.reply(context, status, "netsim proxy: cannot reach \(destination): \(SocketFailureText.describe(error))\n")
             case .success(let (relay, outbound)):
-                if let outbound {
-                    // Once the client's connection is gone before the relay took both over, the
-                    // destination's has no use. After, the relay closes it in its own time: closed
-                    // here, the FIN the link still held back for it was lost, and a `closed` by the
-                    // server with FIN was logged as a reset.
-                    context.channel.closeFuture.whenComplete { _ in
-                        if proxy.isWaitingForRelay(outbound) { outbound.close(promise: nil) }
-                    }
-                }
                 let wait = isConnect ? Self.answerDelay(on: relay.link) : 0
                 guard wait > 0 else {
                     if isConnect { handler.established(context) }
@@ -203,7 +230,11 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// reads the request only once the connection is up.
     private func join(_ context: ChannelHandlerContext, _ relay: Relay, _ outbound: (any Channel)?, _ destination: Endpoint,
                       _ firstBytes: ByteBuffer, tunnel: Bool) {
+        waiting = false
         let connector = outbound.map { ConnectedUpstream($0, name: destination.description) }
+        var firstBytes = firstBytes
+        if var early { firstBytes.writeBuffer(&early) }
+        early = nil
         do {
             try relay.adoptNow(context.channel, connector: connector, openedAt: tunnel ? connectedAt : nil)
             proxy.handedToRelay(context.channel)
@@ -215,7 +246,6 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         // The bytes read with the head are the connection's first; then the relay reads.
         if firstBytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(firstBytes)) }
         context.fireChannelReadComplete()
-        if inputClosedEarly { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
         context.pipeline.syncOperations.removeHandler(self, promise: nil)
         _ = context.channel.setOption(ChannelOptions.autoRead, value: true)
     }
@@ -259,13 +289,20 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// event log when it is written (`answered_by: proxy`, with no connection: no relay has it).
     private func reply(_ context: ChannelHandlerContext, _ status: String, _ message: String) {
         done = true
+        waiting = false
+        early = nil
         let text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain\r\nContent-Length: \(message.utf8.count)\r\nConnection: close\r\n\r\n\(message)"
         let channel = context.channel
         let answer = channel.allocator.buffer(string: text)
         let log = proxy.eventLog
+        // Logged once written: a client gone meanwhile got no answer, and the log said it did (QA 51).
         let send = {
-            if let code = Int(status.prefix(3)) { log.record(.httpResponse(status: code, bytes: message.utf8.count, answeredBy: "proxy")) }
-            channel.writeAndFlush(answer).whenComplete { _ in channel.close(promise: nil) }
+            channel.writeAndFlush(answer).whenComplete { result in
+                if case .success = result, let code = Int(status.prefix(3)) {
+                    log.record(.httpResponse(status: code, bytes: message.utf8.count, answeredBy: "proxy"))
+                }
+                channel.close(promise: nil)
+            }
         }
         let wait = Self.answerDelay(on: proxy.configuration.link)
         guard wait > 0 else { return send() }
