@@ -29,13 +29,23 @@ extension ConnectionPair {
 
     /// A failed connect to upstream, classified for the log.
     func upstreamFailed(_ error: any Error) {
-        let (reason, detail) = SocketFailureText.classify(error)
-        guard layer == .http else { return run { $0.upstreamFailed(reason, detail: detail) } }
+        var (reason, detail) = SocketFailureText.classify(error)
+        if relay.configuration.forProxyClients { detail = "\(connector.name): \(detail)" }
+        guard layer == .http else {
+            run { $0.upstreamFailed(reason, detail: detail) }
+            // A proxy's client is closed when the proxy gives up on the destination: the end
+            // is upstream's (the one it waited for), as through interception below.
+            if reason == .timeout, relay.configuration.forProxyClients {
+                run { $0.endsForWantOfUpstream() }
+                closeNow()
+            }
+            return
+        }
         // Through interception the client's connection is the wire layer's, which logs `closed`:
         // it ends because upstream could not be had. The client holds a session with netsim
         // already, so a timeout closes it too, as the h2 layer does (QA 50: an HTTP/1.1 client
         // was left waiting for its own timeout, an h2 one closed).
-        relay.wireLayer(of: id)?.run { $0.httpLayerCloses(by: .upstream) }
+        relay.wireLayer(of: id)?.run { $0.endsForWantOfUpstream() }
         run { $0.upstreamFailed(reason, detail: detail) }
         if reason == .timeout { closeNow() }
     }

@@ -229,9 +229,10 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     /// close_notify reached the wire before the loopback's own).
     private func closeAsTheRelay() { close(endedBy: .relay) }
 
-    /// Ends the connection, `side` named in the wire layer's `closed` (the layer that logs it).
+    /// Ends the connection, `side` named in the wire layer's `closed` (the layer that logs it):
+    /// the relay's own close, or upstream's when it could not be had.
     func close(endedBy side: Side) {
-        relay.wireLayer(of: id)?.run { $0.httpLayerCloses(by: side) }
+        relay.wireLayer(of: id)?.run { side == .relay ? $0.httpLayerCloses() : $0.endsForWantOfUpstream() }
         client.close(promise: nil)
     }
 

@@ -55,6 +55,12 @@ public struct RelayConfiguration: Sendable {
     /// after the connect, docs/link-models.md#connect). Off for `netsim serve`, whose toxics
     /// keep Toxiproxy's timings: a Toxiproxy proxy connects at once too.
     public var simulatesHandshake: Bool
+    /// The relay's clients hold a connection to a proxy (``netsim proxy``'s relays), not to the
+    /// upstream itself: a connect that times out closes the client, as the proxy gives up on the
+    /// destination, rather than leaving it the silence a SYN that is never answered gives (it
+    /// hung until its own timeout, QA 51); and a failed connect names the destination in the log,
+    /// one relay's among many.
+    public var forProxyClients: Bool
 
     public init(
         listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
@@ -71,9 +77,11 @@ public struct RelayConfiguration: Sendable {
         preciseRelease: Bool = true,
         splice: Bool = false,
         maximumConnections: Int? = nil,
-        simulatesHandshake: Bool = true
+        simulatesHandshake: Bool = true,
+        forProxyClients: Bool = false
     ) {
         self.simulatesHandshake = simulatesHandshake
+        self.forProxyClients = forProxyClients
         self.splice = splice
         self.maximumConnections = maximumConnections
         self.tls = tls

@@ -237,7 +237,8 @@ public final class ForwardProxy: @unchecked Sendable {
                 let relay = Relay(
                     configuration: RelayConfiguration(
                         upstream: destination, link: configuration.link, faults: configuration.faults, seed: configuration.seed,
-                        connectTimeout: configuration.connectTimeout, observeHTTP: interception != nil, tls: interception, authority: configuration.authority),
+                        connectTimeout: configuration.connectTimeout, observeHTTP: interception != nil, tls: interception, authority: configuration.authority,
+                        forProxyClients: true),
                     eventLog: eventLog, group: group, connector: HostConnector(destination), timeline: timeline)
                 do {
                     try await relay.startWithoutListener()

@@ -121,7 +121,7 @@ struct ShutdownTests {
     func theHTTPLayersOwnCloseIsItsSidesFINToo(side: Side) {
         var h = MachineHarness()
         h.receive("request", from: .client)
-        h.machine.httpLayerCloses(by: side)
+        if side == .relay { h.machine.httpLayerCloses() } else { h.machine.endsForWantOfUpstream() }
         h.fin(from: .upstream)
         let halves = h.events.compactMap { if case .halfClosed(let by) = $0 { by } else { nil } }
         #expect(halves == [side], "\(h.events)")

@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimFaults
 import NetsimLoopback
 import NetsimRelay
 import NetsimService
@@ -59,5 +60,60 @@ struct ForwardProxyConnectTimeoutTests {
         #expect(seconds >= 0.5 && seconds < 9, "the client was closed after \(seconds) s")
         let kinds = proxy.eventLog.events.map(\.kind)
         #expect(kinds.contains { if case .upstreamFailed(.timeout, let detail) = $0 { detail.hasSuffix("no handshake within 500ms") } else { false } }, "\(kinds)")
+    }
+
+    /// A client that gives up while the proxy still connects (curl's `--max-time`) is let go, and
+    /// the connect with it, as nginx and Squid do: it held its `--max-connections` place and the
+    /// connect ran on to the timeout, and the log then had a 504 nobody was sent (QA 51).
+    @Test func aClientThatLeavesWhileTheProxyConnectsFreesItsPlace() async throws {
+        let silent = try UnansweredPort()
+        let lines = ForwardProxyTests.RequestLines()
+        let live = try ForwardProxyTests.httpServer(recording: lines)
+        defer { live.stop() }
+        let proxy = ForwardProxy(configuration: .init(maximumConnections: 1, connectTimeout: .seconds(60)), threads: 1)
+        let endpoint = try await proxy.start()
+        let seconds = try? await offload { () -> Double in
+            let leaving = try BlockingSocket.connect(to: endpoint)
+            try leaving.send("GET http://\(silent.endpoint)/ HTTP/1.1\r\nHost: \(silent.endpoint)\r\n\r\n")
+            _ = try? leaving.receive(timeout: .milliseconds(300))  // nothing comes: the proxy still connects
+            leaving.close()
+            let start = ContinuousClock.now
+            let next = try BlockingSocket.connect(to: endpoint)
+            defer { next.close() }
+            try next.send("GET http://\(live.endpoint)/ HTTP/1.1\r\nHost: \(live.endpoint)\r\n\r\n")
+            let answer = String(decoding: try next.receiveToEnd(timeout: .seconds(45)), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+            return (ContinuousClock.now - start) / .seconds(1)
+        }
+        await proxy.stop()
+        let waited = try #require(seconds)
+        #expect(waited < 30, "the next client waited \(waited) s for the place the one that left held")
+        let kinds = proxy.eventLog.events.map(\.kind)
+        #expect(kinds.contains(.upstreamFailed(reason: .other, detail: "\(silent.endpoint): the client closed its connection before the destination was reached; the connect was dropped")), "\(kinds)")
+        #expect(!kinds.contains { if case .httpResponse(504, _, _, _) = $0 { true } else { false } }, "\(kinds)")
+    }
+
+    /// With a stand-in fault configured (`outage`, `portal`), the destination is connected by its
+    /// relay; one that never answers closes the client at the timeout, as the proxy giving up,
+    /// not leaving it silent until its own timeout (QA 51: curl waited its 10 s out). The log
+    /// names the destination and upstream as the end's cause.
+    @Test func aStandInProxyClosesTheClientAtTheConnectTimeout() async throws {
+        let silent = try UnansweredPort()
+        let outageLater = FaultRule(.outage(.serviceUnavailable), trigger: .at(.seconds(3600)))
+        let proxy = ForwardProxy(configuration: .init(faults: [outageLater], connectTimeout: .milliseconds(500)), threads: 1)
+        let endpoint = try await proxy.start()
+        let start = ContinuousClock.now
+        let curl = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "curl", "-sS", "--max-time", "30", "-x", "http://\(endpoint)", "http://\(silent.endpoint)/",
+        ]).result(within: .seconds(40))
+        let seconds = (ContinuousClock.now - start) / .seconds(1)
+        _ = await proxy.eventLog.waitFor(timeout: .seconds(10)) { if case .closed = $0.kind { true } else { false } }
+        await proxy.stop()
+        #expect(curl.status != 0 && curl.status != 28, "curl: \(curl.status) \(curl.standardError)")
+        #expect(seconds >= 0.5 && seconds < 9, "the client was closed after \(seconds) s")
+        let kinds = proxy.eventLog.events.map(\.kind)
+        #expect(kinds.contains(.upstreamFailed(reason: .timeout, detail: "\(silent.endpoint): connect timed out")), "\(kinds)")
+        let closed = kinds.compactMap { if case .closed(let by, _, _, _) = $0 { by } else { nil } }
+        #expect(closed == [.upstream], "\(kinds)")
     }
 }

@@ -98,16 +98,19 @@ extension ConnectionMachine {
     }
 
     /// The HTTP layer of an intercepted connection (on this machine's wire layer) closes the
-    /// connection on its own: the close is `by`'s in `closed` — the relay's for an h2 GOAWAY,
-    /// upstream's when it could not be reached — not the client's, whose FIN answering netsim's
-    /// close_notify arrives first (QA 48, 49).
-    public mutating func httpLayerCloses(by side: Side = .relay) {
-        if side == .relay {
-            relayEnds(.fin)
-            closedByHTTPLayer = true
-        } else if ending == nil {
-            ending = (side, .fin)
-        }
+    /// connection on its own, an h2 GOAWAY: the close is the relay's in `closed` and in its
+    /// `half_closed`, not the client's, whose FIN answering netsim's close_notify arrives first
+    /// (QA 48, 49).
+    public mutating func httpLayerCloses() {
+        relayEnds(.fin)
+        closedByHTTPLayer = true
+    }
+
+    /// The connection ends because upstream could not be had, where the client holds a
+    /// connection to netsim itself (through interception, or a proxy's): `closed` names
+    /// upstream, unless an end came first.
+    public mutating func endsForWantOfUpstream() {
+        if ending == nil { ending = (.upstream, .fin) }
     }
 
     /// Closes both legs with FIN now; bytes still in flight are dropped (and logged). The legs are
