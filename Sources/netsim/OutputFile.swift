@@ -63,7 +63,7 @@ enum OutputFile {
     /// kept), or one names an input (`--json x.scn` wrote over the scenario). `outputs`: option
     /// and path (nil: not asked for); `-` and the devices that stream (`/dev/stdout`) may repeat.
     static func checkDistinct(_ outputs: [(option: String, path: String?)], inputs: [String]) throws {
-        func key(_ path: String) -> String { URL(fileURLWithPath: path).resolvingSymlinksInPath().path }
+        let key = canonical
         var seen: [String: String] = [:]
         for case let (option, path?) in outputs where path != "-" && !path.isEmpty && !path.hasPrefix("/dev/") {
             let file = key(path)
@@ -73,6 +73,20 @@ enum OutputFile {
             if let earlier = seen[file] { throw ValidationError("\(option) \(path): \(earlier) names that file too; give each report its own") }
             seen[file] = option
         }
+    }
+
+    /// The file `path` names once every symbolic link is followed, a dangling one too: `l.pcap`
+    /// pointing at a `t.pcap` yet to be written is `t.pcap` (QA 52: `--pcap l.pcap --events
+    /// t.pcap` passed the check, and the events overwrote the capture). Foundation resolves a
+    /// link only when its target exists.
+    static func canonical(_ path: String) -> String {
+        var url = URL(fileURLWithPath: path)
+        for _ in 0..<40 {  // the kernel's own limit of links in a row (ELOOP)
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { break }
+            url = URL(fileURLWithPath: target, relativeTo: url.deletingLastPathComponent()).absoluteURL
+        }
+        // The folder exists (the outputs were checked first): resolve its own links too.
+        return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).standardizedFileURL.path
     }
 
     /// A file name fit for `option`, for hints.

@@ -42,6 +42,22 @@ struct OutputFileTests {
         #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "/dev/stdout", "--junit", "/dev/stdout"]) } == "no error")
     }
 
+    /// A link to a report not written yet is that report (QA 52: `--pcap l.pcap --events t.pcap`
+    /// with l.pcap → t.pcap passed, and the events overwrote the capture, exit 0); so is a
+    /// chain of links, relative ones included.
+    @Test func aLinkToAnotherReportIsThatReport() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-links-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createSymbolicLink(atPath: "\(folder)/l.pcap", withDestinationPath: "\(folder)/t.pcap")
+        try FileManager.default.createSymbolicLink(atPath: "\(folder)/m.pcap", withDestinationPath: "l.pcap")
+        for link in ["l.pcap", "m.pcap"] {
+            #expect(Self.message { _ = try RunCommand.parse(["Scenarios/server-fin.scn", "--pcap", "\(folder)/\(link)", "--events", "\(folder)/t.pcap"]) }
+                .contains("--pcap \(folder)/\(link): --events names that file too"), "\(link)")
+        }
+        #expect(Self.message { _ = try RunCommand.parse(["Scenarios/server-fin.scn", "--pcap", "\(folder)/l.pcap", "--events", "\(folder)/u.jsonl"]) } == "no error")
+    }
+
     /// An empty name (`--pcap "$UNSET"`) is a usage error before anything runs. `netsim run
     /// --json ""` ran the whole scenario first; `relay --pcap ""` said `cannot write the
     /// capture : : No such file or directory`.
