@@ -42,9 +42,13 @@ enum LossModelName: String, ExpressibleByArgument, CaseIterable {
 
 extension FaultTarget: ExpressibleByArgument {}
 
-/// `--connect-timeout` of the relay and the proxy: 0 would fail every upstream connect at once.
+/// `--connect-timeout` of the relay and the proxy: 0 would fail every upstream connect at once,
+/// and below a millisecond (nginx's smallest unit) even one to loopback fails (QA 51: 1ns).
 func checkConnectTimeout(_ timeout: Duration, default fallback: Duration) throws {
     if timeout <= .zero {
         throw ValidationError("--connect-timeout \(timeout.compactDescription): give a duration longer than 0 (0 fails every upstream connect at once); the default is \(fallback.compactDescription)")
+    }
+    if timeout < .milliseconds(1) {
+        throw ValidationError("--connect-timeout \(timeout.compactDescription): give 1ms or more (a connect takes longer than that even on loopback); the default is \(fallback.compactDescription)")
     }
 }

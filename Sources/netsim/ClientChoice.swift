@@ -48,7 +48,7 @@ struct ClientChoice: Equatable {
             } else if DriverFactory.names.contains(item) {
                 add(ClientChoice(driver: item, exec: item == "exec" ? own : nil))
             } else {
-                throw ValidationError("'\(item)' is not a driver; use one of \(DriverFactory.names.joined(separator: ", ")), all, or exec:NAME=COMMAND, several comma-separated (e.g. --client all,exec:my-fetch='node fetch.mjs')")
+                throw ValidationError("--client \(ShellQuoting.quoted(client)): '\(item)' is not a driver; use one of \(DriverFactory.names.joined(separator: ", ")), all, or exec:NAME=COMMAND, several comma-separated (e.g. --client all,exec:my-fetch='node fetch.mjs')")
             }
         }
         if choices.isEmpty { throw ValidationError("--client needs a driver") }
@@ -79,17 +79,21 @@ struct ClientChoice: Equatable {
     }
 
     /// The items of a `--client` list: split at commas that start a new item. An empty item
-    /// (`naive,,curl`, `naive,`) is refused, not skipped: it is most often a variable that was
-    /// not set (`--client naive,$CLIENT`), and the run went on without that client, unsaid (QA 50).
+    /// (`naive,,curl`, `naive,`, `exec:x=cmd,`) is refused, not skipped nor taken into an exec
+    /// command: it is most often a variable that was not set (`--client naive,$CLIENT`), and the
+    /// run went on without that client, unsaid (QA 50, 51). Items are counted as the user sees
+    /// them, an exec command's own commas inside its item.
     static func items(_ list: String) throws -> [String] {
         var items: [String] = []
-        for (index, part) in list.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
+        for part in list.split(separator: ",", omittingEmptySubsequences: false) {
             let trimmed = part.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty {
+                let inCommand = items.last?.hasPrefix("exec:") == true ? " (after an exec: item, a comma followed by another or by the end leaves an empty item; a command's own commas need something after them)" : ""
+                throw ValidationError("--client \(ShellQuoting.quoted(list)): item \(items.count + 1) is empty (a variable that was not set?)\(inCommand); give clients separated by single commas, e.g. --client naive,curl")
+            }
             let startsItem = trimmed == "all" || trimmed.hasPrefix("exec:") || DriverFactory.names.contains(trimmed)
             if !startsItem, let last = items.last, last.hasPrefix("exec:") {
                 items[items.count - 1] += "," + part
-            } else if trimmed.isEmpty {
-                throw ValidationError("--client \(ShellQuoting.quoted(list)): item \(index + 1) is empty (a variable that was not set?); give clients separated by single commas, e.g. --client naive,curl")
             } else {
                 items.append(trimmed)
             }

@@ -75,10 +75,14 @@ struct ExecCommandTests {
         #expect(quotedErr.contains(#"--exec 'python3 x.py '\''{}'\''' runs as the exec column, which --client 'naive ' does not name; add exec to the list (--client naive,exec)"#), "\(quotedErr)")
         // An empty item, most often a variable not set, was skipped unsaid (QA 50); inside an
         // exec: item's command a comma is the command's.
-        for list in ["naive,,naive", "naive,", ",curl"] {
-            let (empty, _, emptyErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", list])
+        let (unknown, _, unknownErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", "naive,nosuch"])
+        #expect(unknown == 64)
+        #expect(unknownErr.contains("--client naive,nosuch: 'nosuch' is not a driver"), "\(unknownErr)")
+        // Counted as the user sees the items, a command's commas inside its own (QA 51).
+        for (list, item) in [("naive,,naive", 2), ("naive,", 2), (",curl", 1), ("'naive,exec:x=echo a,b,'", 3), ("'exec:x=echo a,b,naive,,curl'", 3)] {
+            let (empty, _, emptyErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--client", list.trimmingCharacters(in: ["'"])])
             #expect(empty == 64)
-            #expect(emptyErr.contains("--client \(list): item") && emptyErr.contains("is empty (a variable that was not set?)"), "\(emptyErr)")
+            #expect(emptyErr.contains("--client \(list): item \(item) is empty (a variable that was not set?)"), "\(emptyErr)")
         }
         // A folder that is not there was `cannot run /usr/bin/env`, once the run had started.
         let (noDir, _, noDirErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec", "python3 x.py", "--exec-dir", "/nonexistent"])

@@ -94,6 +94,8 @@ struct RelayFlagTests {
         }
         #expect(proxy(["--connect-timeout", "0"]).contains("--connect-timeout 0: give a duration longer than 0 (0 fails every upstream connect at once); the default is 60s"),
                 "\(proxy(["--connect-timeout", "0"]))")
+        #expect(proxy(["--connect-timeout", "500us"]).contains("--connect-timeout 500us: give 1ms or more"), "\(proxy(["--connect-timeout", "500us"]))")
+        #expect(message(["--connect-timeout", "1ns"]).contains("--connect-timeout 1ns: give 1ms or more"), "\(message(["--connect-timeout", "1ns"]))")
         #expect(try ProxyCommand.parse([]).connectTimeout == .seconds(60))
         #expect(try ProxyCommand.parse(["--connect-timeout", "5s"]).connectTimeout == .seconds(5))
     }
