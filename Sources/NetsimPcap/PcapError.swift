@@ -1,3 +1,5 @@
+import NetsimCore
+
 /// Why a capture could not be written or read. Every message names the file and says what was
 /// wrong in words a person can act on; the CLI prints it and exits non-zero.
 public struct PcapError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -28,13 +30,28 @@ public struct PcapError: Error, CustomStringConvertible, Equatable, Sendable {
 
     public var description: String { message }
 
+    /// How to split a pcapng of several link types into pcaps netsim reads, for interface 0. Two
+    /// steps: tshark's filtered pcapng keeps every interface's description, the empty one's too,
+    /// so libpcap still refuses it, and tshark will not write it as pcap; editcap, told the link
+    /// type, will (QA 52: the one-step hint left a file that failed the same way, and for an
+    /// input named part0.pcapng it named the input as the output).
+    static func splitHint(_ path: String) -> String {
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        let base = file.lowercased().hasSuffix(".pcapng") ? String(file.dropLast(".pcapng".count)) : file
+        let folder = path.hasSuffix(file) ? String(path.dropLast(file.count)) : ""
+        let part = ShellQuoting.quoted("\(folder)\(base)-if0")
+        return "split it by interface, e.g. for interface 0: tshark -r \(ShellQuoting.quoted(path)) -Y 'frame.interface_id == 0' -w \(part).pcapng "
+            + "&& editcap -T TYPE -F pcap \(part).pcapng \(part).pcap, TYPE the interface's link type as editcap names it "
+            + "(rawip, ether, linux-sll; capinfos \(ShellQuoting.quoted(path)) lists each interface's), and give each part"
+    }
+
     /// Classifies libpcap's own error text (it has no error codes for these).
     static func fromLibpcap(_ text: String, path: String, reading: Bool) -> PcapError {
         let lower = text.lowercased()
         if reading, lower.contains("different from the type of the first interface") {
             // A valid pcapng (mergecap of an Ethernet and a cooked capture, a multi-interface
             // dumpcap) that libpcap cannot read as one link type.
-            return PcapError(.unsupportedLinkType, "\(path): its interfaces have different link types, which libpcap reads one at a time (libpcap: \(text)); split it by interface, e.g. tshark -r \(path) -Y 'frame.interface_id == 0' -w part0.pcapng, and give each part")
+            return PcapError(.unsupportedLinkType, "\(path): its interfaces have different link types, which libpcap reads one at a time (libpcap: \(text)); \(splitHint(path))")
         }
         let kind: Kind
         if lower.contains("truncated") {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NetsimCore
 import NetsimRunner
 
 /// One client a run (or a matrix column) uses, as `--client`, `--exec` and `--exec-dir` chose it.

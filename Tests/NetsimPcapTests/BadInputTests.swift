@@ -75,6 +75,28 @@ struct BadInputTests {
         }
     }
 
+    /// The way around works as written: the hint's own commands, run with interface 0's link type
+    /// for TYPE, make a pcap netsim reads (QA 52: its one-step hint left a file libpcap refused
+    /// the same way). The capture is made with Wireshark's tools: a raw-IP copy of an Ethernet
+    /// fixture merged with the fixture.
+    @Test func theHintForSeveralLinkTypesWorksAsWritten() async throws {
+        let folder = temporaryPath("split")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func sh(_ command: String) async throws -> WatchedProcess.Result {
+            try await WatchedProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", command], directory: URL(fileURLWithPath: folder)).result(within: .seconds(60))
+        }
+        let made = try await sh("editcap -C 14 -T rawip \(fixture("zeek-http-get.pcap")) raw.pcap && mergecap -F pcapng -w 'two kinds.pcapng' raw.pcap \(fixture("zeek-http-get.pcap"))")
+        try #require(made.status == 0, "editcap/mergecap (ci/setup installs them with tshark): \(made.standardError)")
+        let message = try #require(throws: PcapError.self) { try Capture.load(path: "\(folder)/two kinds.pcapng") }.message
+        let recipe = try #require(message.split(separator: "for interface 0: ").last?.split(separator: ", TYPE").first)
+        #expect(!recipe.contains("-w '\(folder)/two kinds.pcapng'"), "the input named as an output: \(recipe)")
+        let split = try await sh(recipe.replacingOccurrences(of: " TYPE ", with: " rawip "))
+        #expect(split.status == 0, "\(recipe): \(split.standardError)")
+        let capture = try Capture.load(path: "\(folder)/two kinds-if0.pcap")
+        #expect(!capture.flows.isEmpty, "\(message)")
+    }
+
     @Test func anUnsupportedLinkTypeIsNamed() throws {
         let path = temporaryPath("usb.pcap")
         defer { try? FileManager.default.removeItem(atPath: path) }
