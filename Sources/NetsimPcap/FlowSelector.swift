@@ -32,7 +32,10 @@ public struct FlowSelector: Sendable, CustomStringConvertible {
                 throw PcapError(.nothingToUse, "'\(text)' has an empty item between its commas; use \(Self.allowedForms)")
             }
             if part.isEmpty { continue }
-            if let number = Int(part), number >= 1 {
+            if let number = Int(part) {
+                guard number >= 1 else {
+                    throw PcapError(.nothingToUse, "'\(part)' is not a flow: flows are numbered from 1 (netsim replay --list numbers them); use \(Self.allowedForms)")
+                }
                 items.append(.number(number))
             } else if part.hasPrefix(":"), let port = UInt16(part.dropFirst()) {
                 items.append(.port(port))

@@ -22,8 +22,7 @@ struct ProfileCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The capture file (pcap or pcapng).", valueName: "capture"))
     var capture: String
 
-    @Option(help: ArgumentHelp("Only these flows: \(FlowSelector.allowedForms). Example: --flow 2", valueName: "selector"))
-    var flow: String?
+    @OptionGroup var flows: FlowOption
 
     @Flag(help: "Print only a scenario `link:` block inferred from the selected flows.")
     var scn = false
@@ -31,8 +30,7 @@ struct ProfileCommand: ParsableCommand {
     func run() throws {
         do {
             let loaded = try Capture.load(path: capture)
-            let selector = try flow.map(FlowSelector.init(parsing:)) ?? .all
-            let profiles = try selector.select(from: loaded).map(FlowProfile.init)
+            let profiles = try flows.selector.select(from: loaded).map(FlowProfile.init)
             if scn {
                 print(LinkSuggestion(profiles).scn(capture: (capture as NSString).lastPathComponent))
             } else {

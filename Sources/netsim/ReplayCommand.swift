@@ -35,8 +35,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Address to serve on. Default: 127.0.0.1:0 (a free port).", valueName: "host:port"), transform: parseEndpoint)
     var listen = Endpoint(host: "127.0.0.1", port: 0)
 
-    @Option(help: ArgumentHelp("Only these flows: \(FlowSelector.allowedForms). Example: --flow 2", valueName: "selector"))
-    var flow: String?
+    @OptionGroup var flows: FlowOption
 
     @Option(help: ArgumentHelp("Replay the server's timing this many times faster (0.5 = twice as slow). Example: --speed 2", valueName: "factor"))
     var speed: Double?
@@ -61,7 +60,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let plan: ReplayPlan
         do {
             let loaded = try Capture.load(path: capture)
-            plan = try ReplayPlan(capture: loaded, flows: try flow.map(FlowSelector.init(parsing:)) ?? .all)
+            plan = try ReplayPlan(capture: loaded, flows: flows.selector)
         } catch let error as PcapError {
             throw RuntimeError(error.message)
         }

@@ -189,8 +189,11 @@ struct BadInputTests {
             #expect(stderr.contains(arguments[1]), "\(arguments): \(stderr)")
             #expect(!stderr.contains("Fatal error"), "\(arguments): \(stderr)")
         }
-        let (status, _, stderr) = try await runNetsim(["profile", fixture("zeek-http-get.pcap"), "--flow", "nonsense"])
-        #expect(status != 0 && stderr.contains("not a flow selector"))
+        // A selector that is no selector is a usage error, as any bad flag is (QA 52: exit 1).
+        for (command, flows, said) in [("profile", "nonsense", "not a flow selector"), ("replay", "0", "flows are numbered from 1"), ("replay", "", "empty flow selector")] {
+            let (status, _, stderr) = try await runNetsim([command, fixture("zeek-http-get.pcap"), "--flow", flows, "--list"].filter { command == "replay" || $0 != "--list" })
+            #expect(status == 64 && stderr.contains(said) && stderr.contains("--flow"), "\(command) --flow '\(flows)': \(status) \(stderr)")
+        }
         // A flow the capture lacks is refused beside one it has (`1,99` used flow 1 alone), and
         // an empty item between commas as an empty selector is.
         for (flows, said) in [("1,99", "there is no flow 99 ('1,99'); its flows are numbered 1 to 2"), ("1,,2", "'1,,2' has an empty item between its commas")] {
