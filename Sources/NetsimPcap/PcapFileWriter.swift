@@ -26,6 +26,9 @@ public final class PcapFileWriter {
         }
         self.handle = handle
         self.dumper = dumper
+        // The file header goes to the file now, as tcpdump's does: a recording with no packet
+        // yet was 0 bytes, which readers call empty, not a capture.
+        _ = pcap_dump_flush(dumper)
     }
 
     /// Writes one packet with a wall-clock timestamp in nanoseconds since the Unix epoch;

@@ -317,4 +317,15 @@ struct RecorderTests {
         }
         #expect(capture?.flows.first?.request.bytes == [UInt8](text: "hello"), "the file holds \((try? FileManager.default.attributesOfItem(atPath: path)[.size]) ?? "nothing") bytes")
     }
+
+    /// A recording holds the pcap file header from the start, as tcpdump's does: with no packet
+    /// yet, the file was 0 bytes, and `netsim profile` said it was empty, not a pcap (QA 52).
+    @Test func aRecordingWithNoPacketYetIsAPcapAlready() throws {
+        let path = temporaryPath("no-packets.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = try PcapRecorder(path: path)
+        defer { recorder.close() }
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(bytes.count == 24 && bytes.prefix(4) == [0x4D, 0x3C, 0xB2, 0xA1], "\(bytes)")  // nanosecond pcap, little-endian
+    }
 }
