@@ -28,6 +28,9 @@ extension Validator {
         var firstPortal: SourceLocation?
         /// The latest `at` so far and where it was written.
         var latestAt: (time: Duration, location: SourceLocation)?
+        /// The earliest the next step can start, from the `at`s and `wait`s so far (requests take
+        /// a time not known before the run), and the `wait` that set it, if one did.
+        var earliest: (time: Duration, wait: SourceLocation?) = (.zero, nil)
     }
 
     /// `requestNames` is set once the timeline is a list, to every request name in it.
@@ -112,10 +115,18 @@ extension Validator {
                 error(e.valueLocation,
                       "step at \(value.compactDescription) comes after a step at \(latest.time.compactDescription) (line \(latest.location.line)); steps run in order, so 'at' cannot go back in time",
                       hint: "reorder the steps, or give this one an 'at' of \(latest.time.compactDescription) or later")
+            } else if let wait = state.earliest.wait, value < state.earliest.time {
+                // QA 52: `wait: 2s` then `at: 1s` passed `check` and ran the step at 2 s, unsaid.
+                let earliest = state.earliest.time.compactDescription
+                error(e.valueLocation,
+                      "step at \(value.compactDescription) comes after a wait that ends at \(earliest) at the earliest (line \(wait.line)); steps run in order, so this one cannot start at \(value.compactDescription)",
+                      hint: "give it an 'at' of \(earliest) or later, shorten the wait, or leave 'at' out to start when the wait ends")
             } else {
                 state.latestAt = (value, e.valueLocation)
             }
         }
+        let start = max(at ?? .zero, state.earliest.time)
+        state.earliest.time = start
 
         let action = actions[0]
         let result: TimelineStep.Action?
@@ -127,6 +138,9 @@ extension Validator {
         case "login": result = login(action, state: state)
         default:
             result = duration(action).map { .wait($0) }
+            if case .wait(let pause) = result {
+                state.earliest = (start + pause, map.location)
+            }
         }
         guard let result, actions.count == 1, errorCount == errorsBefore else { return nil }
         return TimelineStep(at: at, action: result, location: map.location)
