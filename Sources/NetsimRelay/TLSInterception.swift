@@ -45,10 +45,12 @@ public struct TLSInterception: Sendable {
     public init(authority: CertificateAuthority, upstreamTrust: UpstreamTrust, upstreamServerName: String? = nil,
                 protocols: [ApplicationProtocol] = [.http2, .http1], keyLog: KeyLogFile? = nil) throws {
         clientFacing = try authority.serverConfiguration(protocols: protocols, keyLog: keyLog?.callback)
-        // Closing, NIOSSL waits for the peer's close_notify (5 s by default). The client-facing
-        // peer is the relay's own wire layer, and a real upstream often never answers one: a
-        // connection whose TLS is over must not linger for that.
-        clientFacing.shutdownTimeout = Self.closeNotifyWait
+        // Closing, NIOSSL waits for the peer's close_notify (5 s by default). A real upstream
+        // often never answers one: a connection whose TLS is over must not linger for that. The
+        // client-facing side closes at once after its own close_notify, as nginx's and Go's
+        // servers do: waiting, its FIN reached the client only after the client's own answer
+        // (up to 200 ms), and the log showed the client's FIN first (QA 51).
+        clientFacing.shutdownTimeout = .zero
         var upstream = TLSConfiguration.makeClientConfiguration()
         upstream.shutdownTimeout = Self.closeNotifyWait
         upstream.applicationProtocols = [ApplicationProtocol.http1.rawValue]
