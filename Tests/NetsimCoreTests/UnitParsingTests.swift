@@ -39,6 +39,15 @@ struct UnitParsingTests {
 
     /// The bounds: a year of duration and 1 bit/s … 10 Tbit/s, each said in the message. Past
     /// them a clock reading plus the duration, or printing the rate, overflowed Int64 and trapped.
+    /// A very long value is quoted by its start and length, not whole (QA 52: a 100,000-digit
+    /// latency made a 100,061-character line); a short one whole.
+    @Test func aLongValueIsQuotedShort() {
+        let long = String(repeating: "9", count: 100_000)
+        let message = "\(UnitParseError(input: long, expected: "a duration", allowedForms: Duration.allowedForms))"
+        #expect(message.count < 500 && message.hasPrefix("'\(String(repeating: "9", count: 60))… (100000 characters)' is not a duration"), "\(message.prefix(200))")
+        #expect("\(UnitParseError(input: "5 sec", expected: "a duration", allowedForms: "30ms"))" == "'5 sec' is not a duration; write it as 30ms")
+    }
+
     @Test func outOfRangeValuesSayTheRange() throws {
         #expect(try Duration(parsing: "8760h") == .seconds(365 * 24 * 3600))
         #expect(throws: UnitParseError(input: "8761h", expected: "a duration netsim can run (at most 8760h, a year)", allowedForms: Duration.allowedForms)) {
