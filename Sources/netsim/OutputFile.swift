@@ -47,13 +47,21 @@ enum OutputFile {
             folder = URL(fileURLWithPath: resolved).deletingLastPathComponent().path
         }
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            // QA 52: `out/a.txt/x` with a.txt a file said there was no folder out/a.txt.
+            if FileManager.default.fileExists(atPath: folder) {
+                throw ValidationError("\(option) \(path): \(folder) is a file, not a folder to write it in")
+            }
             throw ValidationError("\(option) \(path): there is no folder \(folder) to write it in")
         }
         let probe = (folder as NSString).appendingPathComponent(".netsim-write-check-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if descriptor < 0 {
-            let what = FileManager.default.fileExists(atPath: path) ? "cannot replace it: \(folder) takes no new file" : "cannot create it in \(folder)"
-            throw ValidationError("\(option) \(path): \(what): \(reason(errno))")
+            // A file that exists in a folder that takes no new one (/proc/version): the errno of
+            // the probe's creation (ENOENT on /proc) spoke of a missing file that is there (QA 52).
+            if FileManager.default.fileExists(atPath: path) {
+                throw ValidationError("\(option) \(path): cannot replace it: \(folder) takes no new file (a report is written beside it, then renamed over it)")
+            }
+            throw ValidationError("\(option) \(path): cannot create it in \(folder): \(reason(errno))")
         }
         close(descriptor)
         unlink(probe)

@@ -93,9 +93,18 @@ struct OutputFileTests {
             .contains("--json /proc/netsim-report.json: cannot create it in /proc:"))
         // It opens for writing, as root; replacing it needs a file beside it (found after the run).
         #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "/proc/version"]) }
-            .contains("--json /proc/version: cannot replace it: /proc takes no new file:"))
+            .contains("--json /proc/version: cannot replace it: /proc takes no new file (a report is written beside it"))
     }
     #endif
+
+    /// A path through a file names the file, not a missing folder (QA 52).
+    @Test func aPathThroughAFileSaysSo() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-\(UUID().uuidString).txt").path
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect(Self.message { _ = try RunCommand.parse(["Scenarios/server-fin.scn", "--events", "\(file)/x.jsonl"]) }
+            .contains("--events \(file)/x.jsonl: \(file) is a file, not a folder to write it in"))
+    }
 
     /// Reports are written through a temporary file and a rename, which replaced a symlink with
     /// a file (and, as root, `/dev/stdout` itself). A symlink and a FIFO are written in place.
