@@ -12,7 +12,9 @@ public struct PacketEndpoint: Hashable, Sendable, CustomStringConvertible {
 
     public var isIPv6: Bool { address.count == 16 }
 
-    public var description: String { "\(IPAddressText.format(address)):\(port)" }
+    /// `10.0.0.2:80`, `[::1]:8080`: as `--flow` takes it (QA 52: replay's notes printed
+    /// `::1:44469`, which `--flow` refuses).
+    public var description: String { isIPv6 ? "[\(IPAddressText.format(address))]:\(port)" : "\(IPAddressText.format(address)):\(port)" }
 }
 
 /// TCP header flags.

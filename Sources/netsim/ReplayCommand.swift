@@ -81,7 +81,7 @@ struct ReplayCommand: AsyncParsableCommand {
         if !bound.isLoopback {
             warnLoudly("netsim replay listens on \(bound), which is NOT a loopback address: anyone who can reach this machine on that port can read the captured answers.")
         }
-        printStatus("netsim replay: \(bound) serving \(plan.exchanges.count) HTTP exchanges and \(plan.raw.count) raw flows from \(capture)")
+        printStatus("netsim replay: \(bound) serving \(counted(plan.exchanges.count, "HTTP exchange")) and \(counted(plan.raw.count, "raw flow")) from \(capture)")
         for line in plan.listing.prefix(20) { printStatus("  \(line)") }
         if plan.listing.count > 20 { printStatus("  … and \(plan.listing.count - 20) more (--list shows all)") }
         printStatus("  timing: \(timing.speed.map { $0 == 1 ? "as captured" : "\($0)× the captured speed" } ?? "immediate")\(duration.map { "; stopping after \($0.compactDescription)" } ?? "; Ctrl-C to stop")")

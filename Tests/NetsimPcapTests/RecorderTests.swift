@@ -241,7 +241,7 @@ struct RecorderTests {
         recorder.close()
         let capture = try Capture.load(path: path)
         #expect(capture.flows.count == 1)
-        #expect(capture.flows[0].client.isIPv6 && capture.flows[0].client.description == "2001:db8::1:50000")
+        #expect(capture.flows[0].client.isIPv6 && capture.flows[0].client.description == "[2001:db8::1]:50000")
         #expect(capture.flows[0].request.bytes == [UInt8](text: "hello"))
         #expect(try await Tshark.fields(path, filter: "ipv6 and tcp", ["tcp.stream"]).count == capture.flows[0].packets.count)
         let bad = try await Tshark.run(["-r", path, "-o", "tcp.check_checksum:TRUE", "-Y", "tcp.checksum.status != 1 or tcp.analysis.flags"])
