@@ -80,17 +80,26 @@ struct TestCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         var scenarios: [Scenario] = []
-        var invalid = 0
+        var invalid: [JUnitReport.Case] = []
         for file in files {
             do {
                 scenarios.append(try ScenarioParser.parseToRun(file: file))
             } catch {
-                StandardStream.error.write(ScenarioLoading.rendered(error) + "\n")
-                invalid += 1
+                let rendered = ScenarioLoading.rendered(error)
+                StandardStream.error.write(rendered + "\n")
+                invalid.append(JUnitReport.Case(name: (file as NSString).lastPathComponent, file: file, seconds: 0, failure: nil,
+                                                error: "the scenario is invalid; nothing ran:\n\(rendered)"))
             }
         }
-        if invalid > 0 {
-            StandardStream.error.write("netsim test: \(invalid) of \(files.count) scenarios are invalid; nothing ran\n")
+        if !invalid.isEmpty {
+            // CI reads the JUnit file, not standard error: it says why nothing ran, one error per
+            // invalid scenario, as pytest reports its collection errors (QA 52: no file at all).
+            if let junit {
+                do { try writeOrFail(JUnitReport.render(invalid, suiteName: ShardOption.suiteName(shard)), to: junit) } catch {
+                    StandardStream.error.write("Error: \(error)\n")
+                }
+            }
+            StandardStream.error.write("netsim test: \(invalid.count) of \(files.count) scenarios are invalid; nothing ran\n")
             throw ExitCode(2)
         }
         // Scenarios this machine cannot run (link mode packet without root): said, not failed.

@@ -61,6 +61,15 @@ struct ScenarioCommandTests {
         #expect(invalidStatus == 2)
         #expect(invalidErr.contains("unknown key 'timelin'"), "\(invalidErr)")
         #expect(!invalidOut.contains("▶"), "nothing ran")
+        // A suite with an invalid scenario still leaves CI a JUnit file that says why nothing ran
+        // (QA 52: none was written).
+        let junit = Self.temporary("invalid-junit.xml")
+        defer { try? FileManager.default.removeItem(atPath: junit) }
+        let (suiteStatus, _, _) = try await Self.netsim(["test", invalid, "--junit", junit])
+        #expect(suiteStatus == 2)
+        let xml = (try? String(contentsOfFile: junit, encoding: .utf8)) ?? "no file"
+        #expect(xml.contains("<error") && xml.contains("the scenario is invalid; nothing ran") && xml.contains("timelin"), "\(xml)")
+        #expect((try? XMLDocument(xmlString: xml)) != nil, "the JUnit file parses")
     }
 
     /// An upstream that speaks only h2c, and a client that cannot: a configuration error, one
