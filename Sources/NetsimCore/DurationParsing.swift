@@ -42,6 +42,11 @@ extension Duration {
         guard nanos <= Double(Duration.maximumParsed.nanoseconds) else {
             throw UnitParseError(input: text, expected: "a duration netsim can run (at most 8760h, a year)", allowedForms: Duration.allowedForms)
         }
+        // A duration above 0 that rounds to none was taken as 0 (QA 52: `0.0000001ns`): a
+        // nanosecond is netsim's resolution, and a value finer than it is a mistake.
+        guard nanos == 0 || nanos >= 0.5 else {
+            throw UnitParseError(input: text, expected: "a duration netsim can hold (0, or 1ns at least: its resolution)", allowedForms: Duration.allowedForms)
+        }
         self = .nanoseconds(Int64(nanos.rounded()))
     }
 

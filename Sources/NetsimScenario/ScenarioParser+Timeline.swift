@@ -315,6 +315,10 @@ extension Validator {
             if word == "all" {
                 error(location, "'all' cannot be combined with fault names", hint: "write 'clear: all' on its own")
                 ok = false
+            } else if names.contains(word) {
+                // QA 52: `clear: [kill, kill]` passed; a second name was most likely meant.
+                error(location, "fault '\(word)' is named twice in this 'clear'", hint: "name each fault once; was another fault meant?")
+                ok = false
             } else if state.faultNames[word] != nil {
                 names.append(word)
             } else if let later = state.allFaultNames[word] {

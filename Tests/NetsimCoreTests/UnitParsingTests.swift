@@ -50,6 +50,11 @@ struct UnitParsingTests {
 
     @Test func outOfRangeValuesSayTheRange() throws {
         #expect(try Duration(parsing: "8760h") == .seconds(365 * 24 * 3600))
+        // Finer than a nanosecond, above 0: it was taken as 0 (QA 52).
+        #expect(throws: UnitParseError(input: "0.0000001ns", expected: "a duration netsim can hold (0, or 1ns at least: its resolution)", allowedForms: Duration.allowedForms)) {
+            try Duration(parsing: "0.0000001ns")
+        }
+        #expect(try Duration(parsing: "0.5ns") == .nanoseconds(1) && Duration(parsing: "0ns") == .zero && Duration(parsing: "0.000s") == .zero)
         #expect(throws: UnitParseError(input: "8761h", expected: "a duration netsim can run (at most 8760h, a year)", allowedForms: Duration.allowedForms)) {
             try Duration(parsing: "8761h")
         }
