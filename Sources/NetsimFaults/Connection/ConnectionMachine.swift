@@ -82,8 +82,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var down: ShapedDirection<Chunk>
     /// Who ended the connection first and how (the `closed` event).
     var ending: (by: Side, how: CloseKind)?
-    /// The intercepted connection's HTTP layer closed it on the relay's own initiative (an h2
-    /// GOAWAY): the FIN it sends the client is the relay's in `half_closed`, as in `closed`.
+    /// The HTTP layer ended the connection itself (h2 GOAWAY): its FIN is the relay's in `half_closed`.
     var closedByHTTPLayer = false
     /// After the relay closed the connection, or gave up on upstream: read and discard until the
     /// peers close, so close(2) never finds unread bytes and turns a FIN into a reset.
