@@ -26,6 +26,14 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// the head's read cycle, or while the proxy connected. They were dropped (QA 52 round: a
     /// 200,000-byte POST reached the server 28,672 bytes short).
     private var early: ByteBuffer?
+    /// The client ended its side after its head, before the relay took over: passed on to the
+    /// relay with the connection, unless the client is let go first (``leaveGrace``).
+    private var inputClosedEarly = false
+    /// How long a client that ended its side waits for the destination before the proxy takes
+    /// it as gone and drops the connect: `printf … | nc -N` ends its side with its request and
+    /// still wants the answer, and a destination that answers within this gets the request;
+    /// curl's `--max-time` running out is let go this soon, not at the connect timeout.
+    static let leaveGrace = TimeAmount.seconds(1)
 
     /// When the client connected (a CONNECT's tunnel counts from then: its client waited out
     /// the handshake while the proxy held its answer back).
@@ -38,18 +46,27 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// The client's end of input (half-closure is allowed, so NIO reports it as an event). Before
     /// a whole head (a port probe, a cancelled request) the connection is closed: the socket used
     /// to stay in CLOSE-WAIT for good, holding one of `--max-connections`. After the head, while
-    /// the proxy still reaches the destination, the client has given up (curl's `--max-time`, a
-    /// cancelled request): the connection is closed and the connect with it, as nginx and Squid
-    /// do by default (`proxy_ignore_client_abort off`, `half_closed_clients off`), which cannot
-    /// tell a half-close from a close either. It kept its place and the connect ran on to the
-    /// connect timeout (QA 51).
+    /// the proxy still reaches the destination, the end is either a half-close (`nc -N`, which
+    /// wants its answer) or a client that gave up (curl's `--max-time`), which no proxy can tell
+    /// apart: a destination reached within ``leaveGrace`` gets the request and the end; past it
+    /// the client is taken as gone, as nginx and Squid take it while they wait (499,
+    /// `half_closed_clients off`), its connection closed and the connect dropped. It kept its
+    /// place and the connect ran on to the connect timeout (QA 51); dropped at once, an `nc -N`
+    /// request to a destination a microsecond away never went (QA 53).
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard let channelEvent = event as? ChannelEvent, channelEvent == .inputClosed else {
             return context.fireUserInboundEventTriggered(event)
         }
-        if !done || waiting {
+        if !done {
             done = true
             context.close(promise: nil)
+        } else if waiting, !inputClosedEarly {
+            inputClosedEarly = true
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: Self.leaveGrace) {
+                let (handler, context) = bound.value
+                if handler.waiting { context.close(promise: nil) }
+            }
         }
     }
 
@@ -246,6 +263,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         // The bytes read with the head are the connection's first; then the relay reads.
         if firstBytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(firstBytes)) }
         context.fireChannelReadComplete()
+        if inputClosedEarly { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
         context.pipeline.syncOperations.removeHandler(self, promise: nil)
         _ = context.channel.setOption(ChannelOptions.autoRead, value: true)
     }

@@ -93,6 +93,27 @@ struct ForwardProxyConnectTimeoutTests {
         #expect(!kinds.contains { if case .httpResponse(504, _, _, _) = $0 { true } else { false } }, "\(kinds)")
     }
 
+    /// A client that ends its side with its request (`printf … | nc -N`, a tunnel's data and FIN
+    /// in one burst) still gets its answer when the destination is reached within the grace:
+    /// dropped at once, such a request never went (QA 53).
+    @Test func aClientThatHalfClosesWithItsRequestIsAnswered() async throws {
+        let lines = ForwardProxyTests.RequestLines()
+        let live = try ForwardProxyTests.httpServer(recording: lines)
+        defer { live.stop() }
+        let proxy = ForwardProxy(configuration: .init(), threads: 1)
+        let endpoint = try await proxy.start()
+        let answer = try? await offload { () -> String in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            defer { socket.close() }
+            try socket.send("GET http://\(live.endpoint)/hc HTTP/1.0\r\nHost: \(live.endpoint)\r\n\r\n")
+            socket.shutdownWrite()
+            return String(decoding: try socket.receiveToEnd(timeout: .seconds(45)), as: UTF8.self)
+        }
+        await proxy.stop()
+        #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(answer ?? "no answer")")
+        #expect(lines.all == ["GET /hc HTTP/1.0"], "\(lines.all)")
+    }
+
     /// With a stand-in fault configured (`outage`, `portal`), the destination is connected by its
     /// relay; one that never answers closes the client at the timeout, as the proxy giving up,
     /// not leaving it silent until its own timeout (QA 51: curl waited its 10 s out). The log
