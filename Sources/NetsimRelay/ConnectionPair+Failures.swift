@@ -49,4 +49,18 @@ extension ConnectionPair {
         run { $0.upstreamFailed(reason, detail: detail) }
         if reason == .timeout { closeNow() }
     }
+
+    /// A proxy's client ended its side while the destination is still being connected (a stand-in
+    /// fault configured: the relay connects it): after ``Relay/proxyClientLeaveGrace`` the client
+    /// is taken as gone, the connect dropped and the connection closed, as the proxy does before
+    /// it hands a connection over. It held its place to the connect timeout (QA 53).
+    func letGoIfStillConnecting() {
+        schedule(at: now + Relay.proxyClientLeaveGrace.nanoseconds) { [self] _ in
+            guard let connecting = connectingUpstream else { return }
+            run { $0.upstreamFailed(.other, detail: "\(connector.name): the client closed its connection before the destination was reached; the connect was dropped") }
+            connecting.pair = nil
+            connecting.close()
+            closeNow()
+        }
+    }
 }

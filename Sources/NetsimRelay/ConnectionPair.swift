@@ -24,6 +24,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     let connector: any UpstreamConnector
     let client: LegHandler
     var upstream: LegHandler?
+    /// The upstream leg while its connect is under way (its handler is in place before it).
+    var connectingUpstream: LegHandler?
     var machine: ConnectionMachine<ByteBuffer>
     private var timers: [ConnectionTimer: Scheduled<Void>] = [:]
     /// The loop's release timing, looked up when this connection first delays bytes.
@@ -201,6 +203,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     func inputClosed(on leg: Leg) {
         let now = self.now
         run { $0.inputClosed(on: leg, now: now) }
+        if leg == .client, relay.configuration.forProxyClients, connectingUpstream != nil { letGoIfStillConnecting() }
     }
 
     func legInactive(_ leg: Leg) {
@@ -310,9 +313,11 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         } else {
             connector = self.connector
         }
+        connectingUpstream = handler
         connector.connect(for: id, on: eventLoop, timeout: relay.configuration.connectTimeout) { channel in
             channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(handler) }
         }.whenComplete { [self] result in
+            connectingUpstream = nil
             switch result {
             case .success(let channel):
                 let now = self.now

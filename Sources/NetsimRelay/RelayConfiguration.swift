@@ -98,3 +98,10 @@ public struct RelayConfiguration: Sendable {
         self.preciseRelease = preciseRelease
     }
 }
+
+extension Relay {
+    /// How long a proxy's client that ended its side waits for its destination before it is
+    /// taken as gone: `printf … | nc -N` ends its side with its request and wants the answer;
+    /// a client whose own timeout ran out is let go this soon, not at the connect timeout.
+    public static let proxyClientLeaveGrace = Duration.seconds(1)
+}

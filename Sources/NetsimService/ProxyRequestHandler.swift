@@ -29,11 +29,8 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// The client ended its side after its head, before the relay took over: passed on to the
     /// relay with the connection, unless the client is let go first (``leaveGrace``).
     private var inputClosedEarly = false
-    /// How long a client that ended its side waits for the destination before the proxy takes
-    /// it as gone and drops the connect: `printf … | nc -N` ends its side with its request and
-    /// still wants the answer, and a destination that answers within this gets the request;
-    /// curl's `--max-time` running out is let go this soon, not at the connect timeout.
-    static let leaveGrace = TimeAmount.seconds(1)
+    /// How long a client that ended its side waits for the destination (``Relay/proxyClientLeaveGrace``).
+    static let leaveGrace = TimeAmount(Relay.proxyClientLeaveGrace)
 
     /// When the client connected (a CONNECT's tunnel counts from then: its client waited out
     /// the handshake while the proxy held its answer back).

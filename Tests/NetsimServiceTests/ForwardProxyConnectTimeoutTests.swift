@@ -65,12 +65,16 @@ struct ForwardProxyConnectTimeoutTests {
     /// A client that gives up while the proxy still connects (curl's `--max-time`) is let go, and
     /// the connect with it, as nginx and Squid do: it held its `--max-connections` place and the
     /// connect ran on to the timeout, and the log then had a 504 nobody was sent (QA 51).
-    @Test func aClientThatLeavesWhileTheProxyConnectsFreesItsPlace() async throws {
+    /// With a stand-in fault configured (`outage` later), the relay connects the destination, and
+    /// lets the client go the same way (QA 53: it held the place to the connect timeout).
+    @Test(arguments: [false, true])
+    func aClientThatLeavesWhileTheProxyConnectsFreesItsPlace(standIn: Bool) async throws {
         let silent = try UnansweredPort()
         let lines = ForwardProxyTests.RequestLines()
         let live = try ForwardProxyTests.httpServer(recording: lines)
         defer { live.stop() }
-        let proxy = ForwardProxy(configuration: .init(maximumConnections: 1, connectTimeout: .seconds(60)), threads: 1)
+        let faults = standIn ? [FaultRule(.outage(.serviceUnavailable), trigger: .at(.seconds(3600)))] : []
+        let proxy = ForwardProxy(configuration: .init(faults: faults, maximumConnections: 1, connectTimeout: .seconds(60)), threads: 1)
         let endpoint = try await proxy.start()
         let seconds = try? await offload { () -> Double in
             let leaving = try BlockingSocket.connect(to: endpoint)
