@@ -107,6 +107,12 @@ struct ForwardProxyConnectTimeoutTests {
         let proxy = ForwardProxy(configuration: .init(), threads: 1)
         let endpoint = try await proxy.start()
         let answer = try? await offload { () -> String in
+            // The destination's relay is started first: a busy test run kept the task that starts
+            // it queued for seconds, past the grace, which counts the wait for the destination.
+            let first = try BlockingSocket.connect(to: endpoint)
+            defer { first.close() }
+            try first.send("GET http://\(live.endpoint)/first HTTP/1.1\r\nHost: \(live.endpoint)\r\n\r\n")
+            _ = try first.receiveToEnd(timeout: .seconds(45))
             let socket = try BlockingSocket.connect(to: endpoint)
             defer { socket.close() }
             try socket.send("GET http://\(live.endpoint)/hc HTTP/1.0\r\nHost: \(live.endpoint)\r\n\r\n")
@@ -115,7 +121,7 @@ struct ForwardProxyConnectTimeoutTests {
         }
         await proxy.stop()
         #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(answer ?? "no answer")")
-        #expect(lines.all == ["GET /hc HTTP/1.0"], "\(lines.all)")
+        #expect(lines.all == ["GET /first HTTP/1.1", "GET /hc HTTP/1.0"], "\(lines.all)")
     }
 
     /// With a stand-in fault configured (`outage`, `portal`), the destination is connected by its
