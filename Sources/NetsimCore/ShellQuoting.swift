@@ -1,7 +1,8 @@
 /// Words as a person would type them again into a POSIX shell: a word of plain characters as
 /// it is, any other in single quotes (a `'` inside as `'\''`). For the commands netsim prints
 /// back (a matrix file's "regenerate with" line, a baseline's update command, a hint's
-/// command), which a reader copies and pastes (QA 47: `--client exec:my-fetch=node fetch.mjs` came out unquoted).
+/// command), which a reader copies and pastes (QA 47: `--client exec:my-fetch=node fetch.mjs`
+/// came out unquoted).
 public enum ShellQuoting {
     private static let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=@%+")
 

@@ -23,8 +23,8 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// connects the destination, and watches the client meanwhile.
     private var waiting = false
     /// Bytes the client sent after its head before the relay took over: a request's body read in
-    /// the head's read cycle, or while the proxy connected. They were dropped (QA 52 round: a
-    /// 200,000-byte POST reached the server 28,672 bytes short).
+    /// the head's read cycle, or while the proxy connected. They were dropped (a 200,000-byte
+    /// POST reached the server 28,672 bytes short).
     private var early: ByteBuffer?
     /// The client ended its side after its head, before the relay took over: passed on to the
     /// relay with the connection, unless the client is let go first (``leaveGrace``).
@@ -87,6 +87,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// to leave), up to ``maximumEarly`` bytes.
     func channelReadComplete(context: ChannelHandlerContext) {
         if waiting, (early?.readableBytes ?? 0) < Self.maximumEarly { context.read() }
+        context.fireChannelReadComplete()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
