@@ -7,11 +7,13 @@ import NetsimService
 import NetsimTLS
 import Testing
 
-/// `netsim proxy --connect-timeout`: a destination that never answers gets the proxy's `504
-/// Gateway Timeout` when the proxy says so, not NIO's 10 s and a 502; a tunnel intercepted to
-/// a destination that takes the connection and never answers TLS is closed then, not at 127 s.
-@Suite("Forward proxy: connect timeout")
-struct ForwardProxyConnectTimeoutTests {
+/// While `netsim proxy` waits for a destination: `--connect-timeout` (a destination that never
+/// answers gets the proxy's `504 Gateway Timeout` when the proxy says so, not NIO's 10 s and a
+/// 502; an intercepted tunnel whose destination takes the connection and never answers TLS is
+/// closed then, not at 127 s), and a client that ends its side meanwhile (let go after a grace,
+/// or answered when the destination comes in time).
+@Suite("Forward proxy: waiting for a destination")
+struct ForwardProxyDestinationWaitTests {
     @Test(arguments: [false, true])
     func aDestinationThatNeverAnswersGets504AtTheTimeout(tunnel: Bool) async throws {
         let silent = try UnansweredPort()
