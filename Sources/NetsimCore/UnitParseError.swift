@@ -22,7 +22,7 @@ public struct UnitParseError: Error, CustomStringConvertible, Equatable, Sendabl
 
     /// A value as a message quotes it: whole up to 80 characters, else its start and its length
     /// (QA 52: a 100,000-digit latency made a 100,061-character message line).
-    public static func shortened(_ text: String) -> String {
+    static func shortened(_ text: String) -> String {
         text.count <= 80 ? text : "\(text.prefix(60))… (\(text.count) characters)"
     }
 }

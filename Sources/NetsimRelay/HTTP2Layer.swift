@@ -227,12 +227,15 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     /// Ends the connection on netsim's own initiative: the wire layer, which logs `closed`, is
     /// told first, so the log names the relay (it named the client, whose FIN answering the
     /// close_notify reached the wire before the loopback's own).
-    private func closeAsTheRelay() { close(endedBy: .relay) }
+    private func closeAsTheRelay() {
+        relay.wireLayer(of: id)?.run { $0.httpLayerCloses() }
+        client.close(promise: nil)
+    }
 
-    /// Ends the connection, `side` named in the wire layer's `closed` (the layer that logs it):
-    /// the relay's own close, or upstream's when it could not be had.
-    func close(endedBy side: Side) {
-        relay.wireLayer(of: id)?.run { side == .relay ? $0.httpLayerCloses() : $0.endsForWantOfUpstream() }
+    /// Ends the connection because upstream cannot be had: the wire layer's `closed` names
+    /// upstream, as through an HTTP/1.1 layer.
+    func closeForWantOfUpstream() {
+        relay.wireLayer(of: id)?.run { $0.endsForWantOfUpstream() }
         client.close(promise: nil)
     }
 

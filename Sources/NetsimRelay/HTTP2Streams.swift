@@ -131,7 +131,7 @@ final class HTTP2ClientStream: ChannelInboundHandler {
             case .failure:
                 // Upstream cannot be reached (logged by the layer): the connection ends, as it
                 // does through an HTTP/1.1 layer, and upstream is why.
-                layer.close(endedBy: .upstream)
+                layer.closeForWantOfUpstream()
             }
         }
     }

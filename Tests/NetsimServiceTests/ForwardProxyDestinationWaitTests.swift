@@ -84,10 +84,7 @@ struct ForwardProxyDestinationWaitTests {
             _ = try? leaving.receive(timeout: .milliseconds(300))  // nothing comes: the proxy still connects
             leaving.close()
             let start = ContinuousClock.now
-            let next = try BlockingSocket.connect(to: endpoint)
-            defer { next.close() }
-            try next.send("GET http://\(live.endpoint)/ HTTP/1.1\r\nHost: \(live.endpoint)\r\n\r\n")
-            let answer = String(decoding: try next.receiveToEnd(timeout: .seconds(45)), as: UTF8.self)
+            let answer = try ForwardProxyTests.get("/", on: live.endpoint, via: endpoint)
             #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
             return (ContinuousClock.now - start) / .seconds(1)
         }
@@ -111,15 +108,8 @@ struct ForwardProxyDestinationWaitTests {
         let answer = try? await offload { () -> String in
             // The destination's relay is started first: a busy test run kept the task that starts
             // it queued for seconds, past the grace, which counts the wait for the destination.
-            let first = try BlockingSocket.connect(to: endpoint)
-            defer { first.close() }
-            try first.send("GET http://\(live.endpoint)/first HTTP/1.1\r\nHost: \(live.endpoint)\r\n\r\n")
-            _ = try first.receiveToEnd(timeout: .seconds(45))
-            let socket = try BlockingSocket.connect(to: endpoint)
-            defer { socket.close() }
-            try socket.send("GET http://\(live.endpoint)/hc HTTP/1.0\r\nHost: \(live.endpoint)\r\n\r\n")
-            socket.shutdownWrite()
-            return String(decoding: try socket.receiveToEnd(timeout: .seconds(45)), as: UTF8.self)
+            _ = try ForwardProxyTests.get("/first", on: live.endpoint, via: endpoint)
+            return try ForwardProxyTests.get("/hc", on: live.endpoint, via: endpoint, version: "HTTP/1.0", halfClose: true)
         }
         await proxy.stop()
         #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(answer ?? "no answer")")

@@ -42,6 +42,17 @@ struct ForwardProxyTests {
         }
     }
 
+    /// A GET for `path` on `server`, in absolute form through the proxy at `proxy`, and the
+    /// answer as text; `halfClose` ends the client's side with the request (`nc -N`). Blocking:
+    /// call it in `offload`.
+    static func get(_ path: String, on server: Endpoint, via proxy: Endpoint, version: String = "HTTP/1.1", halfClose: Bool = false) throws -> String {
+        let socket = try BlockingSocket.connect(to: proxy)
+        defer { socket.close() }
+        try socket.send("GET http://\(server)\(path) \(version)\r\nHost: \(server)\r\n\r\n")
+        if halfClose { socket.shutdownWrite() }
+        return String(decoding: try socket.receiveToEnd(timeout: patience), as: UTF8.self)
+    }
+
     @Test("plain HTTP in absolute form reaches the server in origin form, with the latency")
     func plainHTTP() async throws {
         let lines = RequestLines()
