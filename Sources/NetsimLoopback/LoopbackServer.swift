@@ -20,6 +20,8 @@ public final class LoopbackServer: @unchecked Sendable {
     private let lock = NSLock()
     private var connections: [BlockingSocket] = []
     private var stopped = false
+    /// The accept thread has closed the listening fd: its number may belong to another socket now.
+    private var listenerClosed = false
     private var accepted = 0
     private let threadPerConnection: Bool
 
@@ -44,7 +46,12 @@ public final class LoopbackServer: @unchecked Sendable {
         // alone closes the listening fd: closed elsewhere, the number could be reused by the next
         // server's listener while this thread is about to call accept(2) on it.
         Thread { [self] in
-            defer { posixClose(listenFD) }
+            defer {
+                lock.withLock {
+                    listenerClosed = true
+                    posixClose(listenFD)
+                }
+            }
             while let client = acceptOne() {
                 if threadPerConnection {
                     Thread { [self] in
@@ -102,8 +109,11 @@ public final class LoopbackServer: @unchecked Sendable {
             stopped = true
             return connections
         }
-        // Wakes accept(2) (or makes the next call fail at once); the accept thread closes the fd.
-        shutdown(listenFD, Int32(SHUT_RDWR))
+        // Wakes accept(2) (or makes the next call fail at once); the accept thread closes the fd
+        // (unless an accept error ended it first).
+        lock.withLock {
+            if !listenerClosed { _ = shutdown(listenFD, Int32(SHUT_RDWR)) }
+        }
         #if !os(Linux)
         // Apple platforms neither wake accept(2) nor fail it on shutdown(2) of a listening socket
         // (ENOTCONN): a connection does, which the accept thread, seeing `stopped`, closes.

@@ -68,10 +68,14 @@ extension Relay {
         if let hold {
             // Listening first says why it cannot (EADDRINUSE) while the hold still owns the socket.
             let descriptor = try hold.listening(backlog: Self.listenBacklog)
-            channel = try await bootstrap.withBoundSocket(descriptor).get()
             // NIO listens again as it adopts a socket, with its default backlog (128), and sets
             // the backlog option only after, to no effect: listen(2) once more sets the relay's.
-            PortHold.relisten(descriptor, backlog: Self.listenBacklog)
+            // On the channel's loop, where it closes: the number is still its socket's (a refusal
+            // at once could have closed it, and the kernel given the number to another socket).
+            channel = try await bootstrap.withBoundSocket(descriptor).map { channel in
+                if channel.isActive { PortHold.relisten(descriptor, backlog: Self.listenBacklog) }
+                return channel
+            }.get()
         } else {
             channel = try await bootstrap.bind(host: endpoint.host, port: endpoint.port).get()
         }
