@@ -65,6 +65,10 @@ public struct DriverResponse: Sendable, Equatable {
     public var errorMessage: String?
     /// The client-side TCP port of the connection that carried the final attempt, when known.
     public var localPort: Int?
+    /// The client answered the request from its own cache: nothing went on the network, so the
+    /// relay and the server saw no request (the outage-cache incident's symptom). Known for
+    /// netsim's reference clients; other drivers leave it false.
+    public var fromClientCache: Bool
 
     /// How much of a body drivers report as text: its first 64 KiB.
     public static let textLimit = 65536
@@ -74,7 +78,8 @@ public struct DriverResponse: Sendable, Equatable {
 
     public init(
         status: Int? = nil, headers: [HTTPHeader] = [], bodySHA256: String? = nil, bodyLength: Int? = nil,
-        body: String? = nil, error: ErrorKind? = nil, errorMessage: String? = nil, localPort: Int? = nil
+        body: String? = nil, error: ErrorKind? = nil, errorMessage: String? = nil, localPort: Int? = nil,
+        fromClientCache: Bool = false
     ) {
         self.status = status
         self.headers = headers
@@ -84,5 +89,6 @@ public struct DriverResponse: Sendable, Equatable {
         self.error = error
         self.errorMessage = errorMessage
         self.localPort = localPort
+        self.fromClientCache = fromClientCache
     }
 }

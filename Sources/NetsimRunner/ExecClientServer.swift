@@ -53,7 +53,7 @@ extension ExecAnswer {
             headers: Dictionary(response.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { "\($0), \($1)" }),
             bodySHA256: response.bodySHA256, bodyLength: response.bodyLength, body: response.body,
             error: response.error.map { ExecAnswerError(kind: $0.rawValue, message: response.errorMessage) },
-            localPort: response.localPort, elapsed: nil)
+            localPort: response.localPort, fromCache: response.fromClientCache ? true : nil, elapsed: nil)
     }
 }
 

@@ -141,12 +141,14 @@ struct ExecAnswer: Codable, Equatable {
     var body: String?
     var error: ExecAnswerError?
     var localPort: Int?
+    /// The client answered from its own cache (nothing went on the network); absent: false.
+    var fromCache: Bool?
     /// Seconds the client took; netsim times requests itself and does not use it.
     var elapsed: Double?
 
     enum CodingKeys: String, CodingKey {
         case id, status, headers, bodySHA256 = "body_sha256", bodyLength = "body_length", body, error
-        case localPort = "local_port", elapsed
+        case localPort = "local_port", fromCache = "from_cache", elapsed
     }
 
     var response: DriverResponse {
@@ -156,7 +158,7 @@ struct ExecAnswer: Codable, Equatable {
             bodySHA256: bodySHA256, bodyLength: bodyLength, body: body,
             // A kind the runner does not know is still a failure: `other`.
             error: error.map { $0.kind.flatMap(ErrorKind.init(rawValue:)) ?? .other },
-            errorMessage: error?.message, localPort: localPort)
+            errorMessage: error?.message, localPort: localPort, fromClientCache: fromCache ?? false)
     }
 
     /// What is wrong with `error`'s kind, when it is not one netsim knows: the answer still

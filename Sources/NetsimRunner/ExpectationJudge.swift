@@ -147,6 +147,9 @@ struct ExpectationJudge {
             guard let connection = outcome.connection, let opened = outcome.connectionOpened else {
                 // A connect that failed made no connection to name; only an answered request
                 // (or one that failed after connecting) without a port is the client's silence.
+                if outcome.response.fromClientCache {
+                    return "it went over no relay connection: \(outcome.summary)"
+                }
                 if let error = outcome.response.error, [.refused, .dns].contains(error) {
                     return "it went over no relay connection: \(outcome.summary)"
                 }

@@ -86,10 +86,13 @@ public enum JSONReport {
         /// The relay connection that carried it, when known.
         public var connection: Int?
         public var reusedConnection: Bool?
+        /// True when the client answered from its own cache (absent otherwise).
+        public var fromClientCache: Bool?
 
         enum CodingKeys: String, CodingKey {
             case name, index, method, path, started, finished, status, error, errorMessage = "error_message"
             case bodySHA256 = "body_sha256", bodyLength = "body_length", headers, connection, reusedConnection = "reused_connection"
+            case fromClientCache = "from_client_cache"
         }
 
         public init(_ outcome: RequestOutcome) {
@@ -109,6 +112,7 @@ public enum JSONReport {
                 : Dictionary(uniqueKeysWithValues: names.compactMap { name in HeaderCheck.value(of: name, in: outcome.response.headers).map { (name, $0) } })
             connection = outcome.connection.map { Int($0.raw) }
             reusedConnection = outcome.reusedConnection
+            fromClientCache = outcome.response.fromClientCache ? true : nil
         }
     }
 
@@ -142,15 +146,21 @@ public enum JSONReport {
     public struct Failure: Codable, Sendable, Equatable {
         public var scenario: String
         public var file: String
+        /// The driver the run was to use, as a run entry names it; absent in files written before.
+        public var driver: String?
+        /// The seed it was to run with: `netsim run --seed N` tries the same run again.
+        public var seed: UInt64?
         /// Always false; there so that every entry of `runs` has `passed`.
         public var passed = false
         public var error: String
 
-        enum CodingKeys: String, CodingKey { case scenario, file, passed, error }
+        enum CodingKeys: String, CodingKey { case scenario, file, driver, seed, passed, error }
 
-        public init(scenario: String, file: String, error: String) {
+        public init(scenario: String, file: String, driver: String? = nil, seed: UInt64? = nil, error: String) {
             self.scenario = scenario
             self.file = file
+            self.driver = driver
+            self.seed = seed
             self.error = error
         }
     }

@@ -25,9 +25,13 @@ public struct RequestOutcome: Sendable {
     /// `warm #2`, as reports name it (1-based for people).
     public var label: String { "\(name) #\(index + 1)" }
 
-    /// One line: `200 in 12 ms on connection #3` or `reset after 3 ms: Connection reset by peer`.
+    /// One line: `200 in 12 ms on connection #3`, `reset after 3 ms: Connection reset by peer`,
+    /// or `200 in 45 µs from the client's own cache (not on the network)`.
     public var summary: String {
         let time = formatNanoseconds(duration)
+        if response.fromClientCache {
+            return "\(response.status.map(String.init) ?? "no status") in \(time) from the client's own cache (not on the network)"
+        }
         let on = connection.map { " on connection \($0)" } ?? ""
         if let error = response.error {
             let message = response.errorMessage.map { ": \($0)" } ?? ""

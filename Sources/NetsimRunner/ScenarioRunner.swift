@@ -19,7 +19,7 @@ public struct RunOptions: Sendable {
     public var seed: UInt64?
 
     /// The seed a run of `scenario` uses: ``seed``, else the scenario's own.
-    func seed(for scenario: Scenario) -> UInt64 { seed ?? scenario.seed }
+    public func seed(for scenario: Scenario) -> UInt64 { seed ?? scenario.seed }
     /// Where relative paths in an exec command are looked up first (the current directory).
     public var workingDirectory: String
     /// Told about steps and outcomes as they happen (the live view).

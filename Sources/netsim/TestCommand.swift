@@ -140,7 +140,9 @@ struct TestCommand: AsyncParsableCommand {
                 pages.append(HTMLReport.Entry(.run(result), cell: place))
             case .failure(let error):
                 cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: 0, failure: nil, error: "netsim could not run it: \(error)"))
-                entries.append(.failure(JSONReport.Failure(scenario: job.scenario.name, file: job.scenario.file, error: "\(error)")))
+                entries.append(.failure(JSONReport.Failure(
+                    scenario: job.scenario.name, file: job.scenario.file, driver: job.driver ?? job.scenario.client.driver,
+                    seed: options.runOptions(job.client).seed(for: job.scenario), error: "\(error)")))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, .error)
                 pages.append(HTMLReport.Entry(.failure(scenario: job.scenario.name, file: job.scenario.file, driver: job.column, error: "\(error)"), cell: place))
             }

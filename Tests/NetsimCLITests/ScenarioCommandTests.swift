@@ -116,6 +116,21 @@ struct ScenarioCommandTests {
         #expect(XMLParser(data: Data(xml.utf8)).parse())
     }
 
+    /// A run netsim could not start is an entry of `--json` that names its driver and seed, as a
+    /// run's does, so it can be tried again alone (QA 52: it had neither).
+    @Test func aRunThatCouldNotStartNamesItsDriverAndSeedInTheJSON() async throws {
+        let json = Self.temporary("could-not-run.json")
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let (status, out, _) = try await Self.netsim([
+            "test", "Scenarios/server-fin.scn", "--client", "exec:ghost=/nonexistent/netsim-client", "--seed", "9", "--json", json,
+        ])
+        #expect(status == 1, "\(out)")
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any]
+        let run = try #require((object?["runs"] as? [[String: Any]])?.first, "\(String(describing: object))")
+        #expect(run["driver"] as? String == "ghost" && run["seed"] as? Int == 9 && run["passed"] as? Bool == false, "\(run)")
+        #expect((run["error"] as? String)?.isEmpty == false, "\(run)")
+    }
+
     @Test func testRefusesToRunASuiteWithAnInvalidScenario() async throws {
         let folder = Self.temporary("suite")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

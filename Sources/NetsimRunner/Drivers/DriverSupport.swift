@@ -45,14 +45,14 @@ public struct DriverConfig: Sendable {
 
 /// Builds the normalized answer from a complete response.
 enum ResponseBuilder {
-    static func response(status: Int, headers: [HTTPHeader], body: [UInt8], localPort: Int?) -> DriverResponse {
+    static func response(status: Int, headers: [HTTPHeader], body: [UInt8], localPort: Int?, fromClientCache: Bool = false) -> DriverResponse {
         DriverResponse(
             status: status,
             headers: normalized(headers),
             bodySHA256: sha256(body),
             bodyLength: body.count,
             body: String(decoding: body.prefix(DriverResponse.textLimit), as: UTF8.self),
-            localPort: localPort)
+            localPort: localPort, fromClientCache: fromClientCache)
     }
 
     static func failure(_ kind: ErrorKind, _ message: String, localPort: Int? = nil) -> DriverResponse {

@@ -23,6 +23,13 @@ final class ResponseCache: Sendable {
         }
     }
 
+    /// The fresh response for `url` as the client's answer, marked as served from its cache.
+    func answer(_ url: String) -> DriverResponse? {
+        fresh(url).map {
+            ResponseBuilder.response(status: $0.status, headers: $0.headers, body: $0.body, localPort: nil, fromClientCache: true)
+        }
+    }
+
     func store(_ url: String, _ response: RawResponse, for lifetime: Duration) {
         guard lifetime > .zero else { return }
         entries.withLockedValue { $0[url] = Entry(response: response, expires: .now + lifetime) }

@@ -87,9 +87,9 @@ public final class ResilientDriver: ClientDriver {
         let pool = connector.pool
         pool.expire(olderThan: idleTimeout)
         let method = request.method.uppercased()
-        if method == "GET", let cached = cache.fresh(request.url) {
+        if method == "GET", let cached = cache.answer(request.url) {
             note("\(request.label) \(method) \(url.target): served from cache")
-            return ResponseBuilder.response(status: cached.status, headers: cached.headers, body: cached.body, localPort: nil)
+            return cached
         }
         let key = "\(url.host):\(url.port)"
         let idempotent = idempotentMethods.contains(method)
