@@ -96,6 +96,14 @@ public enum Conversation: Sendable {
                     early = responseAt - answer.lowerBound
                 }
             }
+            if status == nil, answer.isEmpty, responseAt < response.count, flow.response.missing.contains(where: { $0.contains(responseAt) }) {
+                // The answer's start was never captured (its status line is in a gap): what
+                // follows cannot be framed, so the rest of the flow is this answer, cut at 0 —
+                // replay resets as for any gap. It was "no answer", and a client waited forever.
+                answer = responseAt..<response.count
+                responseAt = response.count
+                endsAtClose = true
+            }
             let answerStart = answer.count > early ? flow.response.time(at: answer.lowerBound + early) : nil
             exchanges.append(CapturedExchange(
                 flow: flow.number, index: exchanges.count + 1, method: method, target: target, status: status,

@@ -5,9 +5,11 @@ public struct DirectionProfile: Sendable {
     /// Distinct payload bytes (each byte once, retransmissions not counted again), by the
     /// segments' own lengths: bytes a short snaplen kept out of the file count too.
     public var bytes = 0
-    /// The first data segment's length: the rates count what came after it over the time from
-    /// it to the last (n segments' times span n − 1 gaps).
-    var firstSegmentBytes = 0
+    /// Bytes of the stream after the first data segment, up to the highest byte seen (by
+    /// sequence numbers: bytes the capture never saw between count, those before the first
+    /// captured segment do not). The rates count these over the time from that segment to the
+    /// last (n segments' times span n − 1 gaps).
+    var bytesAfterFirstSegment = 0
     /// Segments carrying data, retransmissions included.
     public var dataSegments = 0
     /// As Wireshark counts them: tcp.analysis.retransmission (fast and spurious included).
@@ -109,7 +111,7 @@ public struct FlowProfile: Sendable {
         for d in [\FlowProfile.toServer, \FlowProfile.toClient] {
             let direction = self[keyPath: d]
             if let first = direction.firstData, let last = direction.lastData, last > first {
-                self[keyPath: d].averageThroughput = Double(max(0, direction.bytes - direction.firstSegmentBytes)) * 8 / (Double(last - first) / 1e9)
+                self[keyPath: d].averageThroughput = Double(direction.bytesAfterFirstSegment) * 8 / (Double(last - first) / 1e9)
             }
         }
         for (previous, packet) in zip(flow.packets, flow.packets.dropFirst()) where packet.time - previous.time >= Self.idleThreshold {
@@ -122,6 +124,10 @@ public struct FlowProfile: Sendable {
         var d = DirectionProfile()
         var outstanding: [(end: UInt32, time: Int64, clean: Bool)] = []
         var bursts: [(bytes: Int, first: Int, start: Int64, end: Int64)] = []
+        /// The sequence number after the highest byte seen: a segment beyond it had bytes before
+        /// it that the capture never saw, sent in its burst (the average counts them too).
+        var next: UInt32?
+        var firstEnd: UInt32?
         for (packet, flags) in zip(flow.packets, analysis.flags) {
             if packet.fromClient == fromClient {
                 if flags.contains(.duplicateAck) { d.duplicateAcks += 1 }
@@ -132,20 +138,23 @@ public struct FlowProfile: Sendable {
                 if flags.contains(.spuriousRetransmission) { d.spuriousRetransmissions += 1 }
                 if flags.contains(.outOfOrder) { d.outOfOrder += 1 }
                 if flags.contains(.previousNotCaptured) { d.notCaptured += 1 }
-                if d.firstData == nil { d.firstSegmentBytes = packet.payloadLength }
                 d.firstData = d.firstData ?? packet.time
                 d.lastData = packet.time
                 let end = packet.seq &+ UInt32(truncatingIfNeeded: packet.payloadLength)
+                if firstEnd == nil { firstEnd = end }
+                var unseen = 0
+                if let expected = next, seqGreater(packet.seq, expected) { unseen = Int(packet.seq &- expected) }
+                if next.map({ seqGreater(end, $0) }) ?? true { next = end }
                 if flags.isDisjoint(with: [.retransmission, .outOfOrder]) {
                     outstanding.append((end, packet.time, true))
                 } else {
                     for i in outstanding.indices where !seqGreater(packet.seq, outstanding[i].end) { outstanding[i].clean = false }
                 }
                 if let last = bursts.last, packet.time - last.end < idleThreshold {
-                    bursts[bursts.count - 1].bytes += packet.payloadLength
+                    bursts[bursts.count - 1].bytes += unseen + packet.payloadLength
                     bursts[bursts.count - 1].end = packet.time
                 } else {
-                    bursts.append((packet.payloadLength, packet.payloadLength, packet.time, packet.time))
+                    bursts.append((unseen + packet.payloadLength, unseen + packet.payloadLength, packet.time, packet.time))
                 }
             } else if packet.flags.contains(.ack) {
                 // The ACK that first covers a segment's end times that segment.
@@ -155,6 +164,7 @@ public struct FlowProfile: Sendable {
                 }
             }
         }
+        if let firstEnd, let next, seqGreater(next, firstEnd) { d.bytesAfterFirstSegment = Int(next &- firstEnd) }
         var burstBytes = 0
         var burstTime: Int64 = 0
         for burst in bursts where burst.end > burst.start {

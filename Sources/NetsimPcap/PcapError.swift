@@ -42,7 +42,7 @@ public struct PcapError: Error, CustomStringConvertible, Equatable, Sendable {
         let part = ShellQuoting.quoted("\(folder)\(base)-if0")
         return "split it by interface, e.g. for interface 0: tshark -r \(ShellQuoting.quoted(path)) -Y 'frame.interface_id == 0' -w \(part).pcapng "
             + "&& editcap -T TYPE -F pcap \(part).pcapng \(part).pcap, TYPE the interface's link type as editcap names it "
-            + "(rawip, ether, linux-sll; capinfos \(ShellQuoting.quoted(path)) lists each interface's), and give each part"
+            + "(rawip, ether, linux-sll; capinfos \(ShellQuoting.quoted(path)) lists each interface's); then give netsim the part (the same with 1 for interface 1, and so on)"
     }
 
     /// Classifies libpcap's own error text (it has no error codes for these).

@@ -52,7 +52,7 @@ public enum ProfileReport {
         }
         text += ", loss ≈ \(percent(d.lossRate))"
         if d.outOfOrder > 0 { text += ", \(d.outOfOrder) out of order" }
-        if d.notCaptured > 0 { text += ", \(d.notCaptured) gaps not captured" }
+        if d.notCaptured > 0 { text += ", \(d.notCaptured) gap\(d.notCaptured == 1 ? "" : "s") not captured" }
         if d.duplicateAcks > 0 { text += ", \(d.duplicateAcks) duplicate ACKs sent" }
         return text
     }

@@ -34,9 +34,12 @@ public struct ReplayPlan: Sendable {
                 exchanges += found
                 for exchange in found {
                     guard let cut = exchange.uncapturedFrom else { continue }
-                    notes.append("flow \(flow.number) #\(exchange.index) (\(exchange.method) \(exchange.target)): the answer's bytes from \(cut) of \(exchange.response.count) were never captured; replay sends those before them, then resets the connection")
+                    let what = cut == 0
+                        ? "the answer's start was never captured (its status line is in a gap of the capture); replay resets the connection without answering"
+                        : "the answer's bytes from \(cut) of \(exchange.response.count) were never captured; replay sends those before them, then resets the connection"
+                    notes.append("flow \(flow.number) #\(exchange.index) (\(exchange.method) \(exchange.target)): \(what)")
                 }
-                let unanswered = found.filter { $0.status == nil }.count
+                let unanswered = found.filter { $0.status == nil && $0.uncapturedFrom == nil }.count
                 if unanswered > 0 { notes.append("flow \(flow.number): \(unanswered) request\(unanswered == 1 ? "" : "s") never answered in the capture; replay will not answer them either") }
             case .raw(let turns, let close):
                 if turns.contains(where: { !$0.fromClient }) || close != nil {
@@ -45,7 +48,7 @@ public struct ReplayPlan: Sendable {
             }
         }
         exchanges.sort { $0.requestTime < $1.requestTime }
-        if let note = Self.serversNote(flows, exchanges) { notes.append(note) }
+        if let note = Self.serversNote(flows, replayed: Set(exchanges.map(\.flow)).union(raw.map(\.flow))) { notes.append(note) }
         guard !exchanges.isEmpty || !raw.isEmpty else {
             if capture.truncatedSegments > 0 {
                 // The server's data is there but its messages are not whole: say why.
@@ -56,16 +59,16 @@ public struct ReplayPlan: Sendable {
         self.init(exchanges: exchanges, raw: raw, notes: notes)
     }
 
-    /// When the HTTP exchanges pooled come from more than one server: a capture netsim (or any
-    /// relay) recorded holds every exchange twice, once per leg, and replaying both serves each
-    /// answer twice with two think times (the client leg's includes the link's delay).
-    static func serversNote(_ flows: [TCPFlow], _ exchanges: [CapturedExchange]) -> String? {
-        let httpFlows = Set(exchanges.map(\.flow))
+    /// When the flows replayed (HTTP exchanges or raw conversations) come from more than one
+    /// server: a capture netsim (or any relay) recorded holds every exchange twice, once per leg,
+    /// and replaying both serves each answer twice with two think times (the client leg's
+    /// includes the link's delay). Raw flows were listed with no word of it (QA 54).
+    static func serversNote(_ flows: [TCPFlow], replayed: Set<Int>) -> String? {
         var servers: [PacketEndpoint] = []
-        for flow in flows where httpFlows.contains(flow.number) && !servers.contains(flow.server) { servers.append(flow.server) }
+        for flow in flows where replayed.contains(flow.number) && !servers.contains(flow.server) { servers.append(flow.server) }
         guard servers.count > 1 else { return nil }
         let named = servers.prefix(4).map { "\($0)" }.joined(separator: ", ") + (servers.count > 4 ? ", …" : "")
-        return "the HTTP answers pooled come from \(servers.count) servers (\(named)); a relay's capture "
+        return "the answers pooled come from \(servers.count) servers (\(named)); a relay's capture "
             + "(netsim run/relay --pcap records both legs) holds every exchange twice: replay one side with "
             + "--flow :PORT (the upstream's port for the server's own think times)"
     }
@@ -73,9 +76,9 @@ public struct ReplayPlan: Sendable {
     /// A human listing: one line per exchange or raw flow.
     public var listing: [String] {
         exchanges.map { e in
-            let status = e.status.map(String.init) ?? "no answer"
+            let status = e.status.map(String.init) ?? (e.uncapturedFrom == 0 ? "an answer whose start was never captured" : "no answer")
             let close = e.serverClose.map { " then server \($0.kind.rawValue.uppercased()) after \(formatMilliseconds($0.after))" } ?? ""
-            let cut = e.uncapturedFrom.map { " (bytes from \($0) never captured: served up to them, then reset)" } ?? ""
+            let cut = e.uncapturedFrom.map { $0 == 0 ? " (replayed as a reset)" : " (bytes from \($0) never captured: served up to them, then reset)" } ?? ""
             return "flow \(e.flow) #\(e.index): \(e.method) \(e.target) → \(status), \(e.response.count) bytes, think \(formatMilliseconds(e.thinkTime))\(close)\(cut)"
         } + raw.map { r in
             let up = r.turns.filter(\.fromClient).reduce(0) { $0 + $1.bytes.count }

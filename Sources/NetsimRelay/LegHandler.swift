@@ -34,6 +34,10 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     private var autoReadOff = false
     private(set) var isActive = false
     private(set) var outputClosed = false
+    /// The peer ended its side (its FIN came).
+    private var peerEnded = false
+    /// The relay reset this leg (recorded once).
+    private var resetSent = false
     /// The relay closed or reset this leg itself (as opposed to the peer closing it).
     private(set) var closedByRelay = false
     /// The last write, held until ``flush()`` sends it with a promise.
@@ -85,6 +89,7 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event {
+            peerEnded = true
             pair?.inputClosed(on: leg)
         } else {
             context.fireUserInboundEventTriggered(event)
@@ -285,7 +290,11 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     func reset(afterSent: Bool = false) {
         guard let context else { return }
         releaseHeldWrite()
-        if !outputClosed { pair?.tapEnded(leg, .rst) }
+        // The kernel resets a connection closed with SO_LINGER 0 unless both sides have ended it
+        // (tcp_disconnect): after the relay's FIN too, while the peer has not sent its own (QA 54:
+        // the client read ECONNRESET and the capture ended with the FIN).
+        if !resetSent, !(outputClosed && peerEnded) { pair?.tapEnded(leg, .rst) }
+        resetSent = true
         outputClosed = true
         closedByRelay = true
         let channel = context.channel

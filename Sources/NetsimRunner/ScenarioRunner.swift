@@ -105,6 +105,14 @@ extension RunObserver {
 public enum ScenarioRunner {
     /// Why `scenario` cannot run on this machine (link mode packet without Linux, root or
     /// /dev/net/tun); nil when it can.
+    /// How long a run's end waits for its connections to close by themselves once the client
+    /// has shut down: the closes cross the link both ways (two round trips, with the jitter and
+    /// the queues of a slow link) and the server answers, at most 2 s. A connection still open
+    /// then (a fault holds its FIN) is closed by the relay's stop.
+    static func drainTime(_ link: LinkConfiguration) -> Duration {
+        .nanoseconds(min(2_000_000_000, Int64(250_000_000).addingSaturating(link.roundTripNanoseconds.addingSaturating(link.roundTripNanoseconds))))
+    }
+
     public static func cannotRun(_ scenario: Scenario) -> String? {
         guard scenario.linkMode == .packet else { return nil }
         #if canImport(Glibc)
@@ -163,7 +171,14 @@ public enum ScenarioRunner {
                 do { target = try await relay.start() } catch {
                     throw RunnerError.failed("cannot start the relay: \(error)")
                 }
-                started.push { await relay.stop() }
+                started.push {
+                    // The client has shut down (its driver stops first): its closes are on the
+                    // link still, and the server's answering FINs behind them. Stopped at once,
+                    // the relay closed those connections itself, and every capture ended them
+                    // half-closed, the server's FIN missing (QA 54).
+                    _ = await relay.connectionsClosed(within: Self.drainTime(relay.link))
+                    await relay.stop()
+                }
                 // The built-in server's idle time starts when it would have accepted on the link.
                 upstream.allowForHandshake { .nanoseconds(relay.link.handshakeNanoseconds) }
                 link = relay

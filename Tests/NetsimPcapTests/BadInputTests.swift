@@ -72,6 +72,7 @@ struct BadInputTests {
             let message = "\(error)"
             return (error as? PcapError)?.kind == .unsupportedLinkType && message.contains("its interfaces have different link types")
                 && message.contains("frame.interface_id == 0") && !message.contains("damaged")
+                && message.hasSuffix("; then give netsim the part (the same with 1 for interface 1, and so on)")
         }
     }
 

@@ -152,6 +152,29 @@ struct ReaderTests {
         #expect(profile.toServer.burstThroughput == 8_000_000)
     }
 
+    /// A segment the capture never had crossed the wire in its burst: the average counted its
+    /// bytes and "while sending" did not, so the average read higher (527 against 313 Mbit/s,
+    /// QA 54); one missing before the first captured segment is before the time measured. And
+    /// one gap is "1 gap".
+    @Test(arguments: [0, 2])
+    func theRatesAgreeAcrossASegmentTheCaptureNeverHad(skipped: Int) throws {
+        let builder = try CaptureBuilder(path: temporaryPath("profile-gap.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let body = [UInt8](repeating: 0x41, count: 1000)
+        builder.write([segment(clientEnd, serverEnd, seq: 1, flags: .syn)])
+        for index in 0..<5 {
+            builder.advance(1_000_000)
+            if index != skipped { builder.write([segment(clientEnd, serverEnd, seq: 2 + UInt32(index) * 1000, body)]) }
+        }
+        builder.close()
+        let profile = try #require(try Capture.load(path: builder.path).flows.map(FlowProfile.init).first)
+        #expect(profile.toServer.notCaptured == 1)
+        // 1000 bytes a millisecond, however the gap falls.
+        #expect(profile.toServer.averageThroughput == 8_000_000)
+        #expect(profile.toServer.burstThroughput == 8_000_000)
+        #expect(ProfileReport.direction(profile.toServer).hasSuffix(", 1 gap not captured"), "\(ProfileReport.direction(profile.toServer))")
+    }
+
     /// Two orders Wireshark's rules care about, on segments written by hand: data the receiver
     /// has acknowledged, arriving again soon after, is a spurious retransmission (netsim called
     /// it out of order); and a segment stamped before the highest one (timestamps that go back)

@@ -4,6 +4,7 @@ import NetsimCore
 import NetsimLink
 import NetsimLoopback
 import NetsimRelay
+import NetsimRunner
 import NetsimScenario
 import Testing
 @testable import NetsimPcap
@@ -14,14 +15,14 @@ struct RecorderTests {
     /// Relays through a recording relay, runs `client` against it, waits until the relay has
     /// closed `connections` connections, and returns the capture file.
     static func record(
-        link: LinkConfiguration = .unimpaired, upstream: Endpoint, connections: Int = 1,
+        link: LinkConfiguration = .unimpaired, faults: [FaultRule] = [], upstream: Endpoint, connections: Int = 1,
         _ client: @escaping @Sendable (Endpoint) throws -> Void
     ) async throws -> String {
         let path = temporaryPath("recording.pcap")
         let recorder = try PcapRecorder(path: path)
         let log = EventLog()
         let events = EventWaiter(log: log)
-        let relay = Relay(configuration: RelayConfiguration(upstream: upstream, link: link), eventLog: log, tap: recorder)
+        let relay = Relay(configuration: RelayConfiguration(upstream: upstream, link: link, faults: faults), eventLog: log, tap: recorder)
         let endpoint = try await relay.start()
         do {
             try await offload { try client(endpoint) }
@@ -129,6 +130,69 @@ struct RecorderTests {
         #expect(FlowProfile(upstreamLeg).close.first?.fromClient == true)
         let resets = try await Tshark.fields(path, filter: "tcp.flags.reset == 1", ["tcp.srcport"])
         #expect(resets.count == 2)
+    }
+
+    /// The relay passed the server's FIN on, and the client has not closed: a reset then is on
+    /// the wire (the client reads ECONNRESET), after the FIN. The capture ended with the FIN
+    /// (QA 54), and Wireshark showed a download that finished cleanly.
+    @Test func aResetAfterTheRelaysFINIsInTheCaptureAsTheClientSawIt() async throws {
+        let server = try LoopbackServer { socket in
+            _ = try? socket.receive()
+            try? socket.send("answer")
+            socket.shutdownWrite()
+            _ = try? socket.receiveToEnd()
+        }
+        defer { server.stop() }
+        let path = try await Self.record(faults: [FaultRule(.rst, trigger: .after(.milliseconds(300)))], upstream: server.endpoint) { endpoint in
+            let socket = try BlockingSocket.connect(to: endpoint)
+            try socket.send("ask")
+            #expect(try socket.receiveToEnd() == Array("answer".utf8))
+            // The client keeps its side open until the fault's reset ends the connection (a
+            // reset socket hangs up; one that only read the FIN does not).
+            var poller = pollfd(fd: socket.fd, events: 0, revents: 0)
+            #expect(poll(&poller, 1, 10_000) == 1 && poller.revents & Int16(POLLHUP) != 0, "no reset came")
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let capture = try Capture.load(path: path)
+        let clientLeg = try #require(capture.flows.first { $0.server.port != UInt16(server.endpoint.port) })
+        let flags = clientLeg.packets.filter { !$0.fromClient && !$0.flags.isDisjoint(with: [.fin, .rst]) }.map(\.flags)
+        #expect(flags.count == 2 && flags.first?.contains(.fin) == true && flags.last?.contains(.rst) == true, "\(flags)")
+    }
+
+    /// A run's capture ends every conversation as it ended: the client's close crosses the link
+    /// after the client has shut down, and the server's FIN answers it. The run stopped its relay
+    /// at once, which closed both legs itself, so every capture of a run ended with the server's
+    /// FIN missing (QA 54).
+    @Test func aRunsCaptureHasBothSidesCloseOnEveryLeg() async throws {
+        let path = temporaryPath("run.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let parsed = try ScenarioParser.parse(source: """
+            name: closes
+            description: Two requests over a link with latency; the capture shows every close.
+            link:
+              latency: 50ms
+            upstream:
+              routes:
+                - path: /a
+            client:
+              driver: naive
+            timeline:
+              - request: a
+                path: /a
+                count: 2
+            expect:
+              - request: a
+                status: 200
+            """, file: "closes.scn")
+        let result = try await ScenarioRunner.run(parsed, options: RunOptions(pcapPath: path))
+        #expect(result.passed, "\(TextReport.render(result))")
+        let flows = try Capture.load(path: path).flows
+        #expect(flows.count >= 2, "a client leg and an upstream leg")
+        for flow in flows {
+            let close = FlowProfile(flow).close
+            #expect(close.first?.kind == .fin && close.second?.kind == .fin && close.first?.fromClient != close.second?.fromClient,
+                    "flow \(flow.number) (\(flow.client) → \(flow.server)): \(close.description)")
+        }
     }
 
     @Test func timestampsShowWhenBytesCrossedEachSocketAfterTheDelay() async throws {

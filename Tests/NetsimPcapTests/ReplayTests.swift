@@ -139,11 +139,13 @@ struct ReplayTests {
 
     /// A relay's capture (netsim records both legs) has each exchange twice, to two servers:
     /// replaying all of it serves every answer twice, so the plan says so and how to pick one.
-    @Test func answersFromTwoServersAreNotedWithHowToPickOne() throws {
+    /// Raw (non-HTTP) flows the same: they were listed with no word of it (QA 54).
+    @Test(arguments: [true, false])
+    func answersFromTwoServersAreNotedWithHowToPickOne(http: Bool) throws {
         let builder = try CaptureBuilder(path: temporaryPath("legs.pcap"))
         defer { try? FileManager.default.removeItem(atPath: builder.path) }
-        let request = Array("GET /x HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-        let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+        let request = http ? Array("GET /x HTTP/1.1\r\nHost: x\r\n\r\n".utf8) : Array("HELO x\r\n".utf8)
+        let answer = http ? Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8) : Array("250 ok\r\n".utf8)
         let relayEnd = PacketEndpoint(address: [10, 0, 0, 3], port: 40_001)
         let upstreamEnd = PacketEndpoint(address: [10, 0, 0, 4], port: 8080)
         for (client, server) in [(clientEnd, serverEnd), (relayEnd, upstreamEnd)] {
@@ -155,31 +157,41 @@ struct ReplayTests {
         builder.close()
         let capture = try Capture.load(path: builder.path)
         let both = try ReplayPlan(capture: capture)
-        #expect(both.exchanges.count == 2)
+        #expect(both.exchanges.count + both.raw.count == 2)
         #expect(both.notes.contains { $0.contains("come from 2 servers (10.0.0.2:80, 10.0.0.4:8080)") && $0.contains("--flow :PORT") }, "\(both.notes)")
         let one = try ReplayPlan(capture: capture, flows: FlowSelector(parsing: ":8080"))
-        #expect(one.exchanges.count == 1 && !one.notes.contains { $0.contains("servers") }, "\(one.notes)")
+        #expect(one.exchanges.count + one.raw.count == 1 && !one.notes.contains { $0.contains("servers") }, "\(one.notes)")
     }
 
     /// A segment the capture never had (lost before the capture point, or dropped by it) is
     /// not made up: the answer stops before it, with a reset. Replay served it as zeros inside a
-    /// 200 (1448 NUL bytes in a helper's run; a 1.4 MB run of them in a live capture).
-    @Test func bytesTheCaptureNeverHadAreNotServed() async throws {
+    /// 200 (1448 NUL bytes in a helper's run; a 1.4 MB run of them in a live capture). A gap at
+    /// the answer's very start (its status line) is a reset with nothing before it: it was "no
+    /// answer", and the client waited for ever (QA 54).
+    @Test(arguments: [2, 0])
+    func bytesTheCaptureNeverHadAreNotServed(missingPiece: Int) async throws {
         let builder = try CaptureBuilder(path: temporaryPath("gap.pcap"))
         defer { try? FileManager.default.removeItem(atPath: builder.path) }
         let body = (0..<8000).map { UInt8(truncatingIfNeeded: $0 &* 7 | 1) }  // no zero byte
         let request = Array("GET /gap HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
         Self.openAndAsk(builder, request)
-        for (index, offset) in stride(from: 0, to: answer.count, by: 1400).enumerated() where index != 2 {
+        for (index, offset) in stride(from: 0, to: answer.count, by: 1400).enumerated() where index != missingPiece {
             let piece = Array(answer[offset..<min(answer.count, offset + 1400)])
             builder.write([segment(serverEnd, clientEnd, seq: 5001 + UInt32(offset), ack: 101 + UInt32(request.count), piece)])
         }
         builder.close()
         let plan = try ReplayPlan(capture: Capture.load(path: builder.path))
-        #expect(plan.exchanges.first?.uncapturedFrom == 2800, "\(plan.exchanges.map(\.uncapturedFrom))")
-        #expect(plan.notes.contains { $0.contains("the answer's bytes from 2800 of \(answer.count) were never captured") }, "\(plan.notes)")
-        #expect(plan.listing.first?.hasSuffix("(bytes from 2800 never captured: served up to them, then reset)") == true, "\(plan.listing)")
+        let cut = missingPiece * 1400
+        #expect(plan.exchanges.first?.uncapturedFrom == cut, "\(plan.exchanges.map(\.uncapturedFrom))")
+        if cut > 0 {
+            #expect(plan.notes.contains { $0.contains("the answer's bytes from \(cut) of \(answer.count) were never captured") }, "\(plan.notes)")
+            #expect(plan.listing.first?.hasSuffix("(bytes from \(cut) never captured: served up to them, then reset)") == true, "\(plan.listing)")
+        } else {
+            #expect(plan.notes.contains { $0.contains("the answer's start was never captured") }, "\(plan.notes)")
+            #expect(!plan.notes.contains { $0.contains("never answered") }, "\(plan.notes)")
+            #expect(plan.listing.first?.hasSuffix("→ an answer whose start was never captured, \(answer.count) bytes, think 0.0 ms (replayed as a reset)") == true, "\(plan.listing)")
+        }
         let (outcome, _) = try await Self.withReplay(plan) { endpoint in
             let socket = try BlockingSocket.connect(to: endpoint)
             defer { socket.close() }
@@ -196,7 +208,7 @@ struct ReplayTests {
             }
         }
         #expect(outcome.1 == "reset")
-        #expect(outcome.0 == Array(answer[..<2800]), "\(outcome.0.count) bytes, \(outcome.0.filter { $0 == 0 }.count) of them zero")
+        #expect(outcome.0 == Array(answer[..<cut]), "\(outcome.0.count) bytes, \(outcome.0.filter { $0 == 0 }.count) of them zero")
     }
 
     @Test func aResetAfterALargeAnswerWaitsUntilTheClientHasItAll() async throws {
