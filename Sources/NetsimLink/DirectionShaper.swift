@@ -90,6 +90,16 @@ public struct DirectionShaper: Sendable {
         return time
     }
 
+    /// The link carried nothing for `duration` from `start` (a fault held it): what it was to
+    /// release after `start` moves on by that long, and the rate stage is busy that much longer,
+    /// so bytes arriving after serialize behind the delayed ones. A link idle at `start` is
+    /// unchanged. (A trace's opportunities, on the relay's clock, are not moved.)
+    public mutating func linkWasDown(from start: Int64, for duration: Int64) {
+        guard duration > 0, !isStalledForever else { return }
+        if lastReleaseNanoseconds >= start { lastReleaseNanoseconds = lastReleaseNanoseconds.addingSaturating(duration) }
+        rateLimiter.wasDown(from: start, for: duration)
+    }
+
     /// Change the link mid-stream (a scenario step). Ordering with already-scheduled bytes is kept.
     ///
     /// Kept: the last release time (no overtaking), the slicer's position, the rate stage's

@@ -51,4 +51,11 @@ public struct RateLimiter: Sendable {
         busyUntil = start + Double(bytes) * 1e9 / bytesPerSecond
         return origin.addingSaturating(LossRecovery.wholeNanoseconds(busyUntil))
     }
+
+    /// The link carried nothing for `duration` from `start`: if it was still serializing then,
+    /// it finishes that much later.
+    public mutating func wasDown(from start: Int64, for duration: Int64) {
+        guard let origin, duration > 0 else { return }
+        if busyUntil > Double(start.subtractingSaturating(origin)) { busyUntil += Double(duration) }
+    }
 }

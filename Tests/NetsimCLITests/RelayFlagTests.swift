@@ -117,6 +117,11 @@ struct RelayFlagTests {
         (["--fault", "refuse", "--fault-after", "1s"], "use --fault-at instead"),
         (["--fault", "rst", "--fault-at", "1s", "--fault-after", "1s"], "exclude each other"),
         (["--fault-at", "1s"], "need a --fault"),
+        // QA 55: the second timing replaced the first for every fault; `existing` at start acted on nothing.
+        (["--fault", "fin", "--fault-at", "1s", "--fault", "stall", "--fault-at", "5s"], "--fault-at is given 2 times: one applies to every --fault"),
+        (["--fault", "fin", "--fault-target", "new", "--fault-target", "existing", "--fault-at", "1s"], "--fault-target is given 2 times"),
+        (["--fault", "stale", "--fault-target", "existing"], "--fault-target existing needs --fault-at: the faults fire as the relay starts"),
+        (["--fault", "fin", "--fault-after", "1s", "--fault-target", "existing"], "needs --fault-at: the faults fire as each connection opens"),
         (["--ge-p", "1%"], "go with --loss-model gilbert-elliott"),
         (["--slice-delay", "1ms"], "needs --slice"),
         // QA 46: 99.9999% with the default burst of 4 ran as 80%, said only in the banner.

@@ -52,6 +52,57 @@ struct StallTests {
         #expect(closing.endings(of: .upstream) == [.fin], "the client's close passes")
     }
 
+    /// A stall is the link down: on a rate-limited link the bytes it was to carry wait the
+    /// stall's length and then leave at the rate, with what came meanwhile behind them. They kept
+    /// their times and went at once when it lifted (QA 55: 121 KB in 0.25 s at 780 kbit/s), so a
+    /// 2 s stall delayed a download by nothing.
+    @Test(arguments: [Optional(FaultKind.stall(.down)), .blackhole])
+    func aHeldLinkResumesAtItsRate(fault: FaultKind?) throws {
+        let fault = try #require(fault)
+        var link = LinkConfiguration.unimpaired
+        link.down.bandwidth = DataRate(bitsPerSecond: 64_000)  // 8000 bytes a second, 64-byte pieces
+        var h = MachineHarness(link: link)
+        h.receive([UInt8](repeating: 1, count: 8000), from: .upstream)  // one second of the link
+        h.advance(to: 250_000_000)
+        h.apply(fault)
+        let before = h.sent[.client]?.count ?? 0
+        #expect(before == 1984, "31 pieces went before the hold: \(before)")
+        h.advance(to: 1_000_000_000)
+        h.receive([UInt8](repeating: 2, count: 800), from: .upstream)  // arrives while held
+        h.advance(to: 2_250_000_000)
+        #expect(h.sent[.client]?.count == before, "nothing moves while held")
+        h.lift()
+        #expect(h.sent[.client]?.count == before, "no burst when the hold lifts")
+        h.advance(to: 2_750_000_000)
+        let half = h.sent[.client]?.count ?? 0
+        #expect(abs(half - (before + 4000)) <= 64, "half a second at the rate after the lift: \(half)")
+        h.advance(to: 2_999_000_000)
+        #expect((h.sent[.client]?.count ?? 0) < 8000, "the first answer ends the stall's 2 s later than it would have")
+        h.advance(to: 3_000_000_000)
+        #expect(h.sent[.client]?.count == 8000)
+        h.advance(to: 3_099_000_000)
+        #expect((h.sent[.client]?.count ?? 0) < 8800, "what came while held serializes behind it")
+        h.advance(to: 3_100_000_000)
+        #expect(h.sent[.client] == [UInt8](repeating: 1, count: 8000) + [UInt8](repeating: 2, count: 800))
+    }
+
+    /// `drop` as it fires loses what the link still held too, not only what comes after; a FIN
+    /// behind those bytes still passes (QA 55: on a slow link the answer the relay held went on
+    /// arriving for the whole window).
+    @Test func aDropLosesTheBytesTheLinkStillHeld() {
+        var link = LinkConfiguration.unimpaired
+        link.down.latency = .seconds(1)
+        var h = MachineHarness(link: link)
+        h.receive("answer", from: .upstream)
+        h.fin(from: .upstream)
+        h.advance(to: 500_000_000)
+        h.apply(.drop(.down))
+        #expect(h.events.contains { if case .dropped(.down, 6, "drop") = $0 { true } else { false } }, "\(h.events)")
+        h.advance(to: 2_000_000_000)
+        #expect(h.text(.client) == "", "the held answer is lost")
+        #expect(h.endings(of: .client) == [.fin], "its FIN passes, at its time")
+    }
+
     @Test("stall on a new connection still connects upstream; blackhole holds the connect until it lifts")
     func connectHeld() {
         let stalled = MachineHarness(faults: [.stall()], connect: false)

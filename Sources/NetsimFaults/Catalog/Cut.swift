@@ -1,12 +1,12 @@
 import Foundation
 import NetsimCore
 
-/// `cut=BYTES[,rst]`: the next answer is cut after BYTES of its body (counted on the wire after
-/// the end of the response head, chunk framing included), then the connection ends with FIN, or
+/// `cut=BYTES[,fin|rst]`: the next answer is cut after BYTES of its body (counted on the wire after
+/// the end of the response head, chunk framing included), then the connection ends with FIN (`,fin`, the default), or
 /// RST with `,rst` — OkHttp MockWebServer's DISCONNECT_DURING_RESPONSE_BODY.
 public struct Cut: Fault {
     public static let name = "cut"
-    public static let syntax = "=BYTES[,rst]"
+    public static let syntax = "=BYTES[,fin|rst]"
     public static let example = "cut=1KB,rst"
     public static let scope = FaultScope.connection
     public static let summary = "the answer's body stops after BYTES, then EOF (or ECONNRESET with rst): a short read"

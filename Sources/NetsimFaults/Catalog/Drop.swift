@@ -1,7 +1,7 @@
 import NetsimCore
 
 /// `drop[=up|down]`: bytes in one direction (both without an argument) are discarded while the
-/// connection stays open; closes still pass. The request reaches the server and the answer is
+/// connection stays open, those the link still held as it fires included; closes still pass. The request reaches the server and the answer is
 /// lost (`drop=down`): what a retry must be idempotent against. Unlike `stall`, nothing is held
 /// for later; and because the byte stream now has a hole, the connection is closed (FIN both
 /// ways) when the fault lifts, as Toxiproxy closes it when its `timeout` toxic is removed.
@@ -38,6 +38,11 @@ public struct Drop: Fault {
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
             let what = direction.map { $0 == .up ? "client → server" : "server → client" } ?? "either way"
             connection.fire("bytes \(what) are discarded until the fault lifts (closes pass); then the connection closes")
+            // What the link still held is lost too: on a slow link the relay may hold seconds of
+            // an answer, which went on arriving for the whole window (QA 55).
+            for held in Direction.allCases where direction == nil || direction == held {
+                dropped += connection.discardQueuedBytes(held)
+            }
             return .stays
         }
 

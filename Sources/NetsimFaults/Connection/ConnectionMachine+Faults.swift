@@ -57,7 +57,13 @@ extension ConnectionMachine {
             upstream = .waiting
             connectUpstream()
         }
+        // A direction a fault starts to hold is a link gone down; one it stops holding comes up,
+        // its bytes moved on by the time it was down (ShapedDirection.comeUp).
+        for direction in Direction.allCases where !(direction == .up ? wasHolding.up : wasHolding.down) && holds(direction) {
+            withLane(direction) { $0.goDown(at: now) }
+        }
         for direction in Direction.allCases where (direction == .up ? wasHolding.up : wasHolding.down) && !holds(direction) {
+            withLane(direction) { $0.comeUp(at: now) }
             deliverDue(direction, now: now)
         }
         updateReadGates()
@@ -181,6 +187,15 @@ extension ConnectionMachine {
 
     /// How long a leg closed by a fault may stay half-open before the relay closes it fully.
     static var closeGrace: Int64 { 10_000_000_000 }
+
+    /// Throws away the bytes `direction` still holds back (a FIN or RST behind them stays), as
+    /// the acting fault's, and returns how many.
+    public mutating func discardQueuedBytes(_ direction: Direction) -> Int {
+        let lost = withLane(direction) { $0.discardData() }
+        if lost > 0 { log(.dropped(direction, count: lost, fault: actingFault)) }
+        updateReadGates()
+        return lost
+    }
 
     private mutating func dropQueued() {
         for direction in Direction.allCases {
