@@ -1,9 +1,10 @@
 import Foundation
 import NetsimCore
 
-/// `cut=BYTES[,fin|rst]`: the next answer is cut after BYTES of its body (counted on the wire after
-/// the end of the response head, chunk framing included), then the connection ends with FIN (`,fin`, the default), or
-/// RST with `,rst` — OkHttp MockWebServer's DISCONNECT_DURING_RESPONSE_BODY.
+/// `cut=BYTES[,fin|rst]`: the next answer is cut after BYTES of its body (counted on the wire
+/// after the end of the response head, chunk framing included), then the connection ends with
+/// FIN (`,fin`, the default), or RST with `,rst` — OkHttp MockWebServer's
+/// DISCONNECT_DURING_RESPONSE_BODY.
 public struct Cut: Fault {
     public static let name = "cut"
     public static let syntax = "=BYTES[,fin|rst]"

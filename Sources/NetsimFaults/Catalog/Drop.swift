@@ -1,10 +1,11 @@
 import NetsimCore
 
 /// `drop[=up|down]`: bytes in one direction (both without an argument) are discarded while the
-/// connection stays open, those the link still held as it fires included; closes still pass. The request reaches the server and the answer is
-/// lost (`drop=down`): what a retry must be idempotent against. Unlike `stall`, nothing is held
-/// for later; and because the byte stream now has a hole, the connection is closed (FIN both
-/// ways) when the fault lifts, as Toxiproxy closes it when its `timeout` toxic is removed.
+/// connection stays open, those the link still held as it fires included; closes still pass.
+/// The request reaches the server and the answer is lost (`drop=down`): what a retry must be
+/// idempotent against. Unlike `stall`, nothing is held for later; and because the byte stream
+/// now has a hole, the connection is closed (FIN both ways) when the fault lifts, as Toxiproxy
+/// closes it when its `timeout` toxic is removed.
 public struct Drop: Fault {
     public static let name = "drop"
     public static let syntax = "[=up|down]"
