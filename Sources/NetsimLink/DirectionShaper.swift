@@ -100,6 +100,13 @@ public struct DirectionShaper: Sendable {
         rateLimiter.wasDown(from: start, for: duration)
     }
 
+    /// The caller moved the bytes queued at the bottleneck to a new rate (a link change): the
+    /// last of them now leaves at `lastRelease`, and the rate stage is busy until `rateBusyUntil`.
+    public mutating func backlogRetimed(lastRelease: Int64, rateBusyUntil: Int64) {
+        lastReleaseNanoseconds = lastRelease
+        rateLimiter.busy(until: rateBusyUntil)
+    }
+
     /// Change the link mid-stream (a scenario step). Ordering with already-scheduled bytes is kept.
     ///
     /// Kept: the last release time (no overtaking), the slicer's position, the rate stage's

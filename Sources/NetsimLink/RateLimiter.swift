@@ -58,4 +58,11 @@ public struct RateLimiter: Sendable {
         guard let origin, duration > 0 else { return }
         if busyUntil > Double(start.subtractingSaturating(origin)) { busyUntil += Double(duration) }
     }
+
+    /// The link is busy until `time` (the caller moved its queue to a new rate).
+    public mutating func busy(until time: Int64) {
+        let origin = self.origin ?? time
+        self.origin = origin
+        busyUntil = Double(time.subtractingSaturating(origin))
+    }
 }

@@ -364,7 +364,8 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     func update(link: LinkConfiguration) {
         timeReads(for: link)
-        run { $0.update(link: link) }
+        let now = self.now
+        run { $0.update(link: link, now: now) }
     }
 
     /// The relay's stop: both legs closed now, and a leg whose socket holds bytes never read

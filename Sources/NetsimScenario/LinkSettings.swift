@@ -45,6 +45,9 @@ public struct LinkSettings: Sendable {
         case lossBurstOutOfRange
         /// A slice delay without a slice size.
         case sliceDelayWithoutSlice
+        /// A jitter distribution with no jitter to shape (the link's, or its profile's): it did
+        /// nothing, and nothing said so (QA 56).
+        case distributionWithoutJitter
         /// A slice size of zero.
         case sliceBelowOneByte
         /// A trace and an explicit bandwidth for the same direction: the trace is the capacity.
@@ -134,7 +137,7 @@ public struct LinkSettings: Sendable {
         var found: [Problem] = []
         let geGiven = geP != nil || geR != nil || geBadLoss != nil || geGoodLoss != nil || lossBurst != nil
         if geGiven, lossModel != .gilbertElliott { found.append(.gilbertElliottParametersWithoutModel) }
-        if lossModel == .gilbertElliott, geP == nil, loss == nil, up.loss == nil, down.loss == nil {
+        if lossModel == .gilbertElliott, geP == nil, loss == nil, up.loss == nil, down.loss == nil, profileLoss(.up) == nil, profileLoss(.down) == nil {
             found.append(.gilbertElliottWithoutLoss)
         }
         if (geP == nil) != (geR == nil) { found.append(.gilbertElliottPWithoutR) }
@@ -152,6 +155,10 @@ public struct LinkSettings: Sendable {
             }
         }
         if sliceDelay != nil, slice == nil { found.append(.sliceDelayWithoutSlice) }
+        if distribution != nil, jitter == nil, up.jitter == nil, down.jitter == nil,
+           Direction.allCases.allSatisfy({ (profile?.link[$0].jitter ?? .zero) <= .zero }) {
+            found.append(.distributionWithoutJitter)
+        }
         if let slice, slice.bytes < 1 { found.append(.sliceBelowOneByte) }
         for direction in Direction.allCases where self[direction].trace != nil && (self[direction].bandwidth ?? bandwidth) != nil {
             found.append(.traceAndBandwidth(direction))
@@ -174,7 +181,9 @@ public struct LinkSettings: Sendable {
                 d.trace = trace
                 d.bandwidth = nil
             }
-            if let model = lossModel(for: own.loss ?? loss) { d.loss = model }
+            // Bursty loss on a profile's own: its average (QA 56: refused as if none were given).
+            let profiles = lossModel == .gilbertElliott && geP == nil ? profileLoss(direction) : nil
+            if let model = lossModel(for: own.loss ?? loss ?? profiles) { d.loss = model }
             if let slice {
                 d.sliceSize = slice.bytes
                 d.sliceDelay = sliceDelay ?? .zero
@@ -182,6 +191,12 @@ public struct LinkSettings: Sendable {
             link[direction] = d
         }
         return link
+    }
+
+    /// The profile's average loss in `direction`, if it has one.
+    private func profileLoss(_ direction: Direction) -> Probability? {
+        guard let model = profile?.link[direction].loss, model.averageLoss > 0 else { return nil }
+        return Probability(fraction: model.averageLoss)
     }
 
     /// nil: leave the profile's loss alone; .some(nil): no loss; .some(model): this model.

@@ -192,6 +192,9 @@ extension Validator {
         case .sliceDelayWithoutSlice:
             guard !failed.contains("slice"), let delay = map["slice_delay"] else { return }
             error(delay.keyLocation, "'slice_delay' needs 'slice' (the slice size in bytes)", hint: "for example: slice: 100 with slice_delay: 10ms")
+        case .distributionWithoutJitter:
+            guard !failed.contains("jitter"), let distribution = map["distribution"] else { return }
+            error(distribution.keyLocation, "'distribution' shapes the jitter, and this link has none", hint: "add jitter: 10ms (or a profile with jitter), or drop 'distribution'")
         }
     }
 }

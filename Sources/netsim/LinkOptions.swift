@@ -77,6 +77,8 @@ struct LinkOptions: ParsableArguments {
             throw ValidationError("--loss-burst \(given): give \(LinkSettings.lossBurstsText)")
         case .sliceDelayWithoutSlice:
             throw ValidationError("--slice-delay needs --slice BYTES")
+        case .distributionWithoutJitter:
+            throw ValidationError("--distribution shapes the jitter, and this link has none: add --jitter (or a --profile with jitter), or drop --distribution")
         case .sliceBelowOneByte:
             throw ValidationError("--slice must be at least 1 byte")
         case .traceAndBandwidth(let direction):

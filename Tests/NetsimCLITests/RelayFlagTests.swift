@@ -56,6 +56,10 @@ struct RelayFlagTests {
         // A both-ways loss each direction overrides is not checked (QA 49: it was refused).
         let overridden = try parse(["--loss", "99%", "--up-loss", "10%", "--down-loss", "10%", "--loss-model", "gilbert-elliott"]).link.configuration()
         #expect(overridden.up.loss == LossModel.gilbertElliott(averageLoss: .percent(10), meanBurst: 4))
+        // A profile's loss, made bursty (QA 56: refused as if no loss were given).
+        let profiled = try parse(["--profile", "very-bad-network", "--loss-model", "gilbert-elliott"]).link.configuration()
+        let profileLoss = try #require(LinkProfile.named("very-bad-network")?.link.down.loss?.averageLoss)
+        #expect(profiled.down.loss == LossModel.gilbertElliott(averageLoss: Probability(fraction: profileLoss), meanBurst: 4), "\(String(describing: profiled.down.loss))")
         let explicit = try parse(["--loss-model", "gilbert-elliott", "--ge-p", "1%", "--ge-r", "30%"]).link.configuration()
         #expect(explicit.up.loss == .gilbertElliott(p: .percent(1), r: .percent(30), badLoss: .certain, goodLoss: .zero))
     }
@@ -124,6 +128,8 @@ struct RelayFlagTests {
         (["--fault", "fin", "--fault-after", "1s", "--fault-target", "existing"], "needs --fault-at: the faults fire as each connection opens"),
         (["--ge-p", "1%"], "go with --loss-model gilbert-elliott"),
         (["--slice-delay", "1ms"], "needs --slice"),
+        (["--distribution", "normal"], "--distribution shapes the jitter, and this link has none"),
+        (["--distribution", "normal", "--profile", "3g"], "--distribution shapes the jitter, and this link has none"),
         // QA 46: 99.9999% with the default burst of 4 ran as 80%, said only in the banner.
         (["--loss", "99.9999%", "--loss-model", "gilbert-elliott"],
          "--loss 99.9999% is out of reach for --loss-model gilbert-elliott: with bursts 4 segments long on average, at most 80% is lost (a good segment comes between bursts); give --loss-burst 999999 or more"),

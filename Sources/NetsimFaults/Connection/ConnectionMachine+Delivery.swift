@@ -2,11 +2,18 @@ import NetsimCore
 import NetsimLink
 
 extension ConnectionMachine {
-    /// Applies a new link model to bytes arriving from now on.
-    public mutating func update(link: LinkConfiguration) {
+    /// Applies a new link model to bytes arriving from now on; with `now`, a new rate also
+    /// applies to the bytes queued at the old one's bottleneck (``ShapedDirection/update(link:roundTripNanoseconds:now:)``).
+    public mutating func update(link: LinkConfiguration, now: Int64? = nil) {
         self.link = link
-        up.update(link: link.up, roundTripNanoseconds: link.roundTripNanoseconds)
-        down.update(link: link.down, roundTripNanoseconds: link.roundTripNanoseconds)
+        up.update(link: link.up, roundTripNanoseconds: link.roundTripNanoseconds, now: now)
+        down.update(link: link.down, roundTripNanoseconds: link.roundTripNanoseconds, now: now)
+        if let now {
+            for direction in Direction.allCases {
+                cancelReleaseTimer(direction)
+                deliverDue(direction, now: now)
+            }
+        }
     }
 
     /// Says, once per direction, that the loss model's simulated sender gave up: the stream

@@ -196,9 +196,51 @@ struct ShapedDirection<Chunk: ByteChunk> {
         return discarded
     }
 
-    /// Applies a new link model from now on; bytes already queued keep their times.
-    mutating func update(link: DirectionLink, roundTripNanoseconds: Int64) {
+    /// Applies a new link model from now on. With `now`, a new rate applies to the bytes queued
+    /// at the old rate's bottleneck too (``retimeBacklog(from:now:)``); the others keep their times.
+    mutating func update(link: DirectionLink, roundTripNanoseconds: Int64, now: Int64? = nil) {
+        let old = shaper.link
         shaper.update(link: link, roundTripNanoseconds: roundTripNanoseconds)
         isImpaired = link.isImpaired
+        if let now, old.bandwidth != link.bandwidth { retimeBacklog(from: old, now: now) }
+    }
+
+    /// The bytes still waiting for the old rate's bottleneck leave at the new rate, one after
+    /// another from now, as a link whose rate changed drains its queue. The relay reads ahead (up
+    /// to its buffer, 4 MiB), and each byte's time was fixed as it was read: a rate step reached
+    /// a download under way only once those had gone, at 1 Mbit/s half a minute later (QA 56: a
+    /// drop to 100 kbit/s at 1 s changed nothing, and the transfer ended at 1.6 s, not 7 s).
+    ///
+    /// Waiting at the bottleneck: queued bytes due later than the old latency (and three times
+    /// its jitter) from now; those due sooner are taken as on their way, and keep their times.
+    /// Left alone: a link with loss (its times hold retransmission stalls, not a queue), a trace
+    /// (its opportunities are the trace's), and a link held down by a fault (it moves them when
+    /// it comes up).
+    private mutating func retimeBacklog(from old: DirectionLink, now: Int64) {
+        let new = shaper.link
+        guard old.bandwidth != nil, old.trace == nil, new.trace == nil, !(old.loss?.canLose ?? false), downSince == nil,
+              !shaper.isStalledForever else { return }
+        let horizon = now.addingSaturating(max(0, old.latency.nanoseconds)).addingSaturating(3 * max(0, old.jitter.nanoseconds))
+        guard let first = queue.firstIndex(where: { $0.releaseTime > horizon && $0.releaseTime != Release.neverNanoseconds }) else { return }
+        let rate = new.bandwidth?.bytesPerSecond
+        if let rate, !(rate > 0 && rate.isFinite) { return }  // a zero rate: the shaper stalls what comes, as before
+        let start = max(now, first > queue.startIndex ? queue[first - 1].releaseTime : now)
+        var serialized = 0.0  // ns after `start`
+        var previous = (old: start, new: start)
+        for index in first..<queue.endIndex {
+            switch queue[index] {
+            case .data(let chunk, let at):
+                if let rate { serialized += Double(chunk.count) * 1e9 / rate }
+                let time = start.addingSaturating(Int64(serialized.rounded(.up)))
+                queue[index] = .data(chunk, at: time)
+                previous = (at, time)
+            case .marker(let marker, let at):
+                // Its gap after the bytes ahead of it is kept (a slow-close's hold).
+                let time = previous.new.addingSaturating(max(0, at - previous.old))
+                queue[index] = .marker(marker, at: time)
+                previous = (at, time)
+            }
+        }
+        shaper.backlogRetimed(lastRelease: previous.new, rateBusyUntil: start.addingSaturating(Int64(serialized.rounded(.up))))
     }
 }
