@@ -103,8 +103,6 @@ extension RunObserver {
 /// Runs scenarios: starts the upstream, the relay (or a packet link) and the client, plays the
 /// timeline, then judges the expectations.
 public enum ScenarioRunner {
-    /// Why `scenario` cannot run on this machine (link mode packet without Linux, root or
-    /// /dev/net/tun); nil when it can.
     /// How long a run's end waits for its connections to close by themselves once the client
     /// has shut down: the closes cross the link both ways (two round trips, with the jitter and
     /// the queues of a slow link) and the server answers, at most 2 s. A connection still open
@@ -113,6 +111,8 @@ public enum ScenarioRunner {
         .nanoseconds(min(2_000_000_000, Int64(250_000_000).addingSaturating(link.roundTripNanoseconds.addingSaturating(link.roundTripNanoseconds))))
     }
 
+    /// Why `scenario` cannot run on this machine (link mode packet without Linux, root or
+    /// /dev/net/tun); nil when it can.
     public static func cannotRun(_ scenario: Scenario) -> String? {
         guard scenario.linkMode == .packet else { return nil }
         #if canImport(Glibc)
