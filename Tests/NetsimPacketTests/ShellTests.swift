@@ -235,15 +235,25 @@ struct ShellTests {
         let run = try WatchedProcess(ShellHarness.executable, ["run", "Scenarios/real-loss.scn", "--pcap", capture], directory: root)
         let pid = run.processIdentifier
         if midRun {
-            _ = try await run.line(.output, within: .seconds(60)) { $0.contains("✓ first") }
+            // Signalled by the thread that reads the line, as it reads it: the run has about a
+            // second left then, and a test task resumed that much later under a loaded CI run
+            // found it over (status 0).
+            let hadNamespace = Waitable<Bool?>(nil)
+            run.whenLine(.output, where: { $0.contains("✓ first") }) { _ in
+                let exists = ShellHarness.namespaces().contains { NamespaceName(parsing: $0)?.pid == pid }
+                kill(pid, sig)
+                hadNamespace.update { $0 = exists }
+            }
+            let existed = await hadNamespace.wait(within: .seconds(60), until: { $0 })
+            #expect(existed == true, "\(run.text(.error))")
         } else {
             let deadline = ContinuousClock.now + .seconds(60)
             while !ShellHarness.namespaces().contains(where: { NamespaceName(parsing: $0)?.pid == pid }), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))  // polling, with a deadline
             }
+            #expect(ShellHarness.namespaces().contains { NamespaceName(parsing: $0)?.pid == pid }, "\(run.text(.error))")
+            kill(pid, sig)
         }
-        #expect(ShellHarness.namespaces().contains { NamespaceName(parsing: $0)?.pid == pid }, "\(run.text(.error))")
-        kill(pid, sig)
         let status = await run.exit(within: .seconds(30))
         #expect(status == 128 + sig, "\(run.text(.error))")
         #expect(run.text(.error).contains("interrupted by"), "\(run.text(.error))")
