@@ -143,7 +143,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
     private var started = false
 
     /// The pcap tap sees the wire: never the plaintext of an HTTP layer.
-    private var tap: (any RelayTap)? { layer == .http ? nil : relay.tap }
+    var tap: (any RelayTap)? { layer == .http ? nil : relay.tap }
 
     /// `arrivedAt`: when the kernel received the bytes, if the leg's reads know (``TimedReads``);
     /// the machine counts their delay from then instead of from now.
@@ -214,7 +214,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
 
     // MARK: Actions → sockets
 
-    private func handler(_ leg: Leg) -> LegHandler? { leg == .client ? client : upstream }
+    func handler(_ leg: Leg) -> LegHandler? { leg == .client ? client : upstream }
 
     /// Carries out one action (held instead while bytes ahead of it are still in a splice pipe).
     func execute(_ action: ConnectionAction<ByteBuffer>) {
@@ -351,45 +351,11 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         tasks.append(task)
     }
 
-    func apply(_ kind: FaultKind, id fault: FaultID, atAccept: Bool) {
-        guard layer.takes(kind, atAccept: atAccept) else { return }
-        let now = self.now
-        run { $0.apply(kind, id: fault, atAccept: atAccept, now: now) }
-    }
-
-    func lift(_ fault: FaultID) {
-        let now = self.now
-        run { $0.lift(fault, now: now) }
-    }
-
-    func update(link: LinkConfiguration) {
-        timeReads(for: link)
-        let now = self.now
-        run { $0.update(link: link, now: now) }
-    }
-
-    /// The relay's stop: both legs closed now, and a leg whose socket holds bytes never read
-    /// (a blackhole's, a full buffer's) reset, as close(2) over them would.
-    func closeNow() {
-        var unread: [Leg: Int] = [:]
-        for leg in [Leg.client, .upstream] { unread[leg] = handler(leg)?.unreadBytes }
-        run { $0.closeNow(unread: unread) }
-    }
-
     var stats: ConnectionStats {
         if hasUnreported { reportBypassedCycles() }
         let c = machine.counters
         return ConnectionStats(id: id, deliveredUp: c.deliveredUp, deliveredDown: c.deliveredDown,
                                queuedUp: c.queuedUp, queuedDown: c.queuedDown, peakQueued: c.peakQueued)
-    }
-
-    func tapOpened(_ leg: Leg) {
-        guard let tap, let handler = handler(leg) else { return }
-        tap.legOpened(id, leg: leg.side, local: handler.localAddress, remote: handler.remoteAddress, at: now)
-    }
-
-    func tapEnded(_ leg: Leg, _ how: CloseKind) {
-        tap?.ended(id, leg: leg.side, how, fromPeer: false, at: now)
     }
 }
 

@@ -12,7 +12,7 @@ final class ResponseCache: Sendable {
 
     private let entries = NIOLockedValueBox<[String: Entry]>([:])
 
-    func fresh(_ url: String) -> RawResponse? {
+    private func fresh(_ url: String) -> RawResponse? {
         entries.withLockedValue { entries in
             guard let entry = entries[url] else { return nil }
             if entry.expires <= .now {
