@@ -59,16 +59,19 @@ extension Relay {
     /// come back on it. Nothing happens if the rule was removed before its turn came.
     func startRefusing(_ id: FaultID) async {
         await changeListener { [self] in
-            let (channel, holding) = lock.withLock { () -> ((any Channel)?, Bool) in
-                guard !listenerStopped, rules[id] != nil else { return (nil, false) }
+            let (channel, held) = lock.withLock { () -> ((any Channel)?, Endpoint?) in
+                guard !listenerStopped, rules[id] != nil else { return (nil, nil) }
                 refusingRules.insert(id)
-                guard refusingRules.count == 1 else { return (nil, false) }
+                guard refusingRules.count == 1 else { return (nil, nil) }
                 defer { listener = nil }
-                return (listener, portHold != nil)
+                return (listener, portHold == nil ? nil : boundEndpoint)
             }
             guard let channel else {
-                // In force from the start: the port is held, nothing ever listened.
-                if holding { eventLog.record(.listenerClosed(reason: "refuse: new connections are refused")) }
+                // In force from the start: the port is held, nothing ever listened. Said so, for
+                // a log with no `listening` before this close (QA 55).
+                if let held {
+                    eventLog.record(.listenerClosed(reason: "refuse: new connections are refused; not listening on \(held) until the refusal lifts (the port is held)"))
+                }
                 return
             }
             let address = channel.localAddress

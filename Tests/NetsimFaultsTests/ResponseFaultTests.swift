@@ -19,9 +19,12 @@ struct ResponseFaultTests {
         #expect(h.text(.client) != String((Self.head + Self.body).prefix(64)))
         #expect(h.endings(of: .client) == [.fin])
         #expect(h.endings(of: .upstream) == [.fin])
-        // Later bytes from upstream are swallowed.
+        // Later bytes from upstream are swallowed, and logged under the fault that closed (QA 55:
+        // the answer's first read was `garbage`'s, its second `closing`'s).
         h.receive("more", from: .upstream)
         #expect(h.sent[.client]?.count == 64)
+        let drops = h.events.compactMap { if case .dropped(.down, let n, let fault) = $0 { "\(fault) \(n)" } else { nil } }
+        #expect(drops == ["garbage \((Self.head + Self.body).utf8.count)", "garbage 4"])
 
         var same = MachineHarness(faults: [.garbage(bytes: 64)])
         same.receive(Self.request, from: .client)

@@ -128,6 +128,7 @@ extension ConnectionMachine {
         relayEnds(.fin)
         dropQueued()
         discarding = true
+        discardedFor = actingFault
         recomputePlain()
         shutdownOutput(.client)
         shutdownOutput(.upstream)
@@ -163,6 +164,7 @@ extension ConnectionMachine {
         fire(detail)
         if ending == nil { ending = (.relay, how) }
         discarding = true
+        discardedFor = actingFault
         recomputePlain()
         if how == .rst {
             resetLeg(.client)

@@ -111,6 +111,7 @@ extension ConnectionMachine {
         case .hang:
             fire("swallowed \(refusal.what); nothing will answer it (a firewall's DROP)")
             discarding = true
+            discardedFor = actingFault
             recomputePlain()
             updateReadGates()
         case .impersonate(let kind):

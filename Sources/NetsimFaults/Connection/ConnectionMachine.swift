@@ -87,6 +87,9 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     /// After the relay closed the connection, or gave up on upstream: read and discard until the
     /// peers close, so close(2) never finds unread bytes and turns a FIN into a reset.
     var discarding = false
+    /// What `dropped` names for the bytes discarded then: the fault that closed the connection
+    /// (QA 55: one answer's bytes were logged under `garbage` and then `closing`).
+    var discardedFor: FaultName = .closing
     /// A stale connection: dead, though it looks alive; its client's next bytes end it.
     var stale: CloseKind?
     /// Extra delay before the upstream connect (slow-connect).
@@ -218,7 +221,7 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         lastActivity = now
         let direction = leg.outgoing
         if discarding || phase == .finished {
-            log(.dropped(direction, count: chunk.count, fault: .closing))
+            log(.dropped(direction, count: chunk.count, fault: discarding ? discardedFor : .closing))
             // A leg a fault closed (`fin`, `idle-close`, `limit`, `stale=fin`) answers later bytes
             // as a closed socket does: with RST, so the writer's next call fails at once
             // (EPIPE/ECONNRESET), as faults.md says. Before, they were read and dropped for the
