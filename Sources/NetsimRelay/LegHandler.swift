@@ -30,7 +30,8 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     private var readsAllowed = false
     /// Held by the splice path: while it moves this socket's bytes, NIO must not read them.
     private var spliceHolds = false
-    /// `autoRead` is off: the splice path withdrew NIO's outstanding read (``setSpliceHolds(_:)``).
+    /// `autoRead` is off: the splice path withdrew NIO's outstanding read (``setSpliceHolds(_:)``),
+    /// or the channel came to the relay not reading; on again once reads are allowed.
     private var autoReadOff = false
     private(set) var isActive = false
     private(set) var outputClosed = false
@@ -55,8 +56,15 @@ final class LegHandler: ChannelDuplexHandler, @unchecked Sendable {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         isActive = context.channel.isActive
+        // An adopted channel that was not reading (the forward proxy's two legs) is turned back
+        // on here, once reads are allowed: NIO's own read on `autoRead`, set by its owner, went
+        // past this gate (one read cycle over the backpressure limit).
+        if context.channel.syncOptions.flatMap({ try? $0.getOption(ChannelOptions.autoRead) }) == false {
+            autoReadOff = true
+        }
         // An adopted channel (accepted elsewhere) is already active: no channelActive will come.
         if isActive { pair?.legActive(leg) }
+        issuePendingRead()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

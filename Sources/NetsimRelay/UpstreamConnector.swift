@@ -75,7 +75,7 @@ public struct HostConnector: UpstreamConnector {
 }
 
 /// Hands over a channel the caller has already connected (with `autoRead` off, so nothing is
-/// read before the relay's handler is in place): the forward proxy connects first, to answer
+/// read before the relay's handler is in place, which turns it on when it may read): the forward proxy connects first, to answer
 /// `502` itself when the destination cannot be reached.
 public struct ConnectedUpstream: UpstreamConnector {
     public let channel: any Channel
@@ -89,9 +89,8 @@ public struct ConnectedUpstream: UpstreamConnector {
 
     public func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                         initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
+        // Its leg handler turns `autoRead` back on once the relay reads from it.
         let channel = self.channel
-        return initializer(channel).flatMap {
-            channel.setOption(ChannelOptions.autoRead, value: true)
-        }.map { channel }
+        return initializer(channel).map { channel }
     }
 }

@@ -262,8 +262,8 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         if firstBytes.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(firstBytes)) }
         context.fireChannelReadComplete()
         if inputClosedEarly { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+        // `autoRead` stays off: the relay's leg handler turns it on when the relay may read.
         context.pipeline.syncOperations.removeHandler(self, promise: nil)
-        _ = context.channel.setOption(ChannelOptions.autoRead, value: true)
     }
 
     /// `http://host[:port]/path` → `host[:port]`.
