@@ -197,4 +197,21 @@ extension Validator {
             error(distribution.keyLocation, "'distribution' shapes the jitter, and this link has none", hint: "add jitter: 10ms (or a profile with jitter), or drop 'distribution'")
         }
     }
+
+    /// Why the `h2:` faults (`goaway`, `rst-stream`, `max-streams`) could never act in this
+    /// scenario, with a hint; nil when they can. They act on the HTTP/2 the relay intercepts: the
+    /// link must intercept TLS, and the relay offers clients h2 only when the built-in server
+    /// speaks it (QA 57: `goaway` over a passthrough link passed `check` and `run` and did nothing).
+    /// Whether the client speaks h2 is the client's choice (a matrix runs HTTP/1.1 clients too).
+    static func whyNoHTTP2(upstream: UpstreamSpec, interceptTLS: Bool) -> (why: String, hint: String)? {
+        guard interceptTLS else {
+            return ("this scenario's link does not intercept TLS",
+                    "add 'tls: intercept' to the scenario's 'link' (its upstream must speak TLS: 'tls: true')")
+        }
+        if case .builtin(_, _, let wire) = upstream, !wire.protocols.contains(.http2) {
+            return ("the built-in server speaks only HTTP/1.1 here, so the relay offers clients no h2",
+                    "add h2 to the upstream's 'http': http: [h2, http/1.1]")
+        }
+        return nil
+    }
 }

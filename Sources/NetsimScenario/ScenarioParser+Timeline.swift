@@ -263,6 +263,11 @@ extension Validator {
             }
             return nil
         }
+        if kind.actsOnInterceptedHTTP2Only, let noHTTP2 {
+            error(action.valueLocation, "fault: \(kind.name) acts on HTTP/2 the relay intercepts, and \(noHTTP2.why): it would do nothing",
+                  hint: noHTTP2.hint)
+            return nil
+        }
         return .fault(name: name, rule: rule)
     }
 

@@ -124,6 +124,7 @@ extension Validator {
             if let value = self.link(entry) { link = value } else { linkOK = false }
             if let value = linkTLS(entry, upstream: upstream) { interceptTLS = value } else { linkOK = false }
         }
+        if let upstream, linkOK { noHTTP2 = Self.whyNoHTTP2(upstream: upstream, interceptTLS: interceptTLS) }
         // A `dns:` block needs a resolver the client uses: read, then refused unless the link is a packet path.
         var dns = top["dns"].map { self.dns($0, packetMode: linkMode == .packet) }
         let client = require("client", in: top, hint: "add 'client:' with at least 'driver'").flatMap(self.client)

@@ -41,6 +41,10 @@ final class Validator {
     /// depend on it) and its packet-only settings.
     var linkMode = LinkMode.relay
     var packetLink = PacketLinkSettings()
+    /// Why no HTTP/2 crosses the relay for the `h2:` faults to act on, with a hint (read from
+    /// `upstream` and the link's `tls` before the timeline, whose `h2:` faults it refuses); nil
+    /// when it can, or when those could not be read.
+    var noHTTP2: (why: String, hint: String)?
     /// The DNS delay of the scenario link's profile (`high-latency-dns`), where it is named.
     var profileDNSDelay: (delay: Duration, location: SourceLocation)?
 

@@ -106,7 +106,10 @@ struct ProxyCommand: AsyncParsableCommand {
         }
         printStatus("netsim proxy: http://\(bound)")
         printStatus("  link: \(proxy.configuration.link)")
-        for rule in proxy.configuration.faults { printStatus("  fault: \(rule)") }
+        for rule in proxy.configuration.faults {
+            printStatus("  fault: \(rule)")
+            if let note = tlsOptions.http2Note(for: rule, command: "proxy") { printStatus("  note: \(note)", level: .warning) }
+        }
         printConnectionLimit(proxy.connectionLimit, explicit: maxConnections)
         if !proxy.configuration.dns.isEmpty { printStatus("  dns: \(proxy.configuration.dns) for every destination name (not address literals)") }
         if let (_, authority) = intercepting {

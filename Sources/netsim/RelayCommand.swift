@@ -134,10 +134,7 @@ struct RelayCommand: AsyncParsableCommand {
         }
         for rule in configuration.faults {
             printStatus("  fault: \(rule)")
-            // A warning, not an error: one fault list may serve relays with and without interception.
-            if interception == nil, rule.kind.actsOnInterceptedHTTP2Only {
-                printStatus("  note: \(rule.kind.faultName) acts on HTTP/2 the relay intercepts; without --tls intercept it does nothing", level: .warning)
-            }
+            if let note = tlsOptions.http2Note(for: rule, command: "relay") { printStatus("  note: \(note)", level: .warning) }
         }
         printConnectionLimit(relay.connectionLimit, explicit: maxConnections, splice: splice)
         if let recorder { printStatus("  recording: \(recorder.path)\(keyLog.map { " (TLS secrets: \($0.url.path))" } ?? "")") }

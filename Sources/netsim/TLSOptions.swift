@@ -84,6 +84,21 @@ struct TLSOptions: ParsableArguments {
         }
     }
 
+    /// The start-up note for a fault that acts only on intercepted HTTP/2 (`goaway`,
+    /// `rst-stream`, `max-streams`) where nothing here can carry HTTP/2: no interception, or an
+    /// interception whose ALPN does not offer h2 (its default). nil when the fault can act. A
+    /// note, not an error: one fault list may serve relays with and without interception.
+    /// `command`: `relay` or `proxy`, as the note names it.
+    func http2Note(for rule: FaultRule, command: String) -> String? {
+        guard rule.kind.actsOnInterceptedHTTP2Only else { return nil }
+        let name = rule.kind.faultName
+        if tls != .intercept {
+            return "\(name) acts on HTTP/2 the \(command) intercepts; without --tls intercept it does nothing"
+        }
+        guard !(alpn ?? [.http1]).contains(.http2) else { return nil }
+        return "\(name) acts on HTTP/2 the \(command) intercepts; --alpn does not offer h2 (default http/1.1), so no client speaks it here: add --alpn h2,http/1.1"
+    }
+
     /// netsim's CA for `bad-cert`'s `expired` and `wrong-host` certificates: issued by it, a
     /// client that trusts it (`netsim ca`) refuses them for the expiry or the name alone
     /// (tls.md). The interception's when intercepting, else loaded when a `bad-cert` fault is

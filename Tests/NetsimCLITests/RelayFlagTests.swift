@@ -183,4 +183,22 @@ struct RelayFlagTests {
         }
         #expect(!message(["--tls", "intercept", "--upstream-name", "api.example.test."]).contains("--upstream-name"))
     }
+
+    /// An HTTP/2 fault is noted where it can never act: without interception, or with an ALPN
+    /// that offers no h2 (QA 57: `--tls intercept --fault goaway` with the default ALPN, and
+    /// `netsim proxy` in either case, said nothing).
+    @Test func anHTTP2FaultThatCannotActIsNoted() throws {
+        func notes(_ arguments: [String]) throws -> [String] {
+            let command = try parse(arguments + ["--fault", "goaway", "--fault", "rst"])
+            return command.faults.rules.compactMap { command.tlsOptions.http2Note(for: $0, command: "relay") }
+        }
+        #expect(try notes([]) == ["goaway acts on HTTP/2 the relay intercepts; without --tls intercept it does nothing"])
+        #expect(try notes(["--tls", "intercept"]).map { $0.contains("--alpn does not offer h2") } == [true])
+        #expect(try notes(["--tls", "intercept", "--alpn", "http/1.1"]).count == 1)
+        #expect(try notes(["--tls", "intercept", "--alpn", "h2,http/1.1"]) == [])
+        #expect(try notes(["--tls", "intercept", "--alpn", "h2"]) == [])
+        let proxy = try ProxyCommand.parse(["--fault", "max-streams=2"])
+        #expect(proxy.faults.rules.compactMap { proxy.tlsOptions.http2Note(for: $0, command: "proxy") }
+                == ["max-streams acts on HTTP/2 the proxy intercepts; without --tls intercept it does nothing"])
+    }
 }
