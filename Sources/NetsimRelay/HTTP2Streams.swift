@@ -31,8 +31,10 @@ final class HTTP2ClientStream: ChannelInboundHandler {
     /// is reset instead of answered.
     private var resetAfterProcessing: RstStream.Code?
     /// The request being forwarded, logged once its upstream stream is open: a request that
-    /// never reached the server (its TLS failed) is not logged as forwarded (QA 49).
-    private var forwarded: HTTPRequestSummary?
+    /// never reached the server (its TLS failed) is not logged as forwarded (QA 49). `reused`
+    /// is counted as it is read, in the client's order: counted at the open, a stream refused
+    /// meanwhile took the connection's first request (QA 57: the first stream was `reused`).
+    private var forwarded: (request: HTTPRequestSummary, reused: Bool)?
 
     init(layer: HTTP2Layer, streamID: Int) {
         self.layer = layer
@@ -76,7 +78,7 @@ final class HTTP2ClientStream: ChannelInboundHandler {
             }
             state = .forwarding
             resetAfterProcessing = reset
-            forwarded = request
+            forwarded = (request, layer.countRequest())
             pending.append(payload)
             openUpstream(context: context)
         }
@@ -121,8 +123,8 @@ final class HTTP2ClientStream: ChannelInboundHandler {
             switch result {
             case .success(let stream):
                 upstream = stream
-                if let request = forwarded {
-                    layer.log(.httpRequest(method: request.method, path: request.uri, reused: layer.countRequest(), tag: request.tag, version: .http2, stream: streamID))
+                if let (request, reused) = forwarded {
+                    layer.log(.httpRequest(method: request.method, path: request.uri, reused: reused, tag: request.tag, version: .http2, stream: streamID))
                 }
                 for payload in pending { stream.write(payload, promise: nil) }
                 pending.removeAll()

@@ -338,7 +338,16 @@ struct InterceptionTests {
             return [0, 0, UInt8(block.count), 1, 0x05, 0, 0, 0, stream] + block
         }
         let refused: @Sendable ([HTTP2Frames.Frame]) -> [Int] = { frames in frames.filter { $0.type == 3 && $0.payload == [0, 0, 0, 7] }.map(\.stream) }
-        let frames = try await serverFrames(endpoint, authority: setup.authority, then: headers(1) + headers(3) + headers(5)) { refused($0).count >= 2 }
+        // Until stream 1's answer has begun (HEADERS): its request reached the server.
+        let frames = try await serverFrames(endpoint, authority: setup.authority, then: headers(1) + headers(3) + headers(5)) {
+            refused($0).count >= 2 && $0.contains { $0.type == 1 && $0.stream == 1 }
+        }
+        // Stream 1 is the connection's first request, though the two refused were logged before
+        // its upstream stream opened (QA 57: it was `reused`, and stream 3 not).
+        let requests = relay.eventLog.events.compactMap {
+            if case .httpRequest(_, _, let reused, _, _, _, let stream?) = $0.kind { "\(stream) \(reused ? "reused" : "new")" } else { nil }
+        }
+        #expect(requests.sorted() == ["1 new", "3 reused", "5 reused"])
         await relay.stop()
         await setup.server.stop()
         #expect(refused(frames) == [3, 5], "RST_STREAM(REFUSED_STREAM) on: \(refused(frames))")
