@@ -113,6 +113,28 @@ struct ShutdownTests {
         }
     }
 
+    /// The client leaves (resets) while the server's FIN still waits behind a slow answer: it
+    /// never saw that FIN, so it ended the connection (QA 57: `closed by upstream, fin`, through
+    /// the proxy on a 1 Mbit/s link); once the FIN has been delivered, the server ended it.
+    @Test func aClientResetOverAnUndeliveredFINIsTheClients() {
+        var link = LinkConfiguration.unimpaired
+        link.down.bandwidth = DataRate(bitsPerSecond: 8_000)  // 1 KB/s
+        for delivered in [false, true] {
+            var h = MachineHarness(link: link)
+            h.receive("GET / HTTP/1.1\r\n\r\n", from: .client)
+            h.receive(String(repeating: "x", count: 2000), from: .upstream)
+            h.fin(from: .upstream)
+            if delivered { h.advance(by: .seconds(3)) }
+            h.machine.peerReset(.client, now: h.now)
+            h.process()
+            for leg in [Leg.client, .upstream] { h.machine.legInactive(leg, now: h.now) }
+            h.process()
+            #expect(h.finished)
+            let expected: (Side, CloseKind) = delivered ? (.upstream, .fin) : (.client, .rst)
+            #expect(Self.closed(h).first.map { $0 == expected } == true, "delivered \(delivered): \(Self.closed(h))")
+        }
+    }
+
     /// An intercepted connection's HTTP layer (the wire layer's upstream) ends it itself, an h2
     /// GOAWAY: its FIN to the client is the relay's in `half_closed` as in `closed` (QA 50: the
     /// log said `half_closed` by upstream, then `closed` by relay). One that could not reach

@@ -44,7 +44,10 @@ extension ConnectionMachine {
         guard expectLeg(leg, "a reset") else { return }
         guard phase != .finished, !self.leg(leg).resetSeen else { return }
         withLeg(leg) { $0.resetSeen = true }
-        // A reset after the same side's FIN is how the connection ended for the client.
+        // A reset after the same side's FIN is how the connection ended for the client; so is
+        // one over the other side's FIN still on its way to it, which it never got (QA 57: a
+        // client leaving a slow download was logged `closed by upstream, fin`).
+        forgetFINThatNeverArrived()
         if ending == nil || (ending?.by == leg.side && ending?.how == .fin) { ending = (leg.side, .rst) }
         actions.append(.peerEnded(leg, .rst))
         let towardsDeadSide = leg.outgoing.reversed

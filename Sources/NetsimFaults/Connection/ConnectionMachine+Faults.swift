@@ -96,11 +96,17 @@ extension ConnectionMachine {
     /// close is what that side saw (a server's FIN waiting behind a slow answer, then `rst`: the
     /// client got a reset, and the log said the server closed with FIN).
     mutating func relayEnds(_ how: CloseKind) {
+        forgetFINThatNeverArrived()
+        if ending == nil { ending = (.relay, how) }
+    }
+
+    /// Forgets the ending a peer's FIN set while that FIN is still queued (behind a delay, a
+    /// rate or a hold): a drop about to come throws it away, so the other side never saw it.
+    mutating func forgetFINThatNeverArrived() {
         if let first = ending, first.how == .fin, first.by != .relay,
            lane(first.by == .client ? .up : .down, { $0.holdsMarker }) {
             ending = nil
         }
-        if ending == nil { ending = (.relay, how) }
     }
 
     /// The HTTP layer of an intercepted connection (on this machine's wire layer) closes the
