@@ -17,6 +17,8 @@ public struct FaultName: Hashable, Sendable, Comparable, ExpressibleByStringLite
     public static let segmentLoss: FaultName = "segment-loss"
     /// The connection was closing; bytes that arrived meanwhile were read and dropped.
     public static let closing: FaultName = "closing"
+    /// Upstream's h2 GOAWAY, passed on to the client (what it ended is said under this name).
+    public static let upstreamGoAway: FaultName = "upstream goaway"
     /// One side reset; what was travelling towards it was dropped.
     public static let peerReset: FaultName = "peer reset"
 }

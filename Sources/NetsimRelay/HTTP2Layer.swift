@@ -42,6 +42,8 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     private var drainingAfterGoAway = false
     /// `rst-stream` armed for the next request on this connection.
     private var pendingReset: (FaultID, RstStream.Code)?
+    /// Says which streams the client opens after a GOAWAY (``speakH2(limitingStreamsTo:)``).
+    private var lateStreams: HTTP2LateStreamWatch?
 
     var now: Int64 { Int64(eventLoop.now.uptimeNanoseconds) }
 
@@ -82,6 +84,11 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
             connection.initialSettings = connection.initialSettings.filter { $0.parameter != .maxConcurrentStreams }
                 + [HTTP2Setting(parameter: .maxConcurrentStreams, value: limit)]
         }
+        let watch = HTTP2LateStreamWatch { [self] stream, last, cause in
+            log(.faultFired(fault: cause, detail: "stream \(stream) opened after the GOAWAY (last stream \(last)) and ignored, as RFC 9113 §6.8 lets a server: the client must send it again on a new connection"))
+        }
+        try client.pipeline.syncOperations.addHandler(watch)  // before the h2 handler, which ignores such streams silently
+        lateStreams = watch
         _ = try client.pipeline.syncOperations.configureHTTP2Pipeline(
             mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
         ) { [self] stream in
@@ -180,6 +187,7 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
     func upstreamWentAway(lastStream: HTTP2StreamID, errorCode: HTTP2ErrorCode) {
         let last = streams.filter { $0.upstream <= Int(lastStream) }.map(\.client).max() ?? 0
         let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: HTTP2StreamID(last), errorCode: errorCode, opaqueData: nil))
+        lateStreams?.wentAway(last: last, cause: .upstreamGoAway)
         client.writeAndFlush(frame, promise: nil)
     }
 
@@ -255,6 +263,7 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
         case .graceful:
             log(.faultFired(fault: GoAway.faultName, detail: "GOAWAY (NO_ERROR, last stream \(lastClientStream)): \(inFlight) stream(s) in flight finish, new requests must use a new connection"))
             drainingAfterGoAway = true
+            lateStreams?.wentAway(last: lastClientStream, cause: GoAway.faultName)
             client.writeAndFlush(frame, promise: nil)
             if openStreams.isEmpty { closeAfterPendingFrames() }
         case .abrupt:

@@ -29,12 +29,13 @@ struct InterceptionTests {
         let caFile: String
         let server: BuiltinServer
 
-        init(upstreamProtocols: [ApplicationProtocol] = [.http2, .http1], idleTimeout: Duration? = nil) throws {
+        init(upstreamProtocols: [ApplicationProtocol] = [.http2, .http1], idleTimeout: Duration? = nil,
+             routes: [HTTPRoute] = InterceptionTests.routes) throws {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             authority = try CertificateAuthority.ephemeral()
             caFile = folder.appendingPathComponent("ca.pem").path
             try (try authority.pem).write(toFile: caFile, atomically: true, encoding: .utf8)
-            server = BuiltinServer(routes: InterceptionTests.routes, idleTimeout: idleTimeout,
+            server = BuiltinServer(routes: routes, idleTimeout: idleTimeout,
                                    transport: try .tls(authority: authority, protocols: upstreamProtocols))
         }
 
@@ -332,11 +333,7 @@ struct InterceptionTests {
     @Test func streamsPastMaxStreamsAreRefusedEvenBeforeTheSettingsAreAcknowledged() async throws {
         let setup = try Setup()
         let (relay, endpoint) = try await setup.relay(faults: [FaultRule(.maxStreams(1))])
-        // HEADERS (END_STREAM, END_HEADERS) for GET https://localhost/slow, HPACK literals.
-        func headers(_ stream: UInt8) -> [UInt8] {
-            let block: [UInt8] = [0x82, 0x87] + [0x04, 5] + Array("/slow".utf8) + [0x01, 9] + Array("localhost".utf8)
-            return [0, 0, UInt8(block.count), 1, 0x05, 0, 0, 0, stream] + block
-        }
+        func headers(_ stream: UInt8) -> [UInt8] { RawH2Client.get("/slow", stream: stream) }
         let refused: @Sendable ([HTTP2Frames.Frame]) -> [Int] = { frames in frames.filter { $0.type == 3 && $0.payload == [0, 0, 0, 7] }.map(\.stream) }
         // Until stream 1's answer has begun (HEADERS): its request reached the server.
         let frames = try await serverFrames(endpoint, authority: setup.authority, then: headers(1) + headers(3) + headers(5)) {
@@ -358,28 +355,11 @@ struct InterceptionTests {
     /// holds (by default, up to its first SETTINGS; waited for at most 20 s).
     func serverFrames(_ endpoint: Endpoint, authority: CertificateAuthority, then: [UInt8] = [],
                       until: @escaping @Sendable ([HTTP2Frames.Frame]) -> Bool = { $0.contains { $0.type == 4 && $0.flags & 1 == 0 } }) async throws -> [HTTP2Frames.Frame] {
-        let received = NIOLockedValueBox<[UInt8]>([])
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let settingsArrived = group.next().makePromise(of: Void.self)
-        let context = try NIOSSLContext(configuration: try authority.clientConfiguration(protocols: [.http2]))
-        let channel = try await ClientBootstrap(group: group).channelInitializer { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: "localhost"))
-                try channel.pipeline.syncOperations.addHandler(ByteCollector { bytes in
-                    let all = received.withLockedValue { $0 += bytes; return $0 }
-                    if until(HTTP2Frames.parse(all)) { settingsArrived.succeed(()) }
-                })
-            }
-        }.connect(host: endpoint.host, port: endpoint.port).get()
-        var preface = channel.allocator.buffer(string: "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-        preface.writeBytes([0, 0, 0, 4, 0, 0, 0, 0, 0] + then)
-        try await channel.writeAndFlush(preface)
-        let deadline = group.next().scheduleTask(in: .seconds(20)) { settingsArrived.fail(ChannelError.connectTimeout(.seconds(20))) }
-        try? await settingsArrived.futureResult.get()
-        deadline.cancel()
-        try await channel.close()
-        try await group.shutdownGracefully()
-        return HTTP2Frames.parse(received.withLockedValue { $0 })
+        let client = try await RawH2Client(endpoint, authority: authority)
+        try await client.send(then)
+        let frames = await client.wait(until: until)
+        await client.close()
+        return frames
     }
 
     /// On a connection that is not h2 the h2 faults do nothing, and say so.
@@ -396,12 +376,4 @@ struct InterceptionTests {
         #expect(result.standardOutput.hasPrefix("200 1.1"))
         #expect(relay.eventLog.events.contains { if case .faultFired(_, let detail) = $0.kind { detail.contains("this connection is not intercepted, or not HTTP/2: nothing done") } else { false } })
     }
-}
-
-/// Hands every byte read to `received`.
-private final class ByteCollector: ChannelInboundHandler, Sendable {
-    typealias InboundIn = ByteBuffer
-    let received: @Sendable ([UInt8]) -> Void
-    init(_ received: @escaping @Sendable ([UInt8]) -> Void) { self.received = received }
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) { received(Array(unwrapInboundIn(data).readableBytesView)) }
 }
