@@ -12,7 +12,7 @@ public struct GoAway: Fault {
     public static let syntax = "[=graceful|abrupt]"
     public static let example = "goaway=graceful"
     public static let scope = FaultScope.request
-    public static let summary = "h2: GOAWAY; graceful lets streams in flight finish, abrupt closes the connection"
+    public static let summary = "h2: GOAWAY; graceful lets streams in flight finish, abrupt closes the connection. Streams a client opens after it are ignored (RFC 9113 §6.8), each logged"
 
     public enum Mode: String, Sendable, CaseIterable { case graceful, abrupt }
 
