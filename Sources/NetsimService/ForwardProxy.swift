@@ -226,7 +226,8 @@ public final class ForwardProxy: @unchecked Sendable {
 
     /// The relay to `destination`, started on first use. It has no listener (connections are
     /// adopted) and reaches the destination by name, per connection. A tunnel's relay intercepts
-    /// TLS when the proxy was asked to (and then observes the HTTP inside).
+    /// TLS when the proxy was asked to (and then observes the HTTP inside); a plain request's
+    /// observes its HTTP (QA 57: the log had no `http_request` for it).
     func relay(to destination: Endpoint, tunnel: Bool = false) async throws -> Relay {
         let key = RelayKey(destination: destination, tunnel: tunnel)
         let task = try lock.withLock { () throws -> Task<Relay, any Error> in
@@ -237,7 +238,7 @@ public final class ForwardProxy: @unchecked Sendable {
                 let relay = Relay(
                     configuration: RelayConfiguration(
                         upstream: destination, link: configuration.link, faults: configuration.faults, seed: configuration.seed,
-                        connectTimeout: configuration.connectTimeout, observeHTTP: interception != nil, tls: interception, authority: configuration.authority,
+                        connectTimeout: configuration.connectTimeout, observeHTTP: interception != nil || !tunnel, tls: interception, authority: configuration.authority,
                         forProxyClients: true),
                     eventLog: eventLog, group: group, connector: HostConnector(destination), timeline: timeline)
                 do {

@@ -75,6 +75,15 @@ struct ForwardProxyTests {
         #expect(response.hasSuffix("ok"))
         #expect(lines.all == ["GET /hello?x=1 HTTP/1.1"])
         #expect(seconds >= 0.19 && seconds < Self.patience / .seconds(1), "round trip took \(seconds) s")
+        // Observed as through `netsim run` (QA 57: only intercepted tunnels were).
+        let http = proxy.eventLog.events.compactMap { event -> String? in
+            switch event.kind {
+            case .httpRequest(let method, let path, _, _, _, _, _): "\(method) \(path)"
+            case .httpResponse(let status, _, _, _): "\(status)"
+            default: nil
+            }
+        }
+        #expect(http == ["GET /hello?x=1", "200"], "\(proxy.eventLog.events.map(\.kind))")
     }
 
     /// The headers a request's `Connection` names are hop-by-hop, and not forwarded (QA 36:
