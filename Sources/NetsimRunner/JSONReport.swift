@@ -170,28 +170,44 @@ public enum JSONReport {
     public struct Suite: Codable, Sendable, Equatable {
         public var runs: [Entry]
         public var matrix: Matrix?
+        /// Scenarios this machine could not run, and why (a packet link without root).
+        public var skipped: [Skipped]
+
+        public struct Skipped: Codable, Sendable, Equatable {
+            public var scenario: String
+            public var file: String
+            public var reason: String
+            public init(scenario: String, file: String, reason: String) {
+                self.scenario = scenario
+                self.file = file
+                self.reason = reason
+            }
+        }
 
         /// Runs that passed, and runs that failed or could not run (`N passed, N failed`):
         /// written first in the file, always counted from `runs`.
         public var passed: Int { runs.filter(\.passed).count }
         public var failed: Int { runs.count - passed }
 
-        enum CodingKeys: String, CodingKey { case passed, failed, runs, matrix }
+        enum CodingKeys: String, CodingKey { case passed, failed, skipped, runs, matrix }
 
-        public init(runs: [Entry], matrix: Matrix? = nil) {
+        public init(runs: [Entry], matrix: Matrix? = nil, skipped: [Skipped] = []) {
             self.runs = runs
             self.matrix = matrix
+            self.skipped = skipped
         }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.init(runs: try container.decode([Entry].self, forKey: .runs), matrix: try container.decodeIfPresent(Matrix.self, forKey: .matrix))
+            self.init(runs: try container.decode([Entry].self, forKey: .runs), matrix: try container.decodeIfPresent(Matrix.self, forKey: .matrix),
+                      skipped: try container.decodeIfPresent([Skipped].self, forKey: .skipped) ?? [])
         }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(passed, forKey: .passed)
             try container.encode(failed, forKey: .failed)
+            if !skipped.isEmpty { try container.encode(skipped, forKey: .skipped) }
             try container.encode(runs, forKey: .runs)
             try container.encodeIfPresent(matrix, forKey: .matrix)
         }

@@ -16,7 +16,11 @@ public enum JUnitReport {
         /// JUnit's `<error>`: netsim could not run it (a harness problem, not the client's
         /// failure); CI systems show the two apart.
         public var error: String?
-        public init(name: String, file: String, seconds: Double, failure: String?, message: String? = nil, output: String? = nil, error: String? = nil) {
+        /// JUnit's `<skipped>`, with why: not run here (a packet link without root), so CI's count
+        /// of tests does not change between runners (QA 58: skipped scenarios vanished).
+        public var skipped: String?
+        public init(name: String, file: String, seconds: Double, failure: String?, message: String? = nil, output: String? = nil,
+                    error: String? = nil, skipped: String? = nil) {
             self.message = message
             self.name = name
             self.file = file
@@ -24,10 +28,42 @@ public enum JUnitReport {
             self.failure = failure
             self.output = output
             self.error = error
+            self.skipped = skipped
         }
 
         /// Failed, or could not run.
         public var didNotPass: Bool { failure != nil || error != nil }
+    }
+
+    /// When and where a suite ran, for `<testsuite>`'s `timestamp`, `hostname` and `time` (the
+    /// wall time: the cases' times add up to more when runs overlap, `--jobs`).
+    public struct Run: Sendable {
+        public var started: Date
+        public var seconds: Double
+        public var hostname: String
+        public init(started: Date, seconds: Double, hostname: String = ProcessInfo.processInfo.hostName) {
+            self.started = started
+            self.seconds = seconds
+            self.hostname = hostname
+        }
+
+        /// `2026-11-28T08:40:12`, as JUnit's schema has it (no zone: UTC here).
+        var timestamp: String {
+            let format = DateFormatter()
+            format.locale = Locale(identifier: "en_US_POSIX")
+            format.timeZone = TimeZone(identifier: "UTC")
+            format.dateFormat = "yyyy-MM-dd'T'HH:mm:ss"
+            return format.string(from: started)
+        }
+    }
+
+    /// A case's `classname`: its file as a dotted path without `.scn` (`Scenarios.lockscreen`),
+    /// the form pytest writes, which Jenkins splits at the last dot into package and class (the
+    /// file itself put every case in a class `scn`, QA 58). The file is in `file`.
+    static func className(of file: String) -> String {
+        var path = Substring(file)
+        if path.hasSuffix(".scn") { path = path.dropLast(4) }
+        return path.split(separator: "/").filter { $0 != "." && !$0.isEmpty }.joined(separator: ".")
     }
 
     /// With a matrix baseline, one test case per matrix cell instead of one per run: it fails
@@ -64,16 +100,23 @@ public enum JUnitReport {
         return "\(result.failures.count) of \(result.verdicts.count) check\(result.verdicts.count == 1 ? "" : "s") failed\(TextReport.policyNote(result)), first: \(first.title)"
     }
 
-    public static func render(_ cases: [Case], suiteName: String = "netsim") -> String {
+    /// `run`: when, where and how long the suite ran; without it `time` is the cases' sum.
+    public static func render(_ cases: [Case], suiteName: String = "netsim", run: Run? = nil) -> String {
         let failures = cases.filter { $0.failure != nil }.count
         let errors = cases.filter { $0.failure == nil && $0.error != nil }.count
-        let total = cases.reduce(0) { $0 + $1.seconds }
+        let skipped = cases.filter { !$0.didNotPass && $0.skipped != nil }.count
+        let total = run?.seconds ?? cases.reduce(0) { $0 + $1.seconds }
+        let when = run.map { #" timestamp="\#($0.timestamp)" hostname="\#(escape($0.hostname))""# } ?? ""
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        xml += #"<testsuites name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" errors="\#(errors)" time="\#(format(total))">"# + "\n"
-        xml += #"  <testsuite name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" errors="\#(errors)" skipped="0" time="\#(format(total))">"# + "\n"
+        xml += #"<testsuites name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(format(total))">"# + "\n"
+        xml += #"  <testsuite name="\#(escape(suiteName))" tests="\#(cases.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(format(total))"\#(when)>"# + "\n"
         for item in cases {
-            let open = #"    <testcase classname="\#(escape(item.file))" name="\#(escape(item.name))" time="\#(format(item.seconds))""#
-            if item.failure == nil, let error = item.error {
+            let open = #"    <testcase classname="\#(escape(className(of: item.file)))" name="\#(escape(item.name))" file="\#(escape(item.file))" time="\#(format(item.seconds))""#
+            if !item.didNotPass, let reason = item.skipped {
+                xml += open + ">\n"
+                xml += #"      <skipped message="\#(escape(reason))"/>"# + "\n"
+                xml += "    </testcase>\n"
+            } else if item.failure == nil, let error = item.error {
                 let firstLine = error.split(separator: "\n").first.map(String.init) ?? "could not run"
                 xml += open + ">\n"
                 xml += #"      <error message="\#(escape(firstLine))">\#(escape(error))</error>"# + "\n"

@@ -14,6 +14,20 @@ struct ClientChoice: Equatable {
     /// `exec` for `--exec` alone, `client` for the scenario's own.
     var column: String { exec?.name ?? driver ?? (exec != nil ? "exec" : "client") }
 
+    /// The options that choose this client again, as words: `--client naive`, `--client
+    /// exec:NAME=COMMAND`, `--exec COMMAND` (with `--exec-dir`); none for the scenario's own.
+    var arguments: [String] {
+        var words: [String] = []
+        if let exec {
+            let command = ShellQuoting.line(exec.command)
+            words = exec.name.map { ["--client", "exec:\($0)=\(command)"] } ?? ["--exec", command]
+            if let directory = exec.directory { words += ["--exec-dir", directory] }
+        } else if let driver {
+            words = ["--client", driver]
+        }
+        return words
+    }
+
     /// Reads `--client`: built-in drivers and `exec:NAME=COMMAND` items, comma-separated, `all`
     /// for every built-in driver. An `exec:` item's command runs to the next comma that starts
     /// another item (a driver name, `all`, `exec:`), so a command may itself contain commas.

@@ -1,15 +1,21 @@
 import ArgumentParser
+import CNetsimAllocator
 import Foundation
 import NetsimCore
 
 /// The process's entry: the allocator's settings (``MallocTuning``), the open-file limit raised
-/// to the hard limit (``OpenFileLimit``: a relay's connections each take two), then the command
-/// line, with negative option values joined to their options (``NegativeValues``).
+/// to the hard limit (``OpenFileLimit``: a relay's connections each take two), standard output
+/// line-buffered, then the command line, with negative option values joined to their options
+/// (``NegativeValues``).
 @main
 enum NetsimMain {
     static func main() async {
         MallocTuning.apply(environment: ProcessInfo.processInfo.environment)
         OpenFileLimit.raise()
+        // Line by line on a pipe or into a file too, as on a terminal: a CI log gets `netsim
+        // test`'s PASS/FAIL lines as each run ends (QA 58: stdio held them all to the exit, and a
+        // job killed at its time limit left an empty log).
+        cnetsim_stdout_line_buffered()
         // ArgumentParser's `main`, with one step before the process ends: an interruption
         // under way (``Interruption``) ends it instead, with its own status and line.
         do {

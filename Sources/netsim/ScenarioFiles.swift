@@ -37,8 +37,9 @@ enum ScenarioFiles {
     /// Paths that name no scenario: each missing one, or a folder with none, as `netsim check`
     /// says it (`PATH: error: …`, a line each).
     struct NotFound: Error, CustomStringConvertible {
-        var lines: [String]
-        var description: String { lines.joined(separator: "\n") }
+        /// Each path as given, and what is wrong with it.
+        var paths: [(path: String, problem: String)]
+        var description: String { paths.map { "\($0.path): error: \($0.problem)" }.joined(separator: "\n") }
     }
 
     /// `.scn` files named directly or found (recursively, sorted) in folders; a file named twice
@@ -51,23 +52,23 @@ enum ScenarioFiles {
 
     private static func collectAll(_ paths: [String]) throws -> [String] {
         var files: [String] = []
-        var notFound: [String] = []
+        var notFound: [(path: String, problem: String)] = []
         for raw in paths {
             let path = resolve(raw)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                notFound.append("\(raw): error: no such file or folder")
+                notFound.append((raw, "no such file or folder"))
                 continue
             }
             if isDirectory.boolValue {
                 let found = scenarios(inFolder: path)
-                if found.isEmpty { notFound.append("\(raw): error: \(noScenarios)") }
+                if found.isEmpty { notFound.append((raw, noScenarios)) }
                 files += found
             } else {
                 files.append(path)
             }
         }
-        guard notFound.isEmpty else { throw NotFound(lines: notFound) }
+        guard notFound.isEmpty else { throw NotFound(paths: notFound) }
         return files
     }
 }

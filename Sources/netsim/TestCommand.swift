@@ -72,11 +72,15 @@ struct TestCommand: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         Interruption.install(for: "test")
+        let started = (date: Date(), instant: ContinuousClock.now)
         let shard = try ShardOption.parse(self.shard)
+        removeEarlierReports()
         let files: [String]
         do { files = try ScenarioFiles.collect(paths) } catch let notFound as ScenarioFiles.NotFound {
             // Invalid input, as for `netsim run` and `netsim check` (exit 2), not a usage error.
             StandardStream.error.write("\(notFound)\nnetsim test: nothing ran\n")
+            writeNothingRan(notFound.paths.map { JUnitReport.Case(name: $0.path, file: $0.path, seconds: 0, failure: nil,
+                                                                  error: "\($0.path): \($0.problem); nothing ran") }, shard: shard)
             throw ExitCode(2)
         }
         var scenarios: [Scenario] = []
@@ -87,26 +91,30 @@ struct TestCommand: AsyncParsableCommand {
             } catch {
                 let rendered = ScenarioLoading.rendered(error)
                 StandardStream.error.write(rendered + "\n")
+                // The first error first: it is the `message` CI shows (QA 58: "the scenario is invalid").
                 invalid.append(JUnitReport.Case(name: (file as NSString).lastPathComponent, file: file, seconds: 0, failure: nil,
-                                                error: "the scenario is invalid; nothing ran:\n\(rendered)"))
+                                                error: "\(rendered)\nthe scenario is invalid; nothing ran"))
             }
         }
         if !invalid.isEmpty {
             // CI reads the JUnit file, not standard error: it says why nothing ran, one error per
-            // invalid scenario, as pytest reports its collection errors (QA 52: no file at all).
-            if let junit {
-                do { try writeOrFail(JUnitReport.render(invalid, suiteName: ShardOption.suiteName(shard)), to: junit) } catch {
-                    StandardStream.error.write("Error: \(error)\n")
-                }
-            }
+            // invalid scenario, as pytest reports its collection errors (QA 52: no file at all),
+            // and the valid ones as skipped (QA 58: the suite seemed to hold one test).
+            let reason = "not run: \(invalid.count) of \(files.count) scenarios are invalid, and a suite runs only when all are valid"
+            writeNothingRan(invalid + scenarios.map { JUnitReport.Case(name: $0.name, file: $0.file, seconds: 0, failure: nil, skipped: reason) },
+                            shard: shard)
             StandardStream.error.write("netsim test: \(invalid.count) of \(files.count) scenarios are invalid; nothing ran\n")
             throw ExitCode(2)
         }
-        // Scenarios this machine cannot run (link mode packet without root): said, not failed.
-        let unrunnable = scenarios.compactMap { scenario in ScenarioRunner.cannotRun(scenario).map { (scenario.name, $0) } }
+        // Scenarios this machine cannot run (link mode packet without root): said, not failed,
+        // and skipped in the reports.
+        let unrunnable = scenarios.compactMap { scenario in ScenarioRunner.cannotRun(scenario).map { (scenario, $0) } }
         if let reason = unrunnable.first?.1 {
-            print("netsim test: skipping \(unrunnable.map { $0.0 }.joined(separator: ", ")): \(reason) (docs/packet.md)")
+            print("netsim test: skipping \(unrunnable.map { $0.0.name }.joined(separator: ", ")): \(reason) (docs/packet.md)")
             scenarios.removeAll { ScenarioRunner.cannotRun($0) != nil }
+        }
+        let skipped = ShardOption.select(unrunnable.map(\.0), shard: shard).map { scenario in
+            (scenario, "skipped: \(ScenarioRunner.cannotRun(scenario) ?? "") (docs/packet.md)")
         }
         let all = scenarios.count
         scenarios = ShardOption.select(scenarios, shard: shard)
@@ -134,15 +142,18 @@ struct TestCommand: AsyncParsableCommand {
             case .success(let result):
                 cases.append(JUnitReport.Case(
                     name: job.name, file: job.scenario.file, seconds: Double(result.duration) / 1e9,
-                    failure: result.passed ? nil : TextReport.render(result), message: JUnitReport.message(for: result)))
+                    failure: result.passed ? nil : TextReport.render(result) + "\nagain: \(job.rerun(seed: result.seed))",
+                    message: JUnitReport.message(for: result)))
                 entries.append(.run(JSONReport.Run(result)))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, MatrixOutcome(result))
                 pages.append(HTMLReport.Entry(.run(result), cell: place))
             case .failure(let error):
-                cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: 0, failure: nil, error: "netsim could not run it: \(error)"))
+                let seed = options.runOptions(job.client).seed(for: job.scenario)
+                cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: 0, failure: nil,
+                                              error: "netsim could not run it: \(error)\nagain: \(job.rerun(seed: seed))"))
                 entries.append(.failure(JSONReport.Failure(
                     scenario: job.scenario.name, file: job.scenario.file, driver: job.driver ?? job.scenario.client.driver,
-                    seed: options.runOptions(job.client).seed(for: job.scenario), error: "\(error)")))
+                    seed: seed, error: "\(error)")))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, .error)
                 pages.append(HTMLReport.Entry(.failure(scenario: job.scenario.name, file: job.scenario.file, driver: job.column, error: "\(error)"), cell: place))
             }
@@ -159,10 +170,13 @@ struct TestCommand: AsyncParsableCommand {
         if wantsMatrix { save { try matrixOptions.write(measurement, baseline: baseline) } }
         if let junit {
             let reported = comparison.map { JUnitReport.cells(cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) } ?? cases
-            save { try writeOrFail(JUnitReport.render(reported, suiteName: ShardOption.suiteName(shard)), to: junit) }
+            let notRun = skipped.map { JUnitReport.Case(name: $0.0.name, file: $0.0.file, seconds: 0, failure: nil, skipped: $0.1) }
+            let run = JUnitReport.Run(started: started.date, seconds: (ContinuousClock.now - started.instant) / .seconds(1))
+            save { try writeOrFail(JUnitReport.render(reported + notRun, suiteName: ShardOption.suiteName(shard), run: run), to: junit) }
         }
         if let json {
-            save { try writeOrFail(JSONReport.data(JSONReport.Suite(runs: entries, matrix: wantsMatrix ? JSONReport.Matrix(measurement) : nil)), to: json) }
+            let notRun = skipped.map { JSONReport.Suite.Skipped(scenario: $0.0.name, file: $0.0.file, reason: $0.1) }
+            save { try writeOrFail(JSONReport.data(JSONReport.Suite(runs: entries, matrix: wantsMatrix ? JSONReport.Matrix(measurement) : nil, skipped: notRun)), to: json) }
         }
         if let html {
             let title = "netsim test " + paths.joined(separator: " ")
@@ -170,6 +184,7 @@ struct TestCommand: AsyncParsableCommand {
         }
         for message in unsaved { StandardStream.error.write("Error: \(message)\n") }
         let failed = cases.filter(\.didNotPass).count  // failed, or netsim could not run it
+        if !skipped.isEmpty { print("\(skipped.count) skipped (not runnable here, see above)") }
         print("\(cases.count - failed) passed, \(failed) failed")
         if !unsaved.isEmpty { throw ExitCode(1) }
         // With a baseline, the matrix decides: known failures are what the baseline says.
@@ -177,6 +192,26 @@ struct TestCommand: AsyncParsableCommand {
             if !comparison.matches { throw ExitCode(1) }
         } else if failed > 0 {
             throw ExitCode(1)
+        }
+    }
+
+    /// Removes the reports an earlier run left at the paths this one writes (regular files, not
+    /// this process's own output): a run interrupted before it writes its own leaves none, and
+    /// CI collecting reports read the earlier run's as this one's (QA 58).
+    private func removeEarlierReports() {
+        for path in [junit, json, html].compactMap({ $0 }) {
+            var file = stat()
+            guard stat(path, &file) == 0, file.st_mode & S_IFMT == S_IFREG, StandardStream.same(as: path) == nil else { continue }
+            unlink(path)
+        }
+    }
+
+    /// The JUnit report of a suite that did not run (a path without scenarios, an invalid
+    /// scenario): CI reads it, not standard error (QA 52, QA 58).
+    private func writeNothingRan(_ cases: [JUnitReport.Case], shard: Shard?) {
+        guard let junit else { return }
+        do { try writeOrFail(JUnitReport.render(cases, suiteName: ShardOption.suiteName(shard)), to: junit) } catch {
+            StandardStream.error.write("Error: \(error)\n")
         }
     }
 
@@ -196,6 +231,12 @@ struct TestCommand: AsyncParsableCommand {
         var runSuffix: String { rounds > 1 ? " (run \(round) of \(rounds))" : "" }
         /// The matrix column: the driver, or `client` for the scenario's own.
         var column: String { client.column }
+
+        /// The command that runs this one again alone, as it ran (QA 58: a CI failure did not
+        /// say its seed): `netsim run FILE --client naive --seed 7`.
+        func rerun(seed: UInt64) -> String {
+            ShellQuoting.line(["netsim", "run", scenario.file] + client.arguments + ["--seed", String(seed)])
+        }
 
         /// The matrix row of each scenario file: its name, or its file when two share a name.
         static func rowNames(_ scenarios: [Scenario]) -> [String: String] {
@@ -236,8 +277,10 @@ struct TestCommand: AsyncParsableCommand {
                 case .success(let run):
                     progress.emit(TextReport.render(run).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
                     progress.emit("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))\(jobs[index].runSuffix)")
+                    progress.emit("  again: \(jobs[index].rerun(seed: run.seed))")
                 case .failure(let error):
                     progress.emit("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? "")\(jobs[index].runSuffix): netsim could not run it: \(error)")
+                    progress.emit("  again: \(jobs[index].rerun(seed: options.runOptions(jobs[index].client).seed(for: jobs[index].scenario)))")
                 }
                 progress.finished(jobs[index].name, passed: (try? result.get())?.passed ?? false)
                 if next < jobs.count { launch() }

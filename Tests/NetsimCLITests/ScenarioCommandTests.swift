@@ -110,7 +110,7 @@ struct ScenarioCommandTests {
         #expect(status == 0, "\(out)")
         #expect(out.split(separator: "\n").last.map(String.init)?.hasSuffix(" passed, 0 failed") == true, "\(out)")
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
-        #expect(xml.contains("<testcase classname=\"Scenarios/lockscreen.scn\" name=\"lockscreen\""))
+        #expect(xml.contains("<testcase classname=\"Scenarios.lockscreen\" name=\"lockscreen\" file=\"Scenarios/lockscreen.scn\""))
         #expect(xml.contains("failures=\"0\""))
         // JUnit XML that XML parsers accept.
         #expect(XMLParser(data: Data(xml.utf8)).parse())
@@ -138,10 +138,16 @@ struct ScenarioCommandTests {
         let lockscreen = try String(contentsOfFile: Self.root + "/Scenarios/lockscreen.scn", encoding: .utf8)
         try lockscreen.write(toFile: folder + "/a.scn", atomically: true, encoding: .utf8)
         try lockscreen.replacingOccurrences(of: "profile: lte", with: "profile: wifi").write(toFile: folder + "/b.scn", atomically: true, encoding: .utf8)
-        let (status, out, err) = try await Self.netsim(["test", folder])
+        let junit = Self.temporary("invalid.xml")
+        defer { try? FileManager.default.removeItem(atPath: junit) }
+        let (status, out, err) = try await Self.netsim(["test", folder, "--junit", junit])
         #expect(status == 2)
         #expect(err.contains("b.scn:"), "\(err)")
         #expect(!out.contains("PASS"), "nothing ran")
+        // CI's summary is the first error; the valid scenario is skipped, not gone (QA 58).
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains(#"<error message="\#(folder)/b.scn:"#), "\(xml)")
+        #expect(xml.contains(#"name="lockscreen" file="\#(folder)/a.scn" time="0.000">"#) && xml.contains("<skipped message=\"not run: 1 of 2 scenarios are invalid"), "\(xml)")
     }
 
     /// A path that names no scenario is invalid input (2), as for `netsim run` and `netsim
@@ -151,9 +157,31 @@ struct ScenarioCommandTests {
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: empty) }
         let missing = Self.temporary("missing") + ".scn"
-        let (status, out, err) = try await Self.netsim(["test", missing, "Scenarios/server-fin.scn", empty])
+        // A report an earlier run left there is not taken for this one's (QA 58).
+        let junit = Self.temporary("missing.xml")
+        try "<stale/>".write(toFile: junit, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: junit) }
+        let (status, out, err) = try await Self.netsim(["test", missing, "Scenarios/server-fin.scn", empty, "--junit", junit])
         #expect(status == 2, "\(err)")
         #expect(err == "\(missing): error: no such file or folder\n\(empty): error: no .scn files in this folder (or its subfolders)\nnetsim test: nothing ran\n")
         #expect(!out.contains("PASS"), "nothing ran: \(out)")
+        // CI reads why in the JUnit file (QA 58: none was written).
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains(#"tests="2" failures="0" errors="2""#) && xml.contains(#"<error message="\#(missing): no such file or folder; nothing ran">"#), "\(xml)")
+    }
+
+    /// On a pipe, as in a CI log, each verdict comes as its run ends, not all at the exit (QA 58:
+    /// stdio held them, and a job killed at its time limit left an empty log); a failure says
+    /// how to run it again alone.
+    @Test func testStreamsItsVerdictsIntoAPipeAndSaysHowToRunAFailureAgain() async throws {
+        // refused.scn fails with naive in about a second; lockscreen-long.scn takes ~7 s after it.
+        let run = try WatchedProcess(NetsimProcess.executable, ["test", "Scenarios/refused.scn", "Scenarios/lockscreen-long.scn", "--client", "naive", "--jobs", "1"],
+                                     directory: NetsimProcess.root)
+        let first = Waitable<ContinuousClock.Instant?>(nil)
+        run.whenLine(.output, where: { $0.hasPrefix("FAIL Scenarios/refused.scn") }) { _ in first.update { $0 = .now } }
+        let result = try await run.result(within: .seconds(120))
+        let early = try #require(first.value, "no FAIL line: \(result.standardOutput)")
+        #expect(ContinuousClock.now - early > .seconds(3), "the first verdict came with the last, at the exit:\n\(result.standardOutput)")
+        #expect(result.standardOutput.contains("  again: netsim run Scenarios/refused.scn --client naive --seed 6\n"), "\(result.standardOutput)")
     }
 }

@@ -38,4 +38,23 @@ struct JUnitReportTests {
                                                        message: "1 of 2 checks failed, first: request r: body contains \"nope\"")])
         #expect(xml.contains(#"<failure message="1 of 2 checks failed, first: request r: body contains &quot;nope&quot;">"#), "\(xml)")
     }
+
+    /// A scenario not run here is `<skipped>` with why, counted apart (QA 58: it vanished); the
+    /// suite's time is the wall time given, with when and where it ran; a case's `classname` is
+    /// its file as a dotted path, which Jenkins splits into package and class (QA 58: `scn`).
+    @Test func skippedCasesTheSuitesWallTimeAndDottedClassNames() {
+        let cases = [
+            JUnitReport.Case(name: "lockscreen", file: "Scenarios/lockscreen.scn", seconds: 3, failure: nil),
+            JUnitReport.Case(name: "refused", file: "./Scenarios/refused.scn", seconds: 2, failure: nil),
+            JUnitReport.Case(name: "handover", file: "Scenarios/handover.scn", seconds: 0, failure: nil, skipped: "skipped: link mode packet needs root"),
+        ]
+        let run = JUnitReport.Run(started: Date(timeIntervalSince1970: 1_795_856_412), seconds: 3.5, hostname: "ci-runner")
+        let xml = JUnitReport.render(cases, run: run)
+        #expect(xml.contains(#"<testsuite name="netsim" tests="3" failures="0" errors="0" skipped="1" time="3.500" timestamp="2026-11-28T09:00:12" hostname="ci-runner">"#), "\(xml)")
+        #expect(xml.contains(#"<testcase classname="Scenarios.lockscreen" name="lockscreen" file="Scenarios/lockscreen.scn" time="3.000"/>"#), "\(xml)")
+        #expect(xml.contains(#"classname="Scenarios.refused""#), "\(xml)")
+        #expect(xml.contains(#"<skipped message="skipped: link mode packet needs root"/>"#), "\(xml)")
+        #expect(XMLParser(data: Data(xml.utf8)).parse())
+        #expect(JUnitReport.render(cases).contains(#"skipped="1" time="5.000">"#), "without a run, the cases' sum and no timestamp")
+    }
 }

@@ -1,6 +1,8 @@
 #ifndef CNETSIM_ALLOCATOR_H
 #define CNETSIM_ALLOCATOR_H
 
+#include "CNetsimStdio.h"
+
 // glibc's mallopt(3), which Swift's Glibc module does not import (<malloc.h>): the netsim
 // executable fixes the allocator's thresholds at start (MallocTuning.swift says why).
 
