@@ -99,7 +99,14 @@ extension Validator {
         }
         var description: String?
         if let entry = require("description", in: top, hint: "add 'description:' saying which real incident the scenario reproduces") {
-            description = text(entry, allowEmpty: false).map { text in
+            // Printed at the head of every run: a control character (a "\e[31m" written in
+            // double quotes) reached the terminal as an escape sequence (QA 58).
+            let written = text(entry, allowEmpty: false)
+            if let bad = written?.unicodeScalars.first(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
+                error(entry.valueLocation, "'description' holds the control character U+\(String(format: "%04X", bad.value)), which a terminal would take as a command",
+                      hint: "write the description as plain text (no escape sequences such as \\e[31m)")
+            }
+            description = written.map { text in
                 var text = Substring(text)
                 while let last = text.last, last.isWhitespace { text = text.dropLast() }
                 return String(text)
