@@ -182,7 +182,8 @@ public final class ExecDriver: ClientDriver {
                     timers.append(wake(at: end))
                 }
                 if logComplete || ContinuousClock.now >= end {
-                    throw RunnerError.failed("the exec client exited before saying hello\n" + clientLog.contents)
+                    let log = clientLog.contents
+                    throw RunnerError.failed("the exec client exited before saying hello" + (MissingDependencyHint.hint(in: log).map { " (\($0))" } ?? "") + "\n" + log)
                 }
             }
             if ContinuousClock.now >= deadline { break }
