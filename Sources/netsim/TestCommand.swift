@@ -147,9 +147,10 @@ struct TestCommand: AsyncParsableCommand {
                 entries.append(.run(JSONReport.Run(result)))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, MatrixOutcome(result))
                 pages.append(HTMLReport.Entry(.run(result), cell: place))
-            case .failure(let error):
+            case .failure(let failure):
+                let error = failure.error
                 let seed = options.runOptions(job.client).seed(for: job.scenario)
-                cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: 0, failure: nil,
+                cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: failure.seconds, failure: nil,
                                               error: "netsim could not run it: \(error)\nagain: \(job.rerun(seed: seed))"))
                 entries.append(.failure(JSONReport.Failure(
                     scenario: job.scenario.name, file: job.scenario.file, driver: job.driver ?? job.scenario.client.driver,
@@ -245,11 +246,18 @@ struct TestCommand: AsyncParsableCommand {
         }
     }
 
-    private func runAll(_ jobs: [Job], captures: [String?]) async -> [Result<RunResult, RunnerError>] {
-        var results = [Result<RunResult, RunnerError>?](repeating: nil, count: jobs.count)
+    /// A run netsim could not make, and how long it tried (a client's hello waited for 20 s: it
+    /// was reported as taking no time, QA 58).
+    struct CouldNotRun: Error {
+        var error: RunnerError
+        var seconds: Double
+    }
+
+    private func runAll(_ jobs: [Job], captures: [String?]) async -> [Result<RunResult, CouldNotRun>] {
+        var results = [Result<RunResult, CouldNotRun>?](repeating: nil, count: jobs.count)
         let progress = ProgressDisplay(title: "netsim test", total: jobs.count)
         defer { progress.stop() }
-        await withTaskGroup(of: (Int, Result<RunResult, RunnerError>).self) { group in
+        await withTaskGroup(of: (Int, Result<RunResult, CouldNotRun>).self) { group in
             var next = 0
             func launch() {
                 let index = next
@@ -258,12 +266,12 @@ struct TestCommand: AsyncParsableCommand {
                 options.pcapPath = captures[index]
                 progress.started(jobs[index].name)
                 group.addTask {
+                    let start = ContinuousClock.now
                     do {
                         return (index, .success(try await ScenarioRunner.run(scenario, options: options)))
-                    } catch let error as RunnerError {
-                        return (index, .failure(error))
                     } catch {
-                        return (index, .failure(.failed("\(error)")))
+                        let seconds = (ContinuousClock.now - start) / .seconds(1)
+                        return (index, .failure(CouldNotRun(error: error as? RunnerError ?? .failed("\(error)"), seconds: seconds)))
                     }
                 }
                 next += 1
@@ -278,8 +286,8 @@ struct TestCommand: AsyncParsableCommand {
                     progress.emit(TextReport.render(run).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
                     progress.emit("FAIL \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))\(jobs[index].runSuffix)")
                     progress.emit("  again: \(jobs[index].rerun(seed: run.seed))")
-                case .failure(let error):
-                    progress.emit("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? "")\(jobs[index].runSuffix): netsim could not run it: \(error)")
+                case .failure(let failure):
+                    progress.emit("FAIL \(jobs[index].scenario.file)\(jobs[index].driver.map { " [\($0)]" } ?? "")\(jobs[index].runSuffix): netsim could not run it: \(failure.error)")
                     progress.emit("  again: \(jobs[index].rerun(seed: options.runOptions(jobs[index].client).seed(for: jobs[index].scenario)))")
                 }
                 progress.finished(jobs[index].name, passed: (try? result.get())?.passed ?? false)

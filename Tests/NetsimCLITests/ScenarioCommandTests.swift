@@ -131,6 +131,21 @@ struct ScenarioCommandTests {
         #expect((run["error"] as? String)?.isEmpty == false, "\(run)")
     }
 
+    /// A run netsim could not make is timed as long as it tried (QA 58: a client that never said
+    /// hello, 20 s, was `time="0.000"`).
+    @Test func aRunThatCouldNotStartIsTimedAsLongAsItTried() async throws {
+        let junit = Self.temporary("could-not-run.xml")
+        defer { try? FileManager.default.removeItem(atPath: junit) }
+        let (status, out, _) = try await Self.netsim([
+            "test", "Scenarios/server-fin.scn", "--client", "exec:late=sh -c 'read config; sleep 1; exit 3'", "--junit", junit,
+        ])
+        #expect(status == 1, "\(out)")
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        let time = xml.components(separatedBy: "name=\"server-fin [late]\" file=\"Scenarios/server-fin.scn\" time=\"").dropFirst().first.flatMap { Double($0.prefix { $0 != "\"" }) }
+        #expect((time ?? 0) >= 1, "\(xml)")
+        #expect(xml.contains("<error message=\"netsim could not run it: the exec client exited before saying hello"), "\(xml)")
+    }
+
     @Test func testRefusesToRunASuiteWithAnInvalidScenario() async throws {
         let folder = Self.temporary("suite")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
