@@ -32,14 +32,18 @@ public final class APIServer: @unchecked Sendable {
     /// Request bodies above this size are refused with 413.
     static let maximumBody = 1 << 20
 
-    public init(api: any APIResponder) {
+    /// How long a connection may take over a request, and stay idle.
+    let deadlines: APIDeadlines
+
+    public init(api: any APIResponder, deadlines: APIDeadlines = APIDeadlines()) {
         self.api = api
+        self.deadlines = deadlines
     }
 
     /// Binds and returns the bound address (the real port when `port` is 0).
     @discardableResult
     public func start(host: String = "127.0.0.1", port: Int = 8474) async throws -> Endpoint {
-        let api = self.api
+        let (api, deadlines) = (self.api, self.deadlines)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in  // out of descriptors, an accept waits 1 s, not spins
@@ -47,8 +51,10 @@ public final class APIServer: @unchecked Sendable {
             }
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let watch = APIConnectionDeadlines(deadlines: deadlines)
+                    try channel.pipeline.syncOperations.addHandler(watch)  // before the decoder: it sees a head begin
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(APIHandler(api: api))
+                    try channel.pipeline.syncOperations.addHandler(APIHandler(api: api, deadlines: watch))
                 }
             }
             .bind(host: host, port: port)
@@ -74,11 +80,15 @@ final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let api: any APIResponder
+    private let deadlines: APIConnectionDeadlines?
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
 
-    init(api: any APIResponder) { self.api = api }
+    init(api: any APIResponder, deadlines: APIConnectionDeadlines? = nil) {
+        self.api = api
+        self.deadlines = deadlines
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -86,6 +96,17 @@ final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = h
             body = []
             tooLarge = false
+            // A declared body over the limit is refused now, not after it was sent (or never
+            // was: QA 59 held such a connection open).
+            if let length = h.headers.first(name: "Content-Length").flatMap(Int.init), length > APIServer.maximumBody {
+                head = nil
+                write(.error(APIError(413, "request body larger than \(APIServer.maximumBody) bytes")), keepAlive: false, context: context)
+                return
+            }
+            // As Go's net/http (Toxiproxy's) does: curl waited 1 s for it before each body (QA 59).
+            if h.headers.first(name: "Expect")?.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: h.version, status: .continue))), promise: nil)
+            }
         case .body(let buffer):
             if body.count + buffer.readableBytes > APIServer.maximumBody {
                 tooLarge = true
@@ -95,6 +116,7 @@ final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             guard let head else { return }
             self.head = nil
+            deadlines?.requestReceived()
             let keepAlive = head.isKeepAlive
             if tooLarge {
                 write(.error(APIError(413, "request body larger than \(APIServer.maximumBody) bytes")), keepAlive: false, context: context)
@@ -123,6 +145,8 @@ final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: response.contentType)
         headers.add(name: "Content-Length", value: String(response.body.count))
+        // RFC 9110 11.6.1: a 401 says how to authenticate; the API's one scheme is a bearer token.
+        if response.status == 401 { headers.add(name: "WWW-Authenticate", value: "Bearer") }
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -131,6 +155,7 @@ final class APIHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let done = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
+        deadlines?.requestAnswered()
         if !keepAlive {
             let channel = context.channel
             done.futureResult.whenComplete { _ in channel.close(promise: nil) }

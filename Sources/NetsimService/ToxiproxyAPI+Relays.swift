@@ -30,6 +30,9 @@ extension ToxiproxyAPI {
             await relay.stop()
             throw APIError(500, "cannot listen on \(entry.listen) for proxy \(entry.name): \(SocketFailureText.describe(error))")
         }
+        if !bound.isLoopback {
+            warn("proxy \(entry.name) listens on \(bound), which is NOT a loopback address: other machines can reach \(entry.upstream) through it.", true)
+        }
         entry.listen = bound
         entry.relay = relay
         entry.faultIDs.removeAll()

@@ -55,9 +55,15 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     /// - Parameters:
     ///   - eventSink: also receives the events of every proxy's relay, as they happen (a test
     ///     waits on it for a connection to close instead of polling `/metrics`).
-    public init(access: APIAccess = APIAccess(), threads: Int = System.coreCount, eventSink: (any EventSink)? = nil) {
+    /// Told what a person must know at once: a proxy that listens beyond loopback (`exposes`:
+    /// `netsim serve` prints it framed on standard error), or a `:PORT` listen taken as loopback.
+    let warn: @Sendable (_ message: String, _ exposes: Bool) -> Void
+
+    public init(access: APIAccess = APIAccess(), threads: Int = System.coreCount, eventSink: (any EventSink)? = nil,
+                warn: @escaping @Sendable (_ message: String, _ exposes: Bool) -> Void = { _, _ in }) {
         self.access = access
         self.eventSink = eventSink
+        self.warn = warn
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
     }
 
@@ -193,7 +199,13 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     /// A new proxy's fields: name and upstream required, listen on a free loopback port unless
     /// given, enabled unless told.
     private func fields(_ request: ProxyRequest) throws -> ProxyFields {
+        try request.checkTypes()
         guard let name = request.name else { throw APIError.badRequest("missing required field: name") }
+        // A name is a metrics label and a path segment: a control character in it reached
+        // /metrics raw (QA 59: a NUL).
+        if let bad = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            throw APIError.badRequest("name must not hold control characters (U+\(String(format: "%04X", bad.value)))")
+        }
         guard let upstream = request.upstream else { throw APIError.badRequest("missing required field: upstream") }
         try checkUpstream(upstream)
         let listen = try parseEndpoint(request.listen ?? "127.0.0.1:0", field: "listen")
@@ -208,8 +220,16 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
         }
     }
 
+    /// `listen: ":PORT"`, which Toxiproxy takes for every address, is loopback here: said, since
+    /// a docker-compose setup that relies on it cannot reach the proxy (QA 59).
+    private func noteLoopbackOnly(_ entry: ProxyEntry, asked: String?) {
+        guard let asked, asked.hasPrefix(":") else { return }
+        warn("proxy \(entry.name): listen \(asked) is taken as 127.0.0.1\(asked), loopback only (Toxiproxy listens on every address); write 0.0.0.0\(asked) for that", false)
+    }
+
     func parseEndpoint(_ text: String, field: String) throws -> Endpoint {
-        // Toxiproxy accepts ":8080" for "all addresses"; netsim keeps to loopback unless told.
+        // Toxiproxy takes ":8080" for every address; netsim keeps to loopback unless told
+        // (0.0.0.0:8080), and says so where a listen asks it (service.md).
         let full = text.hasPrefix(":") ? "127.0.0.1" + text : text
         do { return try Endpoint(parsing: full) } catch {
             throw APIError.badRequest("\(field) must be HOST:PORT, e.g. 127.0.0.1:8080, not \(text)")
@@ -229,11 +249,13 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
         }
         proxies[f.name] = entry
         order.append(f.name)
+        noteLoopbackOnly(entry, asked: request.listen)
         return entry
     }
 
     /// Applies the fields given; a new listen address or upstream restarts the relay.
     private func update(_ entry: ProxyEntry, _ request: ProxyRequest) async throws {
+        try request.checkTypes()
         var listen = entry.listen
         var upstream = entry.upstream
         if let text = request.listen { listen = try parseEndpoint(text, field: "listen") }
@@ -243,6 +265,7 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
         }
         let enabled = try request.enabled(otherwise: entry.enabled)
         try await apply(entry, listen: listen, upstream: upstream, enabled: enabled)
+        noteLoopbackOnly(entry, asked: request.listen)
     }
 
     private func apply(_ entry: ProxyEntry, listen: Endpoint, upstream: String, enabled: Bool) async throws {
@@ -296,6 +319,12 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     /// Creates the listed proxies; an existing one with the same listen and upstream is kept,
     /// one that differs is replaced. 201 with `{"proxies": [...]}`.
     private func populate(_ items: [RequestField<ProxyRequest>]) async throws -> APIResponse {
+        // A name given twice would replace its own first proxy, which the answer still listed
+        // (QA 59): refused before anything changes.
+        var names = Set<String>()
+        for name in items.compactMap({ $0.typedValue?.name }) where !names.insert(name).inserted {
+            throw APIError.badRequest("populate names the proxy \(name) twice; give each proxy once")
+        }
         var done: [ProxyJSON] = []
         for item in items {
             do {

@@ -1,7 +1,8 @@
 // The bodies the API takes. Each field is decoded as the JSON type Toxiproxy expects, and the
-// checks that turn a field into a proxy or a toxic keep Toxiproxy's leniency and its order (the
-// first problem found is the one reported): a proxy's text fields of another type count as
-// absent, a toxic's fields of another type are refused with a 400 that names the field.
+// checks that turn a field into a proxy or a toxic keep Toxiproxy's order (the first problem
+// found is the one reported): a field of another type is refused with a 400 that names it, as
+// Toxiproxy refuses a body Go's decoder cannot read (QA 59: `"name": 1` was "missing required
+// field: name").
 
 /// One member of a request object as it was sent.
 enum RequestField<Value: Decodable & Sendable>: Decodable, Sendable {
@@ -40,23 +41,36 @@ extension KeyedDecodingContainer {
 
 /// A proxy in `POST /proxies`, `POST /proxies/{name}` (an update) or `POST /populate`.
 struct ProxyRequest: Decodable, Sendable {
-    /// Each text field: a non-empty string, or nil (absent, empty, or not a string).
+    /// Each text field: a non-empty string, or nil (absent, null or empty).
     var name: String?
     var listen: String?
     var upstream: String?
     var enabled: RequestField<Bool>
+    /// The first text field sent with another JSON type, if any (``checkTypes()``).
+    private var mistyped: String?
 
     private enum CodingKeys: String, CodingKey { case name, listen, upstream, enabled }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        var mistyped: String?
         func text(_ key: CodingKeys) throws -> String? {
-            try container.field(String.self, key).typedValue.flatMap { $0.isEmpty ? nil : $0 }
+            let field = try container.field(String.self, key)
+            if case .other = field, mistyped == nil { mistyped = key.stringValue }
+            return field.typedValue.flatMap { $0.isEmpty ? nil : $0 }
         }
         name = try text(.name)
         listen = try text(.listen)
         upstream = try text(.upstream)
         enabled = try container.field(Bool.self, .enabled)
+        self.mistyped = mistyped
+    }
+
+    /// Throws a 400 naming the first text field of another JSON type.
+    func checkTypes() throws {
+        guard let mistyped else { return }
+        let example = ["name": "\"redis\"", "listen": "\"127.0.0.1:26379\"", "upstream": "\"127.0.0.1:6379\""][mistyped] ?? "a string"
+        throw APIError.badRequest("\(mistyped) must be a string, e.g. \(example)")
     }
 
     /// `enabled`, or `current` when it is absent or null.
@@ -93,7 +107,10 @@ struct ToxicRequest: Decodable, Sendable {
 
     /// The toxic this request creates; every problem is a 400 saying what to send.
     func newToxic() throws -> Toxic {
-        guard let type = type.typedValue else { throw APIError.badRequest("missing required field: type") }
+        guard let type = type.typedValue else {
+            if case .other = type { throw APIError.badRequest("toxic type must be a string, e.g. \"latency\"") }
+            throw APIError.badRequest("missing required field: type")
+        }
         try Toxic.checkKnown(type: type)
         var toxic = try Toxic(name: try givenName(), type: type, stream: try givenStream())
         try update(&toxic)

@@ -48,7 +48,9 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         let stop = StopSignal(command: "netsim serve")
-        let server = APIServer(api: ToxiproxyAPI(access: APIAccess(token: token)))
+        let server = APIServer(api: ToxiproxyAPI(access: APIAccess(token: token), warn: { message, exposes in
+            if exposes { warnLoudly(message) } else { printStatus("note: \(message)", level: .warning) }
+        }))
         let bound: Endpoint
         do {
             bound = try await server.start(host: host, port: port)

@@ -263,6 +263,12 @@ struct ToxiproxyAPITests {
         (#"{"name":"x","upstream":"127.0.0.1:0"}"#, "upstream needs the server's port (1-65535)"),
         (#"{"name":"x","upstream":"127.0.0.1:1","enabled":"yes"}"#, "true or false"),
         (#"not json"#, "malformed JSON"),
+        // Another JSON type is said as such (QA 59: "missing required field").
+        (#"{"name":1,"upstream":"127.0.0.1:1"}"#, #"name must be a string, e.g. "redis""#),
+        (#"{"name":"x","upstream":8080}"#, "upstream must be a string"),
+        (#"{"name":"x","upstream":"127.0.0.1:1","listen":["a"]}"#, "listen must be a string"),
+        // A name is a metrics label (QA 59: a NUL reached /metrics).
+        (#"{"name":"n\u0000ul","upstream":"127.0.0.1:1"}"#, "name must not hold control characters (U+0000)"),
     ])
     func badProxies(body: String, message: String) async throws {
         try await Self.withAPI { api, _ in
