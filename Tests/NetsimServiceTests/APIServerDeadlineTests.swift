@@ -43,10 +43,7 @@ struct APIServerDeadlineTests {
 
     @Test func anIdleConnectionIsClosedQuietlyAfterItsAnswer() async throws {
         try await Self.withServer { endpoint in
-            let socket = try BlockingSocket.connect(to: endpoint)
-            defer { socket.close() }
-            try socket.send("GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
-            let text = String(decoding: try socket.receiveToEnd(timeout: .seconds(10)), as: UTF8.self)
+            let text = try Self.answer(endpoint, to: "GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n") && !text.contains("408"), "kept alive, then closed with nothing more: \(text)")
         }
     }
