@@ -11,7 +11,10 @@ extension Validator {
     static let errorWords = ["none", "any"] + ErrorKind.allCases.map(\.rawValue)
 
     /// `requestNames` nil: the timeline could not be read, so request subjects are not checked against it.
-    func expectations(_ entry: Entry, requestNames: [String: SourceLocation]?) -> [Expectation]? {
+    /// `readable`: every expectation that could be read, even when another could not, for the
+    /// checks across the file (a `server` check beside an `address` upstream), so one bad
+    /// expectation does not hide their errors (QA 60).
+    func expectations(_ entry: Entry, requestNames: [String: SourceLocation]?, readable: inout [Expectation]) -> [Expectation]? {
         guard let items = list(entry, of: "expectations") else { return nil }
         if items.isEmpty {
             error(entry.keyLocation, "'expect' is empty; add at least one expectation",
@@ -27,6 +30,7 @@ extension Validator {
                 ok = false
             }
         }
+        readable = expectations
         return ok ? expectations : nil
     }
 

@@ -140,13 +140,14 @@ extension Validator {
         let timeline = require("timeline", in: top, hint: "add 'timeline:', a list of steps").flatMap {
             self.timeline($0, requestNames: &requestNames)
         }
+        var readable: [Expectation] = []
         let expectations = require("expect", in: top, hint: "add 'expect:', a list of expectations").flatMap {
-            self.expectations($0, requestNames: requestNames)
+            self.expectations($0, requestNames: requestNames, readable: &readable)
         }
 
         // Whatever else failed, so every problem is reported at once.
-        checkPacketMode(upstream: upstream, upstreamLocation: top["upstream"]?.keyLocation, dns: dns ?? nil, expectations: expectations ?? [])
-        checkServerSubjects(upstream: upstream, expectations: expectations ?? [])
+        checkPacketMode(upstream: upstream, upstreamLocation: top["upstream"]?.keyLocation, dns: dns ?? nil, expectations: readable)
+        checkServerSubjects(upstream: upstream, expectations: readable)
         guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations, errorCount == 0 else { return nil }
         if case .some(nil) = dns { return nil }
         // A profile's DNS delay (`high-latency-dns`) unless `dns: { delay: … }` says otherwise.
