@@ -67,8 +67,9 @@ struct DemoCommand: AsyncParsableCommand {
         print("""
 
             connect:    connect(2) returns as soon as the relay's kernel accepts, so it is fast on every link;
-                        the link's delay shows up in the first byte (one trip up, one trip down).
-            first byte: up delay + down delay + the server's answer.
+                        the relay pays the link's handshake (a round trip) before the request goes on.
+            first byte: two round trips (the handshake's, then the request's: 2 × (up delay + down delay))
+                        + the server's answer.
             total:      the first byte plus 100 KB at the profile's down rate.
 
             """)
@@ -107,9 +108,10 @@ struct DemoCommand: AsyncParsableCommand {
     /// What the link model says the download must take, as problems if it did not.
     private static func check(_ name: String, link: LinkConfiguration, connect: Int64, timing: MiniHTTP.Timing) -> [String] {
         var problems: [String] = []
-        let delay = link.up.latency.nanoseconds + link.down.latency.nanoseconds
+        // Two round trips: the handshake the relay pays, then the request and its answer.
+        let delay = 2 * (link.up.latency.nanoseconds + link.down.latency.nanoseconds)
         if timing.firstByte < delay - 1_000_000 {
-            problems.append("\(name): first byte after \(time(timing.firstByte)), before the \(time(delay)) the link's delays add up to")
+            problems.append("\(name): first byte after \(time(timing.firstByte)), before the \(time(delay)) two round trips of the link add up to")
         }
         if let rate = link.down.bandwidth?.bytesPerSecond {
             let transfer = Int64(Double(bodySize) / rate * 1e9)

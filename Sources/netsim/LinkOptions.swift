@@ -25,7 +25,7 @@ struct LinkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Jitter distribution: uniform (±jitter), normal, pareto, paretonormal (jitter is the standard deviation). Default: uniform", valueName: "name"), transform: parseDistribution)
     var distribution: JitterDistribution?
 
-    @Option(help: ArgumentHelp("Rate cap each direction. Units: bit, kbit, mbit, gbit, kbps, mbps, B/s, KB/s, MB/s. Example: --bandwidth 2mbit", valueName: "rate"), transform: parseRate)
+    @Option(help: ArgumentHelp("Rate cap each direction. Units: bit, kbit, mbit, gbit, bps, kbps, mbps, gbps, B/s, KB/s, MB/s, GB/s. Example: --bandwidth 2mbit", valueName: "rate"), transform: parseRate)
     var bandwidth: DataRate?
     @Option(name: .customLong("up-bandwidth"), help: ArgumentHelp("Rate cap client→server only. Example: 256kbit", valueName: "rate"), transform: parseRate)
     var upBandwidth: DataRate?

@@ -6,7 +6,7 @@ import NetsimRunner
 /// `netsim test`'s matrix options: `--repeat`, `--matrix FILE`, `--matrix-baseline FILE`
 /// (docs/running.md, docs/clients.md). The matrix itself is `ClientMatrix` (NetsimRunner).
 struct MatrixOptions: ParsableArguments {
-    @Option(name: .customLong("repeat"), help: ArgumentHelp("Run every scenario with every driver N times; a matrix cell whose runs disagree shows as `flaky: A, B`. Default: 1", valueName: "n"))
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("Run every scenario with every driver N times; a matrix cell whose runs disagree shows as `flaky: A, B`.", valueName: "n"))
     var rounds: Int = 1
 
     @Option(help: ArgumentHelp("Write the client × scenario matrix to FILE as a Markdown table. Example: --matrix docs/clients-matrix.md", valueName: "file"))

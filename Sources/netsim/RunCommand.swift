@@ -40,11 +40,13 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions
 
     func validate() throws {
+        // Distinct first: the writability probe opens each path for writing, which a report named
+        // over the scenario must never do (QA 60: it opened the scenario, and probed its folder).
+        try OutputFile.checkDistinct([("--events", events), ("--json", json), ("--html", html), ("--pcap", pcap)],
+                                     inputs: [file, ScenarioFiles.resolve(file)])
         for (path, option) in [(events, "--events"), (json, "--json"), (html, "--html"), (pcap, "--pcap")] {
             try OutputFile.check(path, option: option, standardOutputHolds: "the run's report")
         }
-        try OutputFile.checkDistinct([("--events", events), ("--json", json), ("--html", html), ("--pcap", pcap)],
-                                     inputs: [file, ScenarioFiles.resolve(file)])
         // Here, not in run(): a ValidationError thrown there printed the root command's usage.
         if options.drivers.count > 1, events != nil || json != nil || pcap != nil {
             throw ValidationError("--events, --json and --pcap write one run; with several clients (--client \(options.client ?? "all")) use netsim test (--json, --pcap DIR)")

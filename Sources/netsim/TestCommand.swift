@@ -47,7 +47,7 @@ struct TestCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write every run as one self-contained HTML page to FILE: verdicts, checks, each run's timeline, and with several drivers the client × scenario table linking to them. Example: --html results.html", valueName: "file"))
     var html: String?
 
-    @Option(help: ArgumentHelp("Scenarios run at once. Default: 2", valueName: "n"))
+    @Option(help: ArgumentHelp("Scenarios run at once.", valueName: "n"))
     var jobs: Int = 2
 
     @Option(help: ArgumentHelp("Record each scenario's relayed connections to DIR/<scenario-name>.pcap, or DIR/<scenario-name>-<client>.pcap with --client or --exec (the folder is created). Example: --pcap captures/", valueName: "dir"))
@@ -58,12 +58,13 @@ struct TestCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        // A matrix written over its own baseline is how ci/update-matrix regenerates it: allowed.
+        // Distinct before the writability probe, which opens each path for writing (QA 60).
+        try OutputFile.checkDistinct([("--junit", junit), ("--json", json), ("--html", html), ("--matrix", matrixOptions.matrix)],
+                                     inputs: paths + paths.map(ScenarioFiles.resolve))
         for (path, option) in [(junit, "--junit"), (json, "--json"), (html, "--html"), (matrixOptions.matrix, "--matrix")] {
             try OutputFile.check(path, option: option, standardOutputHolds: "the suite's report")
         }
-        // A matrix written over its own baseline is how ci/update-matrix regenerates it: allowed.
-        try OutputFile.checkDistinct([("--junit", junit), ("--json", json), ("--html", html), ("--matrix", matrixOptions.matrix)],
-                                     inputs: paths + paths.map(ScenarioFiles.resolve))
         if let pcap { try PcapFolder.create(pcap) }
     }
 

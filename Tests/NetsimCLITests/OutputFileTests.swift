@@ -42,6 +42,24 @@ struct OutputFileTests {
         #expect(Self.message { _ = try TestCommand.parse(["Scenarios/", "--json", "/dev/stdout", "--junit", "/dev/stdout"]) } == "no error")
     }
 
+    /// A report named over the scenario is refused before the writability probe, which opens
+    /// the path for writing and makes and removes a file beside it (QA 60: the scenario's
+    /// folder changed, its modification time with it).
+    @Test func aReportOverAnInputIsRefusedBeforeAnythingIsWritten() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-input-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scenario = folder.appendingPathComponent("x.scn").path
+        try "name: x\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        // An old time, which any change to the folder replaces with now.
+        let old = Date(timeIntervalSince1970: 1_000_000_000)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: folder.path)
+        for parse in [{ _ = try RunCommand.parse([scenario, "--json", scenario]) }, { _ = try TestCommand.parse([scenario, "--junit", scenario]) }] {
+            #expect(Self.message(parse).contains("an input of this command"))
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: folder.path)[.modificationDate] as? Date == old)
+    }
+
     /// A link to a report not written yet is that report (QA 52: `--pcap l.pcap --events t.pcap`
     /// with l.pcap → t.pcap passed, and the events overwrote the capture, exit 0); so is a
     /// chain of links, relative ones included.
