@@ -89,8 +89,15 @@ public struct ConnectedUpstream: UpstreamConnector {
 
     public func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                         initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
-        // Its leg handler turns `autoRead` back on once the relay reads from it.
+        // A leg handler turns `autoRead` back on once the relay may read (it gates the reads).
+        // A channel without one, an intercepted h2 connection's way upstream, reads from now on:
+        // left off, it never read an answer.
         let channel = self.channel
-        return initializer(channel).map { channel }
+        return initializer(channel).flatMap {
+            if (try? channel.pipeline.syncOperations.handler(type: LegHandler.self)) != nil {
+                return channel.eventLoop.makeSucceededVoidFuture()
+            }
+            return channel.setOption(ChannelOptions.autoRead, value: true)
+        }.map { channel }
     }
 }
