@@ -198,12 +198,13 @@ struct TestCommand: AsyncParsableCommand {
     }
 
     /// Removes the reports an earlier run left at the paths this one writes (regular files, not
-    /// this process's own output): a run interrupted before it writes its own leaves none, and
-    /// CI collecting reports read the earlier run's as this one's (QA 58).
+    /// this process's own output, nor a symlink, which a report is written through): a run
+    /// interrupted before it writes its own leaves none, and CI collecting reports read the
+    /// earlier run's as this one's (QA 58).
     private func removeEarlierReports() {
         for path in [junit, json, html].compactMap({ $0 }) {
             var file = stat()
-            guard stat(path, &file) == 0, file.st_mode & S_IFMT == S_IFREG, StandardStream.same(as: path) == nil else { continue }
+            guard lstat(path, &file) == 0, file.st_mode & S_IFMT == S_IFREG, StandardStream.same(as: path) == nil else { continue }
             unlink(path)
         }
     }

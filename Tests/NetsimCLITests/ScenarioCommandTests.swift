@@ -183,6 +183,14 @@ struct ScenarioCommandTests {
         // CI reads why in the JUnit file (QA 58: none was written).
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
         #expect(xml.contains(#"tests="2" failures="0" errors="2""#) && xml.contains(#"<error message="\#(missing): no such file or folder; nothing ran">"#), "\(xml)")
+        // A report path that is a symlink stays one: the report is written through it.
+        let link = Self.temporary("link.xml")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: junit)
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        try "<stale/>".write(toFile: junit, atomically: true, encoding: .utf8)
+        _ = try await Self.netsim(["test", missing, "--junit", link])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == junit)
+        #expect(try String(contentsOfFile: junit, encoding: .utf8).contains("no such file or folder"))
     }
 
     /// On a pipe, as in a CI log, each verdict comes as its run ends, not all at the exit (QA 58:
