@@ -109,6 +109,9 @@ final class HTTP2Layer: FaultTarget, @unchecked Sendable {
                     mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
                 ) { pushed in pushed.close() }  // server push is refused, as browsers now do
                 try sync.addHandler(HTTP2UpstreamConnection(layer: self))
+                // No leg handler gates this connection's reads: it reads from now on. A channel
+                // the forward proxy connected comes with reading off, and never read an answer.
+                try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
             }
         }.whenComplete { [self] result in
             switch result {

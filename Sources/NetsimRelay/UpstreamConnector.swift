@@ -74,9 +74,10 @@ public struct HostConnector: UpstreamConnector {
     }
 }
 
-/// Hands over a channel the caller has already connected (with `autoRead` off, so nothing is
-/// read before the relay's handler is in place, which turns it on when it may read): the forward proxy connects first, to answer
-/// `502` itself when the destination cannot be reached.
+/// Hands over a channel the caller has already connected, with `autoRead` off so nothing is read
+/// before the relay's pipeline is in place: the forward proxy connects first, to answer `502`
+/// itself when the destination cannot be reached. Whoever owns the pipeline turns reading on: a
+/// relay leg's ``LegHandler`` once the leg may read, an intercepted h2 connection's layer at once.
 public struct ConnectedUpstream: UpstreamConnector {
     public let channel: any Channel
     public let name: String
@@ -89,15 +90,7 @@ public struct ConnectedUpstream: UpstreamConnector {
 
     public func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                         initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
-        // A leg handler turns `autoRead` back on once the relay may read (it gates the reads).
-        // A channel without one, an intercepted h2 connection's way upstream, reads from now on:
-        // left off, it never read an answer.
         let channel = self.channel
-        return initializer(channel).flatMap {
-            if (try? channel.pipeline.syncOperations.handler(type: LegHandler.self)) != nil {
-                return channel.eventLoop.makeSucceededVoidFuture()
-            }
-            return channel.setOption(ChannelOptions.autoRead, value: true)
-        }.map { channel }
+        return initializer(channel).map { channel }
     }
 }

@@ -36,13 +36,10 @@ struct RunTLS: Sendable {
     func interception(for scenario: Scenario) throws -> TLSInterception? {
         guard scenario.interceptTLS else { return nil }
         var trust = TLSInterception.UpstreamTrust.system
-        var protocols: [ApplicationProtocol] = [.http2, .http1]
-        if case .builtin(_, _, let wire) = scenario.upstream {
-            trust = .authority(authority)
-            protocols = wire.protocols  // offer clients only what the server speaks
-        }
+        if case .builtin = scenario.upstream { trust = .authority(authority) }
         do {
-            return try TLSInterception(authority: authority, upstreamTrust: trust, protocols: protocols, keyLog: keyLog)
+            return try TLSInterception(authority: authority, upstreamTrust: trust, protocols: scenario.upstream.protocolsOfferedWhenIntercepted,
+                                       keyLog: keyLog)
         } catch {
             throw RunnerError.invalid("cannot set up TLS interception: \(error)")
         }

@@ -208,7 +208,7 @@ extension Validator {
             return ("this scenario's link does not intercept TLS",
                     "add 'tls: intercept' to the scenario's 'link' (its upstream must speak TLS: 'tls: true')")
         }
-        if case .builtin(_, _, let wire) = upstream, !wire.protocols.contains(.http2) {
+        if !upstream.protocolsOfferedWhenIntercepted.contains(.http2) {
             return ("the built-in server speaks only HTTP/1.1 here, so the relay offers clients no h2",
                     "add h2 to the upstream's 'http': http: [h2, http/1.1]")
         }

@@ -13,6 +13,15 @@ public enum UpstreamSpec: Equatable, Sendable {
     case replay(path: String)
 }
 
+extension UpstreamSpec {
+    /// What a relay intercepting TLS offers clients by ALPN: only what the built-in server
+    /// speaks; h2 and HTTP/1.1 before a real server (which the relay's own ALPN then asks).
+    public var protocolsOfferedWhenIntercepted: [ApplicationProtocol] {
+        if case .builtin(_, _, let wire) = self { return wire.protocols }
+        return [.http2, .http1]
+    }
+}
+
 extension Scenario {
     /// The scheme of the URLs clients are given: `https` when the built-in upstream speaks TLS
     /// or the relay intercepts it.

@@ -109,14 +109,16 @@ struct TestCommand: AsyncParsableCommand {
         }
         // Scenarios this machine cannot run (link mode packet without root): said, not failed,
         // and skipped in the reports.
-        let unrunnable = scenarios.compactMap { scenario in ScenarioRunner.cannotRun(scenario).map { (scenario, $0) } }
-        if let reason = unrunnable.first?.1 {
-            print("netsim test: skipping \(unrunnable.map { $0.0.name }.joined(separator: ", ")): \(reason) (docs/packet.md)")
-            scenarios.removeAll { ScenarioRunner.cannotRun($0) != nil }
+        let unrunnable = Dictionary(scenarios.compactMap { scenario in ScenarioRunner.cannotRun(scenario).map { (scenario.file, $0) } },
+                                    uniquingKeysWith: { first, _ in first })
+        if let reason = unrunnable.values.first {
+            let names = scenarios.filter { unrunnable[$0.file] != nil }.map(\.name)
+            print("netsim test: skipping \(names.joined(separator: ", ")): \(reason) (docs/packet.md)")
         }
-        let skipped = ShardOption.select(unrunnable.map(\.0), shard: shard).map { scenario in
-            (scenario, "skipped: \(ScenarioRunner.cannotRun(scenario) ?? "") (docs/packet.md)")
+        let skipped = ShardOption.select(scenarios.filter { unrunnable[$0.file] != nil }, shard: shard).map { scenario in
+            (scenario, "skipped: \(unrunnable[scenario.file]!) (docs/packet.md)")
         }
+        scenarios.removeAll { unrunnable[$0.file] != nil }
         let all = scenarios.count
         scenarios = ShardOption.select(scenarios, shard: shard)
         if let shard { print("netsim test: shard \(shard): \(scenarios.count) of \(all) scenario\(all == 1 ? "" : "s")") }
