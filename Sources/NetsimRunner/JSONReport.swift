@@ -170,8 +170,12 @@ public enum JSONReport {
     public struct Suite: Codable, Sendable, Equatable {
         public var runs: [Entry]
         public var matrix: Matrix?
-        /// Scenarios this machine could not run, and why (a packet link without root).
+        /// Scenarios not run, and why: this machine cannot (a packet link without root), or the
+        /// suite was interrupted first.
         public var skipped: [Skipped]
+        /// The signal that interrupted the suite (`SIGTERM`): the file holds the runs that
+        /// finished, and those it stopped as failures. Absent when the suite ran to its end.
+        public var interrupted: String?
 
         public struct Skipped: Codable, Sendable, Equatable {
             public var scenario: String
@@ -189,22 +193,25 @@ public enum JSONReport {
         public var passed: Int { runs.filter(\.passed).count }
         public var failed: Int { runs.count - passed }
 
-        enum CodingKeys: String, CodingKey { case passed, failed, skipped, runs, matrix }
+        enum CodingKeys: String, CodingKey { case interrupted, passed, failed, skipped, runs, matrix }
 
-        public init(runs: [Entry], matrix: Matrix? = nil, skipped: [Skipped] = []) {
+        public init(runs: [Entry], matrix: Matrix? = nil, skipped: [Skipped] = [], interrupted: String? = nil) {
             self.runs = runs
             self.matrix = matrix
             self.skipped = skipped
+            self.interrupted = interrupted
         }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.init(runs: try container.decode([Entry].self, forKey: .runs), matrix: try container.decodeIfPresent(Matrix.self, forKey: .matrix),
-                      skipped: try container.decodeIfPresent([Skipped].self, forKey: .skipped) ?? [])
+                      skipped: try container.decodeIfPresent([Skipped].self, forKey: .skipped) ?? [],
+                      interrupted: try container.decodeIfPresent(String.self, forKey: .interrupted))
         }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(interrupted, forKey: .interrupted)
             try container.encode(passed, forKey: .passed)
             try container.encode(failed, forKey: .failed)
             if !skipped.isEmpty { try container.encode(skipped, forKey: .skipped) }

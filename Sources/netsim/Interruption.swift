@@ -5,6 +5,8 @@ import NetsimCore
 /// the runs in flight registered (``InterruptCleanup``: their captures closed, their exec
 /// clients sent SIGTERM, their packet links' namespaces deleted) is done, one
 /// line says so on stderr, and netsim exits with 128 + the signal, as a shell reports it.
+/// `netsim test` registers its partial reports (``reportWhenInterrupted(_:)``), written after the
+/// cleanup.
 /// Before, the default action killed netsim at once: a run's pcap was cut at its writer's
 /// buffer and unreadable, and an exec client that reads no stdin outlived it.
 ///
@@ -18,13 +20,28 @@ enum Interruption {
     private static let underWay = NSLock()
     private nonisolated(unsafe) static var started = false
 
+    /// What writes the reports of an interrupted command, given the signal's name; it returns
+    /// what it wrote, for the handler's line.
+    private nonisolated(unsafe) static var report: (@Sendable (String) -> String?)?
+
+    /// Registers `write`, which the handler calls after the cleanup with the signal's name
+    /// (`SIGTERM`): the reports of what finished. It returns what it did ("partial reports
+    /// written: results.xml"), or nil when it wrote nothing. Call before the runs start.
+    static func reportWhenInterrupted(_ write: @escaping @Sendable (String) -> String?) {
+        underWay.withLock { report = write }
+    }
+
     /// Installs the handler for `command` (`run`, `test`). Call once, before the runs start.
     static func install(for command: String) {
         // Without a pipe (out of descriptors) the default action stays.
         pipe = SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP]) { sig in
-            underWay.withLock { started = true }
+            let write = underWay.withLock {
+                started = true
+                return report
+            }
             let done = InterruptCleanup.describe(InterruptCleanup.runAll()) ?? "nothing was running"
-            let line = "netsim \(command): interrupted by \(signalName(sig)): \(done); no report was written"
+            let reported = write?(signalName(sig)) ?? "no report was written"
+            let line = "netsim \(command): interrupted by \(signalName(sig)): \(done); \(reported)"
             // On a terminal the line starts below the `^C` it echoed; as a JSON record it is
             // one line that parses, like every other status line (QA 43: a blank line, then text).
             if StatusLines.json {

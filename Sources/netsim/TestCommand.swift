@@ -132,64 +132,34 @@ struct TestCommand: AsyncParsableCommand {
         }
         print("netsim test: \(jobs.count) run\(jobs.count == 1 ? "" : "s") of \(scenarios.count) scenario\(scenarios.count == 1 ? "" : "s"), \(min(self.jobs, jobs.count)) at a time")
         let captures = try PcapFolder.paths(for: jobs.map(\.baseName), in: pcap)
-        let results = await runAll(jobs, captures: captures)
-        Interruption.yieldToHandler()  // runs an interruption ended: no reports (as in `run`)
-        var cases: [JUnitReport.Case] = []
-        var entries: [JSONReport.Entry] = []
-        var pages: [HTMLReport.Entry] = []
-        var measurement = MatrixMeasurement()
-        let rows = Job.rowNames(scenarios)
-        for (job, outcome) in zip(jobs, results) {
-            let place = HTMLReport.MatrixPlace(scenario: rows[job.scenario.file]!, driver: job.column)
-            switch outcome {
-            case .success(let result):
-                cases.append(JUnitReport.Case(
-                    name: job.name, file: job.scenario.file, seconds: Double(result.duration) / 1e9,
-                    failure: result.passed ? nil : TextReport.render(result) + "\nagain: \(job.rerun(seed: result.seed))",
-                    message: JUnitReport.message(for: result)))
-                entries.append(.run(JSONReport.Run(result)))
-                measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, MatrixOutcome(result))
-                pages.append(HTMLReport.Entry(.run(result), cell: place))
-            case .failure(let failure):
-                let error = failure.error
-                let seed = options.runOptions(job.client).seed(for: job.scenario)
-                cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: failure.seconds, failure: nil,
-                                              error: "netsim could not run it: \(error)\nagain: \(job.rerun(seed: seed))"))
-                entries.append(.failure(JSONReport.Failure(
-                    scenario: job.scenario.name, file: job.scenario.file, driver: job.driver ?? job.scenario.client.driver,
-                    seed: seed, error: "\(error)")))
-                measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, .error)
-                pages.append(HTMLReport.Entry(.failure(scenario: job.scenario.name, file: job.scenario.file, driver: job.column, error: "\(error)"), cell: place))
-            }
+        let seeds = jobs.map { options.runOptions($0.client).seed(for: $0.scenario) }
+        let destinations = SuiteReports.Destinations(junit: junit, json: json, html: html, suiteName: ShardOption.suiteName(shard),
+                                                     title: "netsim test " + paths.joined(separator: " "), started: started)
+        let ledger = SuiteLedger(runs: jobs.count)
+        Interruption.reportWhenInterrupted { signal in
+            Self.writePartialReports(ledger, jobs: jobs, unrunnable: skipped, seeds: seeds, signal: signal, to: destinations)
         }
+        let results = await runAll(jobs, captures: captures, ledger: ledger)
+        Interruption.yieldToHandler()  // runs an interruption ended: its handler reports them
+        let reports = SuiteReports(jobs: jobs, standings: results.map { .done($0) }, unrunnable: skipped, seeds: seeds)
         // The matrix (and its comparison with the baseline) ends the output, before the counts.
         let wantsMatrix = matrixOptions.wanted(drivers: drivers.count)
-        let comparison = try wantsMatrix ? matrixOptions.report(measurement, baseline: baseline, paths: paths, clients: options.commandLine) : nil
+        let comparison = try wantsMatrix ? matrixOptions.report(reports.measurement, baseline: baseline, paths: paths, clients: options.commandLine) : nil
         // A report that cannot be saved (the disk filled during the run) is said, and the
         // others are still written; the counts stay the last line.
         var unsaved: [String] = []
-        func save(_ write: () throws -> Void) {
-            do { try write() } catch { unsaved.append("\(error)") }
+        if wantsMatrix {
+            do { try matrixOptions.write(reports.measurement, baseline: baseline) } catch { unsaved.append("\(error)") }
         }
-        if wantsMatrix { save { try matrixOptions.write(measurement, baseline: baseline) } }
-        if let junit {
-            let reported = comparison.map { JUnitReport.cells(cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) } ?? cases
-            let notRun = skipped.map { JUnitReport.Case(name: $0.0.name, file: $0.0.file, seconds: 0, failure: nil, skipped: $0.1) }
-            let run = JUnitReport.Run(started: started.date, seconds: (ContinuousClock.now - started.instant) / .seconds(1))
-            save { try writeOrFail(JUnitReport.render(reported + notRun, suiteName: ShardOption.suiteName(shard), run: run), to: junit) }
-        }
-        if let json {
-            let notRun = skipped.map { JSONReport.Suite.Skipped(scenario: $0.0.name, file: $0.0.file, reason: $0.1) }
-            save { try writeOrFail(JSONReport.data(JSONReport.Suite(runs: entries, matrix: wantsMatrix ? JSONReport.Matrix(measurement) : nil, skipped: notRun)), to: json) }
-        }
-        if let html {
-            let title = "netsim test " + paths.joined(separator: " ")
-            save { try writeOrFail(HTMLReport.render(pages, matrix: wantsMatrix ? measurement : nil, title: title), to: html) }
+        let rows = Job.rowNames(scenarios)
+        let cases = comparison.map { JUnitReport.cells(reports.cases, cells: jobs.map { (rows[$0.scenario.file]!, $0.column) }, comparison: $0) }
+        if ledger.report(interrupted: false, { _ in unsaved += reports.write(to: destinations, cases: cases, matrix: wantsMatrix ? reports.measurement : nil) }) != .written {
+            Interruption.yieldToHandler()
         }
         for message in unsaved { StandardStream.error.write("Error: \(message)\n") }
-        let failed = cases.filter(\.didNotPass).count  // failed, or netsim could not run it
+        let failed = reports.failed  // failed, or netsim could not run it
         if !skipped.isEmpty { print("\(skipped.count) skipped (not runnable here, see above)") }
-        print("\(cases.count - failed) passed, \(failed) failed")
+        print("\(reports.cases.count - failed) passed, \(failed) failed")
         if !unsaved.isEmpty { throw ExitCode(1) }
         // With a baseline, the matrix decides: known failures are what the baseline says.
         if let comparison {
@@ -257,7 +227,29 @@ struct TestCommand: AsyncParsableCommand {
         var seconds: Double
     }
 
-    private func runAll(_ jobs: [Job], captures: [String?]) async -> [Result<RunResult, CouldNotRun>] {
+    /// The interruption's reports: what finished, what it stopped, what never started; returns
+    /// what was written for the handler's line.
+    private static func writePartialReports(_ ledger: SuiteLedger, jobs: [Job], unrunnable: [(Scenario, String)], seeds: [UInt64],
+                                            signal: String, to destinations: SuiteReports.Destinations) -> String? {
+        let paths = [destinations.junit, destinations.json, destinations.html].compactMap { $0 }
+        guard !paths.isEmpty else { return nil }
+        var said = ""
+        switch ledger.report(interrupted: true, { standings in
+            let reports = SuiteReports(jobs: jobs, standings: standings, unrunnable: unrunnable, interruption: signal, seeds: seeds)
+            let unsaved = reports.write(to: destinations)
+            let stopped = standings.filter { if case .running = $0 { true } else { false } }.count
+            let finished = standings.filter { if case .done = $0 { true } else { false } }.count
+            said = "reports of what finished written to \(paths.joined(separator: ", ")) (\(finished) run\(finished == 1 ? "" : "s") finished, "
+                + "\(stopped) stopped, \(standings.count - finished - stopped) not started)"
+                + unsaved.map { "; \($0)" }.joined()
+        }) {
+        case .written: return said
+        case .writtenBefore: return "the suite's reports were written"
+        case .notNow: return nil
+        }
+    }
+
+    private func runAll(_ jobs: [Job], captures: [String?], ledger: SuiteLedger) async -> [Result<RunResult, CouldNotRun>] {
         var results = [Result<RunResult, CouldNotRun>?](repeating: nil, count: jobs.count)
         let progress = ProgressDisplay(title: "netsim test", total: jobs.count)
         defer { progress.stop() }
@@ -269,6 +261,7 @@ struct TestCommand: AsyncParsableCommand {
                 var options = options.runOptions(jobs[index].client)
                 options.pcapPath = captures[index]
                 progress.started(jobs[index].name)
+                ledger.started(index)
                 group.addTask {
                     let start = ContinuousClock.now
                     do {
@@ -283,6 +276,7 @@ struct TestCommand: AsyncParsableCommand {
             while next < min(self.jobs, jobs.count) { launch() }
             while let (index, result) = await group.next() {
                 results[index] = result
+                ledger.finished(index, result)
                 switch result {
                 case .success(let run) where run.passed:
                     progress.emit("PASS \(run.scenario.file) (\(run.scenario.name), \(run.driverName), \(formatNanoseconds(run.duration)))\(jobs[index].runSuffix)")

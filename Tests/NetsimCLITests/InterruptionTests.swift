@@ -1,5 +1,6 @@
 import Foundation
 import NetsimLoopback
+import NetsimRunner
 import Testing
 
 /// Ctrl-C in the middle of `netsim run`: exit 130 with one line saying what was stopped, and the
@@ -84,6 +85,55 @@ struct InterruptionTests {
         let deadline = ContinuousClock.now + .seconds(10)
         while Self.isRunning(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!Self.isRunning(pid), "the exec client \(pid) outlived the interrupted run")
+    }
+
+    /// A suite interrupted (a CI job cancelled, or at its time limit) reports what finished: the
+    /// run that passed, the one it stopped as an error, the one that never started as skipped,
+    /// as pytest's `--junitxml` does. It wrote nothing, and CI showed no results at all.
+    @Test func anInterruptedSuiteReportsWhatFinished() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-interrupted-suite-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func scenario(_ name: String, waiting: String) throws {
+            try """
+                name: \(name)
+                description: a CI job cancelled while the suite runs
+                upstream:
+                  routes:
+                    - path: /
+                      body: ok
+                client:
+                  driver: resilient
+                timeline:
+                  - wait: \(waiting)
+                  - request: one
+                    path: /
+                expect:
+                  - request: one
+                    status: 200
+                """.write(to: folder.appendingPathComponent("\(name).scn"), atomically: true, encoding: .utf8)
+        }
+        // Run two at a time, in name order: `a` ends at once, `b` and `c` wait; `d` never starts.
+        try scenario("a", waiting: "10ms")
+        for name in ["b", "c", "d"] { try scenario(name, waiting: "60s") }
+        let junit = folder.appendingPathComponent("results.xml").path
+        let json = folder.appendingPathComponent("results.json").path
+        let run = try WatchedProcess(NetsimProcess.executable, ["test", folder.path, "--jobs", "2", "--junit", junit, "--json", json],
+                                     directory: NetsimProcess.root)
+        _ = try await run.line(.output, within: .seconds(60)) { $0.hasPrefix("PASS ") && $0.contains("a.scn") }
+        kill(run.processIdentifier, SIGTERM)
+        let result = try await run.result(within: .seconds(30))
+        #expect(result.status == 143, "\(result.standardOutput)\n\(result.standardError)")
+        #expect(result.standardError.contains("reports of what finished written to \(junit), \(json) (1 run finished, "), "\(result.standardError)")
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains(#"<testcase classname="#) && xml.contains(#"name="a" file="\#(folder.path)/a.scn""#), "\(xml)")
+        #expect(xml.contains(#"name="b" file="\#(folder.path)/b.scn""#) && xml.contains("interrupted by SIGTERM after"), "\(xml)")
+        #expect(xml.contains("not run: the suite was interrupted by SIGTERM first"), "\(xml)")
+        #expect(xml.contains(#"tests="4" failures="0""#), "every scenario is a case: \(xml)")
+        let suite = try JSONDecoder().decode(JSONReport.Suite.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+        #expect(suite.interrupted == "SIGTERM")
+        #expect(suite.passed == 1, "\(suite.runs)")
+        #expect(suite.skipped.map(\.scenario).contains("d"), "\(suite.skipped)")
     }
 
     static func isRunning(_ pid: Int32) -> Bool {
