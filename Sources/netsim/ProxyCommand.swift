@@ -40,6 +40,8 @@ struct ProxyCommand: AsyncParsableCommand {
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
     @OptionGroup(title: "TLS (CONNECT tunnels)") var tlsOptions: TLSOptions
+    /// `netsim relay`'s; parsed only to refuse it with the reason.
+    @Option(name: .customLong("upstream-name"), help: .private) var upstreamName: String?
     @OptionGroup(title: "DNS (the proxy's own lookups of destination names)") var dns: DNSFaultOptions
 
     @Option(help: ArgumentHelp("Write every event as a JSON line to FILE, or to standard output with -. Example: --events run.jsonl", valueName: "file|-"))
@@ -58,6 +60,9 @@ struct ProxyCommand: AsyncParsableCommand {
     var maxConnections: Int?
 
     func validate() throws {
+        if upstreamName != nil {
+            throw ValidationError("--upstream-name is for netsim relay: the proxy verifies each destination by the name the client asked for")
+        }
         if let maxConnections, maxConnections < 1 {
             throw ValidationError("--max-connections \(maxConnections): give 1 or more")
         }
@@ -75,9 +80,6 @@ struct ProxyCommand: AsyncParsableCommand {
         let log = try streamingEventLog(to: events)
         log.record(.seed(seed))
         let flusher = flushPeriodically(log)
-        if tlsOptions.upstreamName != nil {
-            throw ValidationError("--upstream-name is for netsim relay: the proxy verifies each destination by the name the client asked for")
-        }
         let intercepting = try tlsOptions.interception(keyLog: nil)
         if tlsOptions.upstreamInsecure {
             warnLoudly("--upstream-insecure: the proxy does not verify the certificates of the sites it reaches; anyone on the path can read and change the traffic.")

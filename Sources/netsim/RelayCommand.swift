@@ -35,6 +35,7 @@ struct RelayCommand: AsyncParsableCommand {
     @OptionGroup(title: "Link model") var link: LinkOptions
     @OptionGroup(title: "Connection faults") var faults: FaultOptions
     @OptionGroup(title: "TLS") var tlsOptions: TLSOptions
+    @OptionGroup(title: "TLS") var upstreamName: UpstreamNameOption
     /// Parsed only to refuse them with the reason.
     @OptionGroup(visibility: .private) var packetOnly: PacketLinkOptions
 
@@ -69,6 +70,7 @@ struct RelayCommand: AsyncParsableCommand {
 
     func validate() throws {
         try packetOnly.refuse(in: "netsim relay")
+        try upstreamName.check(with: tlsOptions)
         if upstream.port == 0 { throw ValidationError("--upstream \(upstream): give the server's port (1-65535); port 0 is no server's") }
         try OutputFile.check(events, option: "--events")
         try OutputFile.check(pcap, option: "--pcap")
@@ -104,7 +106,7 @@ struct RelayCommand: AsyncParsableCommand {
         if tlsOptions.tls == .intercept, let pcap {
             do { keyLog = try KeyLogFile(url: KeyLogFile.url(besidePcap: pcap)) } catch { throw ValidationError("\(error)") }
         }
-        let interception = try tlsOptions.interception(keyLog: keyLog)
+        let interception = try tlsOptions.interception(keyLog: keyLog, upstreamName: upstreamName.upstreamName)
         if tlsOptions.upstreamInsecure {
             warnLoudly("--upstream-insecure: the relay does not verify \(upstream)'s certificate; anyone on the path to it can read and change the traffic.")
         }

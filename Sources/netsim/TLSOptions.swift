@@ -22,9 +22,6 @@ struct TLSOptions: ParsableArguments {
     @Flag(name: .customLong("upstream-insecure"), help: "With --tls intercept: do not verify upstream's certificate at all (said loudly at start; never for anything but a test server).")
     var upstreamInsecure = false
 
-    @Option(name: .customLong("upstream-name"), help: ArgumentHelp("netsim relay only, with --tls intercept: the name upstream's certificate must carry, sent as SNI. Default: upstream's host (an IP address is verified as one). Example: --upstream-name api.example.test", valueName: "name"))
-    var upstreamName: String?
-
     @Option(help: ArgumentHelp("With --tls intercept: the protocols offered to clients by ALPN, in order. Offer h2 only when upstream speaks it (an h2 client is carried on an h2 connection to upstream). Default: http/1.1. Example: --alpn h2,http/1.1", valueName: "list"),
             transform: TLSOptions.parseProtocols)
     var alpn: [ApplicationProtocol]?
@@ -47,24 +44,8 @@ struct TLSOptions: ParsableArguments {
         if upstreamCA != nil, upstreamInsecure {
             throw ValidationError("--upstream-ca and --upstream-insecure exclude each other: verify against a CA, or not at all")
         }
-        if tls == .passthrough, upstreamCA != nil || upstreamInsecure || upstreamName != nil {
-            throw ValidationError("--upstream-ca, --upstream-insecure and --upstream-name go with --tls intercept (in passthrough the client verifies upstream itself)")
-        }
-        // An address is verified as one when it is the upstream's host; named here it went out as
-        // SNI, which cannot carry an address, and every connection failed (QA 48).
-        if let upstreamName {
-            let address = Endpoint.canonicalIPv4(upstreamName) ?? upstreamName
-            if DNSMapping.addressBytes(address) != nil {
-                let upstream = address.contains(":") ? "[\(address)]:PORT" : "\(address):PORT"
-                throw ValidationError("--upstream-name \(upstreamName): an address cannot be a certificate's name here (SNI carries names); give a DNS name, or leave it out and --upstream \(upstream) is verified as an address")
-            }
-            // QA 50: "" and "local host" started the relay, and every connection then failed.
-            let labels = upstreamName.hasSuffix(".") ? upstreamName.dropLast().split(separator: ".", omittingEmptySubsequences: false)
-                : upstreamName.split(separator: ".", omittingEmptySubsequences: false)
-            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
-            guard !labels.isEmpty, labels.allSatisfy({ !$0.isEmpty && $0.count <= 63 && $0.allSatisfy(allowed.contains) }) else {
-                throw ValidationError("--upstream-name \(ShellQuoting.quoted(upstreamName)) is not a DNS name: give the name upstream's certificate carries, labels of letters, digits and '-' between dots (e.g. api.example.com)")
-            }
+        if tls == .passthrough, upstreamCA != nil || upstreamInsecure {
+            throw ValidationError("--upstream-ca and --upstream-insecure go with --tls intercept (in passthrough the client verifies upstream itself)")
         }
         if tls == .passthrough, alpn != nil {
             throw ValidationError("--alpn goes with --tls intercept (in passthrough the client and upstream negotiate it themselves)")
@@ -116,8 +97,9 @@ struct TLSOptions: ParsableArguments {
     }
 
     /// The interception asked for, with netsim's CA from `$NETSIM_HOME` (made on first use); nil
-    /// in passthrough. `keyLog` receives both sessions' secrets.
-    func interception(keyLog: KeyLogFile?) throws -> (TLSInterception, CertificateAuthority)? {
+    /// in passthrough. `keyLog` receives both sessions' secrets; `upstreamName` is the name
+    /// upstream's certificate must carry (``UpstreamNameOption``), nil for upstream's host.
+    func interception(keyLog: KeyLogFile?, upstreamName: String? = nil) throws -> (TLSInterception, CertificateAuthority)? {
         guard tls == .intercept else { return nil }
         let trust: TLSInterception.UpstreamTrust = upstreamInsecure ? .insecure : upstreamCA.map { .caFile($0) } ?? .system
         do {
@@ -127,6 +109,40 @@ struct TLSOptions: ParsableArguments {
             return (interception, authority)
         } catch let error as TLSSetupError {
             throw RuntimeError(error.description)  // not a usage error: ArgumentParser would print the root's usage
+        }
+    }
+}
+
+/// `--upstream-name`: the name an intercepting `netsim relay` verifies upstream's certificate
+/// against. Its own group, apart from ``TLSOptions``, so that `netsim proxy`, which verifies each
+/// destination by the name its client asked for, does not list it in its help (it did, marked
+/// "netsim relay only"); the proxy parses it hidden, to refuse it with that reason.
+struct UpstreamNameOption: ParsableArguments {
+    @Option(name: .customLong("upstream-name"), help: ArgumentHelp("With --tls intercept: the name upstream's certificate must carry, sent as SNI. Default: upstream's host (an IP address is verified as one). Example: --upstream-name api.example.test", valueName: "name"))
+    var upstreamName: String?
+
+    func validate() throws {
+        guard let upstreamName else { return }
+        // An address is verified as one when it is the upstream's host; named here it went out as
+        // SNI, which cannot carry an address, and every connection failed (QA 48).
+        let address = Endpoint.canonicalIPv4(upstreamName) ?? upstreamName
+        if DNSMapping.addressBytes(address) != nil {
+            let upstream = address.contains(":") ? "[\(address)]:PORT" : "\(address):PORT"
+            throw ValidationError("--upstream-name \(upstreamName): an address cannot be a certificate's name here (SNI carries names); give a DNS name, or leave it out and --upstream \(upstream) is verified as an address")
+        }
+        // QA 50: "" and "local host" started the relay, and every connection then failed.
+        let labels = upstreamName.hasSuffix(".") ? upstreamName.dropLast().split(separator: ".", omittingEmptySubsequences: false)
+            : upstreamName.split(separator: ".", omittingEmptySubsequences: false)
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+        guard !labels.isEmpty, labels.allSatisfy({ !$0.isEmpty && $0.count <= 63 && $0.allSatisfy(allowed.contains) }) else {
+            throw ValidationError("--upstream-name \(ShellQuoting.quoted(upstreamName)) is not a DNS name: give the name upstream's certificate carries, labels of letters, digits and '-' between dots (e.g. api.example.com)")
+        }
+    }
+
+    /// Refused without `--tls intercept` (in passthrough the client verifies upstream itself).
+    func check(with tls: TLSOptions) throws {
+        if tls.tls == .passthrough, upstreamName != nil {
+            throw ValidationError("--upstream-name goes with --tls intercept (in passthrough the client verifies upstream itself)")
         }
     }
 }

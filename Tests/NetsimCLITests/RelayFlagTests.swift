@@ -182,6 +182,19 @@ struct RelayFlagTests {
             #expect(message(["--tls", "intercept", "--upstream-name", bad]).contains("--upstream-name \(said) is not a DNS name"), "\(bad)")
         }
         #expect(!message(["--tls", "intercept", "--upstream-name", "api.example.test."]).contains("--upstream-name"))
+        #expect(message(["--upstream-name", "api.example.test"]).contains("--upstream-name goes with --tls intercept"))
+    }
+
+    /// `--upstream-name` is the relay's: the proxy verifies each destination by the name its
+    /// client asked for. Its help listed the option anyway ("netsim relay only"); given, the
+    /// option is refused with that reason, whatever its value.
+    @Test func onlyTheRelayOffersUpstreamName() throws {
+        #expect(RelayCommand.helpMessage(columns: 1000).contains("--upstream-name <name>"))
+        #expect(!ProxyCommand.helpMessage(columns: 1000).contains("upstream-name"))
+        for value in ["api.example.test", "127.0.0.1"] {
+            let error = try #require(throws: (any Error).self) { try ProxyCommand.parse(["--tls", "intercept", "--upstream-name", value]) }
+            #expect(ProxyCommand.fullMessage(for: error).contains("--upstream-name is for netsim relay"), "\(value)")
+        }
     }
 
     /// An HTTP/2 fault is noted where it can never act: without interception, or with an ALPN
