@@ -48,6 +48,9 @@ struct CatalogTests {
         ("slow-close=1s,sideways", "a duration, then optionally ,up or ,down ('sideways' after the comma is neither)"),
         // 0 closed every connection a millisecond after it opened.
         ("idle-close=0", "a duration longer than 0"),
+        // QA 61: `rst=` trapped (index out of range) in check, run, test and relay alike; a
+        // trailing comma passed as if it were not there.
+        ("rst=", "the direction whose bytes trigger the reset"), ("rst=down,", "a delay after the comma (rst=down,500ms)"),
     ])
     func badFaults(text: String, expected: String) {
         do {
@@ -61,6 +64,20 @@ struct CatalogTests {
                 #expect(error.allowedForms.hasPrefix(name) && error.allowedForms.count < 80, "\(error.allowedForms)")
             } else {
                 #expect(error.allowedForms == FaultCatalog.allowedForms)
+            }
+        }
+    }
+
+    /// Every fault with an empty value, stray commas, or a comma after its example's value: an
+    /// error or a fault that reads back the same, never a trap (QA 61: `rst=` killed netsim).
+    @Test("empty and comma-ridden values are refused or read back, never a crash")
+    func emptyAndCommaValues() {
+        for type in FaultCatalog.all {
+            let example = type.example.split(separator: "=", maxSplits: 1).dropFirst().first.map(String.init) ?? "x"
+            for value in ["", ",", ",,", "\(example),", ",\(example)", "\(example),,"] {
+                guard let fault = try? FaultKind(parsing: "\(type.name)=\(value)") else { continue }
+                #expect((try? FaultKind(parsing: fault.description)) == fault, "\(type.name)=\(value) read as \(fault)")
+                #expect(!value.hasSuffix(","), "\(type.name)=\(value) passed, its comma ignored, as \(fault)")
             }
         }
     }

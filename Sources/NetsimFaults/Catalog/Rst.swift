@@ -30,8 +30,10 @@ public struct Rst: Fault {
             self.init()
             return
         }
-        let parts = argument.split(separator: ",", maxSplits: 1).map(String.init)
+        // Empty parts kept: `rst=` crashed (no first part), `rst=down,` passed as `rst=down`.
+        let parts = argument.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let direction = try FaultArgumentError.direction(parts[0], for: Self.name, what: "the direction whose bytes trigger the reset")
+        if parts.count > 1, parts[1].isEmpty { throw FaultArgumentError("a delay after the comma (\(Self.name)=\(parts[0]),500ms)") }
         let delay = parts.count > 1 ? try FaultArgumentError.unit(parts[1], for: Self.name) { try Duration(parsing: $0) } : .zero
         self.init(on: direction, after: delay)
     }
