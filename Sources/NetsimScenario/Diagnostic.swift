@@ -11,10 +11,11 @@ public struct Diagnostic: Error, Equatable, Sendable, CustomStringConvertible {
         self.hint = hint
     }
 
-    /// `file:line:col: error: message` (just `file: error: message` when there is no line).
+    /// `file:line:col: error: message` (just `file: error: message` when there is no line), its
+    /// control characters escaped (``ScenarioErrors/escapingControls(_:)``).
     public var description: String {
         let place = location.line >= 1 ? location.description : location.file
-        return "\(place): error: \(message)"
+        return ScenarioErrors.escapingControls("\(place): error: \(message)")
     }
 }
 
@@ -36,18 +37,61 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
             out += diagnostic.description + "\n"
             let line = diagnostic.location.line
             if line >= 1, line <= sourceLines.count {
-                let (text, column) = Self.shown(sourceLines[line - 1], column: diagnostic.location.column)
+                let (text, column) = Self.shown(Self.picturingControls(sourceLines[line - 1]), column: diagnostic.location.column)
                 out += text + "\n"
                 out += Self.caret(under: column, in: text) + "\n"
             }
             if let hint = diagnostic.hint {
-                out += "  hint: \(hint)\n"
+                out += "  hint: \(Self.escapingControls(hint))\n"
             }
         }
         return out
     }
 
     public var description: String { rendered() }
+
+    /// `text` with its control characters (C0 but tab, DEL, C1) and bidirectional overrides as
+    /// Swift writes them (`\u{1B}`, `\n`). A scenario's text reaches the terminal in messages
+    /// (`'…' is not an HTTP method`) and hints, and an escape sequence in it was obeyed there: it
+    /// set colours, cleared the screen, titled the window (QA 61).
+    public static func escapingControls(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { isHidden($0) && $0 != "\t" }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\t": out += "\t"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case _ where isHidden(scalar): out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// A source line as quoted: each control character (but tab) shown as its picture, one
+    /// column for one (␛ for ESC, ␇ for BEL, ␡ for DEL; � for a C1 control or a bidirectional
+    /// override), so the caret under the column stays where it was.
+    static func picturingControls(_ line: String) -> String {
+        guard line.unicodeScalars.contains(where: { isHidden($0) && $0 != "\t" }) else { return line }
+        var out = String.UnicodeScalarView()
+        for scalar in line.unicodeScalars {
+            switch scalar.value {
+            case 0x09: out.append(scalar)
+            case 0x00...0x1F: out.append(Unicode.Scalar(0x2400 + scalar.value)!)
+            case 0x7F: out.append("\u{2421}")
+            case _ where isHidden(scalar): out.append("\u{FFFD}")
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    /// Control characters, and the bidirectional overrides and isolates that reorder what a
+    /// terminal shows (U+202A–U+202E, U+2066–U+2069).
+    static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
 
     /// The longest source line an error shows whole.
     static let widestShown = 160

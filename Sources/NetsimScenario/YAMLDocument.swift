@@ -97,13 +97,10 @@ struct YAMLDocument {
                 message: "invalid YAML: \(problem)", hint: hint(problem: problem, context: context),
                 line: max(1, mark.line), column: max(1, mark.column))
         case .reader(let problem, let offset, _, let yaml):
-            var line = 1
-            var column = 1
-            if let offset {
-                for character in yaml.prefix(offset) {
-                    if character == "\n" { line += 1; column = 1 } else { column += 1 }
-                }
-            }
+            // Yams gives the offset in Characters; lines and columns count scalars, as libyaml's
+            // marks and the quoted line do (QA 61: counted in Characters, "\r\n" is one and never
+            // "\n", so a CRLF file's error was at 1:144; after 👍🏽 the column was short by one).
+            let (line, column) = offset.map { position(of: yaml.index(yaml.startIndex, offsetBy: $0, limitedBy: yaml.endIndex) ?? yaml.endIndex, in: yaml) } ?? (1, 1)
             return .syntax(message: "invalid YAML: \(problem)", hint: nil, line: line, column: column)
         case .duplicatedKeysInMapping(let duplicates, let context):
             let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
@@ -113,6 +110,28 @@ struct YAMLDocument {
         default:
             return .syntax(message: "invalid YAML: \(error)", hint: nil, line: 1, column: 1)
         }
+    }
+
+    /// The 1-based line and scalar column of `index`: lines end at "\n", "\r\n" or a lone "\r",
+    /// as YAML and ``ScenarioErrors/lines(of:)`` count them.
+    static func position(of index: String.Index, in text: String) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        var afterCR = false
+        for scalar in text.unicodeScalars[..<index] {
+            if scalar == "\n", afterCR {
+                afterCR = false
+                continue  // the second half of "\r\n"
+            }
+            afterCR = scalar == "\r"
+            if scalar == "\n" || scalar == "\r" {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+        }
+        return (line, column)
     }
 
     static let tabHint = "indent with spaces; YAML does not allow tabs for indentation"
@@ -141,7 +160,7 @@ extension YAMLDocument.Failure {
     /// character that cannot start any token" with a hint about scanning (QA 43).
     func pointingAtTabs(in source: String) -> YAMLDocument.Failure {
         guard case .syntax(let message, let hint, let line, let column) = self, hint != YAMLDocument.tabHint else { return self }
-        let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = ScenarioErrors.lines(of: source)  // "\r\n" too (QA 61: the hint was lost in CRLF files)
         guard line <= lines.count else { return self }
         let indentation = lines[line - 1].prefix { $0 == " " || $0 == "\t" }
         guard indentation.contains("\t"), column <= indentation.count + 1 else { return self }

@@ -149,4 +149,35 @@ struct DiagnosticTests {
             message: "invalid YAML: mapping values are not allowed in this context",
             hint: "check this line's indentation, and quote a value that contains ': '")])
     }
+
+    /// A control character libyaml's reader refuses is placed by scalars and by YAML's line ends
+    /// (QA 61: counted in Characters, a CRLF file's error at line 10 was at 1:144, and after a
+    /// skin-toned emoji the column was short by one); a tab in a CRLF file's indentation gets
+    /// the tab hint (it was lost: "\r\n" is one Character, never "\n").
+    @Test func readerErrorsAndTabHintsArePlacedInCRLFFiles() throws {
+        let crlf = try #require(failure("name: x\r\ndescription: d\r\nseed: 3\u{7}\r\n"))
+        #expect(crlf.diagnostics.map { "\($0.location.line):\($0.location.column)" } == ["3:8"], "\(crlf.diagnostics)")
+        let emoji = try #require(failure("name: x\ndescription: \"👍🏽 \u{7}\"\n"))
+        #expect(emoji.diagnostics.map { "\($0.location.line):\($0.location.column)" } == ["2:18"], "\(emoji.diagnostics)")
+        let lone = try #require(failure("name: x\rdescription: d\r\u{7}\r"))
+        #expect(lone.diagnostics.map { "\($0.location.line):\($0.location.column)" } == ["3:1"], "\(lone.diagnostics)")
+        let tab = try #require(failure("name: x\r\ndescription: d\r\nclient:\r\n\tdriver: naive\r\n"))
+        #expect(tab.diagnostics.first?.hint == YAMLDocument.tabHint, "\(tab.diagnostics)")
+    }
+
+    /// A scenario's text reaches the terminal in messages, hints and quoted lines: its control
+    /// characters are escaped or pictured, never sent (QA 61: `method: "\e[31mGET"` coloured the
+    /// terminal, a key of `\e[2J` cleared it). A quoted line keeps one column per character, so
+    /// the caret still points at the right one.
+    @Test func controlCharactersAreShownNotObeyed() throws {
+        let errors = try #require(failure(Self.manyMistakes.replacingOccurrences(of: "path: feed", with: "path: \"fe\\e]0;x\\aed\"")))
+        let text = errors.rendered()
+        #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(text.debugDescription)")
+        #expect(text.contains(#"path 'fe\u{1B}]0;x\u{7}ed' must start with '/'"#), "\(text)")
+        #expect(ScenarioErrors.escapingControls("a\u{202E}b\nc\td") == #"a\u{202E}b\nc"# + "\td")  // a tab is harmless
+        #expect(ScenarioErrors.picturingControls("x\u{1B}[2J\ty\u{7F}") == "x␛[2J\ty␡")
+        let rendered = ScenarioErrors(diagnostics: [Diagnostic(location: Location(file: Self.file, line: 1, column: 4), message: "m",
+                                                               hint: "h\u{1B}")], sourceLines: ["ab\u{1B}c"]).rendered()
+        #expect(rendered == "\(Self.file):1:4: error: m\nab␛c\n   ^\n  hint: h\\u{1B}\n", "\(rendered)")
+    }
 }
