@@ -55,6 +55,22 @@ def log_unknown_settings(config, known, log):
         log(f"ignoring unknown settings: {unknown}")
 
 
+def flag_setting(settings, key):
+    """A yes/no `settings` value, which the exec protocol carries as text ("false"): True, False,
+    or None when absent. `bool("false")` is True, and `"false" is False` never holds: read that
+    way, `block: false` turned blocking on and `verify: false` did nothing (QA 62). A value that
+    is neither is an error, not a silent default."""
+    value = settings.get(key)
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    raise ValueError(f"settings.{key}: {value!r} is neither true nor false")
+
+
 def hello(name, version):
     emit({"type": "hello", "name": name, "version": version, "protocol": PROTOCOL})
 

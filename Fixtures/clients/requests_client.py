@@ -17,6 +17,7 @@ connections per host (DEFAULT_POOLSIZE), redirects followed. Config maps by the 
     retries          -> HTTPAdapter(max_retries=retries): requests' own count, which it turns
                         into urllib3's Retry.from_int(retries) -- connect, read and redirect
                         retries under it
+    settings.block   -> HTTPAdapter(pool_block=...): wait for a free pooled connection
     settings.verify  -> false: don't verify TLS (requests' `verify`; never needed by netsim:
                         the CA comes as REQUESTS_CA_BUNDLE)
 
@@ -56,6 +57,8 @@ def make_session(config):
         adapter_kwargs["pool_maxsize"] = int(config["pool"])
     if config.get("retries") is not None:
         adapter_kwargs["max_retries"] = int(config["retries"])
+    if urllib3_client.flag_setting(settings, "block") is not None:
+        adapter_kwargs["pool_block"] = urllib3_client.flag_setting(settings, "block")
     session = requests.Session()
     for prefix in ("http://", "https://"):
         adapter = HTTPAdapter(**adapter_kwargs)
@@ -63,10 +66,10 @@ def make_session(config):
         adapter.poolmanager.pool_classes_by_scheme = {
             "http": urllib3_client.HTTPConnectionPool, "https": urllib3_client.HTTPSConnectionPool}
         session.mount(prefix, adapter)
-    if settings.get("verify") is False:
+    if urllib3_client.flag_setting(settings, "verify") is False:
         session.verify = False
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-    log_unknown_settings(config, {"verify", "block", "backoff_factor"}, log)
+    log_unknown_settings(config, {"verify", "block"}, log)
     timeout, connect = config.get("timeout"), config.get("connect_timeout")
     if timeout is None and connect is None:
         request_timeout = None  # requests' default: wait forever

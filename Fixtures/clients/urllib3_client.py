@@ -29,8 +29,8 @@ import threading
 import urllib3
 from urllib3 import connection, connectionpool, exceptions
 
-from exec_protocol import (exception_chain, hello, log_unknown_settings, logger, new_answer, read_config,
-                           request_body, serve_threaded, set_error, set_response)
+from exec_protocol import (exception_chain, flag_setting, hello, log_unknown_settings, logger, new_answer,
+                           read_config, request_body, serve_threaded, set_error, set_response)
 
 log = logger("urllib3_client")
 _attempt = threading.local()  # .port: local port of the current request's latest attempt
@@ -115,9 +115,9 @@ def make_pool_manager(config):
     kwargs = {}
     if config.get("pool") is not None:
         kwargs["maxsize"] = int(config["pool"])
-    if settings.get("block") is not None:
-        kwargs["block"] = bool(settings["block"])
-    if settings.get("verify") is False:
+    if flag_setting(settings, "block") is not None:
+        kwargs["block"] = flag_setting(settings, "block")
+    if flag_setting(settings, "verify") is False:
         kwargs["cert_reqs"] = "CERT_NONE"
         urllib3.disable_warnings(exceptions.InsecureRequestWarning)
     if config.get("retries") is not None:

@@ -31,6 +31,29 @@ struct ReferenceDriverTests {
         ["type": "request", "id": id, "method": method, "url": url, "headers": ["Accept": "*/*"], "body": body ?? NSNull()]
     }
 
+    /// Settings come as text (docs/drivers.md): `block: false` is no blocking and `verify: false`
+    /// no verification. Read as `bool("false")`, block was on; compared with `is False`, verify
+    /// was never off (QA 62). A value that is neither is an error, not a default.
+    @Test func yesNoSettingsAreReadAsTheTextTheyCome() async throws {
+        func configured(_ settings: [String: String]) async throws -> DriverProcess {
+            let driver = try DriverProcess(executable: "/usr/bin/env", arguments: ["python3", Self.script])
+            try driver.send(["type": "config", "timeout": 2.0, "pool": 2, "retries": 0, "settings": settings])
+            return driver
+        }
+        let off = try await configured(["block": "false", "verify": "false"])
+        #expect(await off.nextObject()?["type"] as? String == "hello", "\(off.log)")
+        #expect(off.log.contains("block=False") && off.log.contains("cert_reqs='CERT_NONE'"), "\(off.log)")
+        _ = await off.finish()
+        let on = try await configured(["block": "True", "verify": "true"])
+        #expect(await on.nextObject()?["type"] as? String == "hello", "\(on.log)")
+        #expect(on.log.contains("block=True") && !on.log.contains("CERT_NONE"), "\(on.log)")
+        _ = await on.finish()
+        let unreadable = try await configured(["block": "maybe"])
+        #expect(await unreadable.nextObject(timeout: .seconds(20)) == nil)
+        #expect(unreadable.log.contains("settings.block: 'maybe' is neither true nor false"), "\(unreadable.log)")
+        _ = await unreadable.finish()
+    }
+
     @Test func answersReportStatusBodyDigestAndTheRealLocalPortOfPooledConnections() async throws {
         let routes = [
             HTTPRoute(path: "/feed", headers: [HTTPHeader("Content-Type", "text/plain")], body: .text("the feed")),
