@@ -6,7 +6,7 @@
 #include <spawn.h>
 
 int cnetsim_spawn(pid_t *pid, const char *path, int search_path, char *const argv[], char *const envp[],
-                  const char *directory, const int stdio[3]) {
+                  const char *directory, const int stdio[3], int new_group) {
     posix_spawnattr_t attributes;
     posix_spawn_file_actions_t actions;
     int result = posix_spawnattr_init(&attributes);
@@ -24,6 +24,10 @@ int cnetsim_spawn(pid_t *pid, const char *path, int search_path, char *const arg
     short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
     if (result == 0) result = posix_spawnattr_setsigmask(&attributes, &empty);
     if (result == 0) result = posix_spawnattr_setsigdefault(&attributes, &all);
+    if (new_group) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        if (result == 0) result = posix_spawnattr_setpgroup(&attributes, 0);
+    }
 
     for (int target = 0; target < 3 && result == 0; target++) {
         if (stdio[target] >= 0) {

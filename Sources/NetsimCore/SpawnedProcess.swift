@@ -24,7 +24,8 @@ import Foundation
 /// Here the kernel closes every descriptor but the three standard ones in the child (glibc's
 /// closefrom action, close_range(2); no directory listing), the child starts with an empty mask
 /// and every signal at its default, and a thread of its own waits for the exit. The process
-/// group is inherited, so a terminal's Ctrl-C reaches the child too.
+/// group is inherited, so a terminal's Ctrl-C reaches the child too, unless the child is to lead
+/// a group of its own (`ownGroup`: an exec client, whose descendants netsim ends with it).
 public final class SpawnedProcess: Sendable {
     /// What the child's standard input, output or error is.
     public enum Stream: Sendable {
@@ -67,6 +68,8 @@ public final class SpawnedProcess: Sendable {
     }
 
     public let pid: pid_t
+    /// The child leads a process group of its own, whose id is its pid.
+    public let leadsGroup: Bool
     private let ending = NSCondition()
     /// Set once, under `ending`, before the child is reaped: a signal sent while it is nil cannot
     /// reach another process that took over the pid.
@@ -75,9 +78,10 @@ public final class SpawnedProcess: Sendable {
     /// Starts `executable` (a path, or a name looked up in PATH with `searchPath`) with
     /// `arguments` (without the program's own name), `environment` (netsim's when nil) and
     /// `directory` (netsim's when nil). `onExit` runs on the waiting thread once the child has
-    /// exited and been reaped.
+    /// exited and been reaped. With `ownGroup` the child leads a new process group
+    /// (``signalGroup(_:)``).
     public init(_ executable: String, _ arguments: [String], searchPath: Bool = false,
-                environment: [String: String]? = nil, directory: String? = nil,
+                environment: [String: String]? = nil, directory: String? = nil, ownGroup: Bool = false,
                 standardInput: Stream = .null, standardOutput: Stream = .null, standardError: Stream = .null,
                 onExit: (@Sendable (Termination) -> Void)? = nil) throws {
         let null = open("/dev/null", O_RDWR | O_CLOEXEC)
@@ -104,11 +108,12 @@ public final class SpawnedProcess: Sendable {
         for attempt in 0..<100 where code == ETXTBSY {
             if attempt > 0 { usleep(10_000) }
             code = stdio.withUnsafeBufferPointer { stdio in
-                cnetsim_spawn(&pid, executable, searchPath ? 1 : 0, argv, envp, directory, stdio.baseAddress)
+                cnetsim_spawn(&pid, executable, searchPath ? 1 : 0, argv, envp, directory, stdio.baseAddress, ownGroup ? 1 : 0)
             }
         }
         guard code == 0 else { throw SpawnError(program: executable, code: code) }
         self.pid = pid
+        self.leadsGroup = ownGroup
         // The child has its own copies now; the parent's would keep a pipe open after it exits.
         if case .pipe(let pipe) = standardInput { try? pipe.fileHandleForReading.close() }
         for stream in [standardOutput, standardError] {

@@ -74,9 +74,10 @@ public final class ExecDriver: ClientDriver {
         let (input, output, errors) = (self.input, self.output, self.errors)
         do {
             (process, stopOnInterrupt) = try InterruptCleanup.create(.execClient, undo: { started.withLockedValue { $0 }.map(Self.stopAtOnce) }) {
+                // A group of its own: what it starts (a wrapper script's real client) ends with it.
                 let process = try SpawnedProcess("/usr/bin/env", command,
                                                  environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
-                                                 directory: workingDirectory,
+                                                 directory: workingDirectory, ownGroup: true,
                                                  standardInput: .pipe(input), standardOutput: .pipe(output), standardError: .pipe(errors)) { _ in
                     Self.processExited(state, changed)
                 }
@@ -96,11 +97,12 @@ public final class ExecDriver: ClientDriver {
         }
     }
 
-    /// An interrupted run's client: SIGTERM, and SIGKILL if it is still there 1 s later (one
-    /// that ignored SIGTERM outlived netsim).
+    /// An interrupted run's client and its process group: SIGTERM, and SIGKILL if it is still
+    /// there 1 s later (one that ignored SIGTERM outlived netsim).
     private static func stopAtOnce(_ process: SpawnedProcess) {
-        process.send(SIGTERM)
-        if process.waitForExit(timeout: .seconds(1)) == nil { process.send(SIGKILL) }
+        process.signalGroup(SIGTERM)
+        if process.waitForExit(timeout: .seconds(1)) == nil { process.signalGroup(SIGKILL) }
+        if !process.groupMembers().isEmpty { process.signalGroup(SIGKILL) }
     }
 
     /// A write into the pipe of a client that has exited must fail with EPIPE, not kill netsim
@@ -199,11 +201,18 @@ public final class ExecDriver: ClientDriver {
         state.withLockedValue { $0.stdinClosed = true }
         try? input.fileHandleForWriting.close()
         for signal in [SIGTERM, SIGKILL] {
-            if await process.exit(within: signal == SIGTERM ? .seconds(3) : .seconds(2)) != nil { return }
+            if await process.exit(within: signal == SIGTERM ? .seconds(3) : .seconds(2)) != nil { break }
             state.withLockedValue { $0.ended = signal }
-            process.send(signal)
+            process.signalGroup(signal)  // the group: a wrapper script's real client too
         }
         await process.exit(within: .seconds(2))
+        // What it started and left running in its group (a helper, a wrapper's client that
+        // ignored SIGTERM) is ended too, and said: in CI it held ports and CPU after the run.
+        if let (members, signal) = await process.endGroup() {
+            let pids = members.filter { $0 != 0 }.map(String.init).joined(separator: ", ")
+            clientLog.note("[netsim] the exec client left \(pids.isEmpty ? "processes" : "process\(members.count == 1 ? "" : "es") \(pids)") running in its process group when it ended; "
+                + "netsim \(signal == SIGKILL ? "killed" : "terminated") \(members.count == 1 ? "it" : "them") (\(signal == SIGKILL ? "SIGKILL, after SIGTERM" : "SIGTERM"))")
+        }
     }
 
     /// The client's `hello` line, once it came (for `netsim driver-check`).
