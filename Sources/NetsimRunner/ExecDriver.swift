@@ -183,9 +183,11 @@ public final class ExecDriver: ClientDriver {
                     drained = end
                     timers.append(wake(at: end))
                 }
-                if logComplete || ContinuousClock.now >= end {
+                if (logComplete && process.termination != nil) || ContinuousClock.now >= end {
                     let log = clientLog.contents
-                    throw RunnerError.failed("the exec client exited before saying hello" + (MissingDependencyHint.hint(in: log).map { " (\($0))" } ?? "") + "\n" + log)
+                    // How it ended, when it has been reaped by now (QA 62: exit 3 was not said).
+                    let how = process.termination.map { " (\($0))" } ?? ""
+                    throw RunnerError.failed("the exec client exited\(how) before saying hello" + (MissingDependencyHint.hint(in: log).map { " (\($0))" } ?? "") + "\n" + log)
                 }
             }
             if ContinuousClock.now >= deadline { break }
@@ -256,17 +258,29 @@ public final class ExecDriver: ClientDriver {
             var buffer: [UInt8] = []
             var lineStart = 0
             var searched = 0
+            // Past ``longestLine`` the rest of a line is skipped, not kept (QA 62: a 200 MB
+            // hello took 1.3 GB and 40 s, and delayed the timeline's start by a second).
+            var skipping = false
             let handle = output.fileHandleForReading
             while true {
                 let chunk = handle.availableData
                 if chunk.isEmpty { break }
                 buffer.append(contentsOf: chunk)
                 while let newline = buffer[searched...].firstIndex(of: 0x0A) {
-                    handleLine(Data(buffer[lineStart..<newline]))
+                    if skipping {
+                        skipping = false
+                    } else {
+                        handleLine(Data(buffer[lineStart..<newline]))
+                    }
                     lineStart = newline + 1
                     searched = lineStart
                 }
                 searched = buffer.count
+                if !skipping, buffer.count - lineStart > Self.longestLine {
+                    overlong(Data(buffer[lineStart..<(lineStart + 200)]))
+                    skipping = true
+                }
+                if skipping { lineStart = buffer.count }
                 if lineStart > 0 {  // keep only the line being read
                     buffer.removeFirst(lineStart)
                     searched -= lineStart
@@ -285,6 +299,30 @@ public final class ExecDriver: ClientDriver {
             state.withLockedValue { $0.logComplete = true }
             changes.continuation.yield()
         }.start()
+    }
+
+    /// The longest line a client may write: an answer's body is at most 64 KiB of text (six
+    /// times that JSON-escaped), its headers and message far less; a client that sends more
+    /// body than that is still read up to here.
+    static let longestLine = 16 << 20
+
+    /// A line past ``longestLine``, of which `start` is the beginning: noted, and skipped to its
+    /// end. Before the hello it fails the run at once; an answer it was stays unanswered (its id
+    /// is somewhere in what was skipped), and netsim's deadline answers for it.
+    private func overlong(_ start: Data) {
+        let quoted = String(decoding: start, as: UTF8.self)
+        clientLog.note("[netsim] a line over \(Self.longestLine >> 20) MiB on stdout, skipped (docs/drivers.md: a body is at most 65536 bytes): \(quoted)…")
+        refuseBeforeHello("the exec client's first line is over \(Self.longestLine >> 20) MiB; it began: \(quoted)… (docs/drivers.md: the first line a client writes is {\"type\":\"hello\",…})")
+    }
+
+    /// Fails the run at once for `why`, when no hello has come: waiting the 20 s for one after
+    /// the client wrote something else first only delays the same failure (QA 62).
+    private func refuseBeforeHello(_ why: String) {
+        state.withLockedValue { state in
+            guard !state.greeted, state.refused == nil else { return }
+            state.refused = why
+        }
+        changes.continuation.yield()
     }
 
     private func handleLine(_ line: Data) {
@@ -313,11 +351,7 @@ public final class ExecDriver: ClientDriver {
         case .malformedHello(let problem):
             let quoted = String(decoding: line.prefix(200), as: UTF8.self)
             clientLog.note("[netsim] \(problem): \(quoted)")
-            state.withLockedValue { state in
-                guard !state.greeted, state.refused == nil else { return }
-                state.refused = "the exec client's hello cannot be read: \(problem.replacingOccurrences(of: " on stdout", with: "")); it said: \(quoted) (docs/drivers.md: {\"type\":\"hello\",\"protocol\":\(ExecHello.current),\"name\":\"…\",\"version\":\"…\"}, each field optional, name and version strings)"
-            }
-            changes.continuation.yield()
+            refuseBeforeHello("the exec client's hello cannot be read: \(problem.replacingOccurrences(of: " on stdout", with: "")); it said: \(quoted) (docs/drivers.md: {\"type\":\"hello\",\"protocol\":\(ExecHello.current),\"name\":\"…\",\"version\":\"…\"}, each field optional, name and version strings)")
         case .answer(let answer):
             // One answer per request: a second one, or one to an id never sent, is the client's
             // mistake (an answer filed under the wrong request), said in its log (QA 47: ignored
@@ -331,6 +365,9 @@ public final class ExecDriver: ClientDriver {
             self.answer(answer.id, answer.response)
         case .unreadable(let problem, let id):
             clientLog.note("[netsim] \(problem): \(String(decoding: line, as: UTF8.self))")
+            if id == nil, !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                refuseBeforeHello("the exec client's first line is not its hello: \(String(decoding: line.prefix(200), as: UTF8.self)) (docs/drivers.md: stdout carries protocol lines only, {\"type\":\"hello\",…} first; a log goes to stderr)")
+            }
             if let id {
                 answer(id, DriverResponse(error: .other, errorMessage: Self.standIn + "the exec client broke the protocol (docs/drivers.md): \(problem)"))
             }

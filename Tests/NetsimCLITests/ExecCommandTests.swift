@@ -118,7 +118,7 @@ struct ExecCommandTests {
     @Test func driverCheckSaysWhyAClientFailsHello() async throws {
         let (status, out, _) = try await ScenarioCommandTests.netsim(["driver-check", "--", "sh", "-c", "printf '%s-%s\\n' last words >&2; exit 4"])
         #expect(status == 1, "\(out)")
-        #expect(out.contains("FAIL  hello — the exec client exited before saying hello"), "\(out)")
+        #expect(out.contains("FAIL  hello — the exec client exited (exit 4) before saying hello"), "\(out)")
         #expect(out.contains("last-words"), "its stderr is shown: \(out)")
         #expect(out.hasSuffix("0 passed, 0 warnings, 1 failed\n"), "\(out)")
         let (usage, _, usageErr) = try await ScenarioCommandTests.netsim(["driver-check"])

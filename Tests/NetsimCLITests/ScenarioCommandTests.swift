@@ -143,7 +143,7 @@ struct ScenarioCommandTests {
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
         let time = xml.components(separatedBy: "name=\"server-fin [late]\" file=\"Scenarios/server-fin.scn\" time=\"").dropFirst().first.flatMap { Double($0.prefix { $0 != "\"" }) }
         #expect((time ?? 0) >= 1, "\(xml)")
-        #expect(xml.contains("<error message=\"netsim could not run it: the exec client exited before saying hello"), "\(xml)")
+        #expect(xml.contains("<error message=\"netsim could not run it: the exec client exited (exit 3) before saying hello"), "\(xml)")
     }
 
     @Test func testRefusesToRunASuiteWithAnInvalidScenario() async throws {

@@ -20,7 +20,7 @@ import Testing
         let gone = try ExecDriver(command: ["sh", "-c", "read config; echo \"ModuleNotFoundError: No module named 'httpx'\" >&2; exit 1"],
                                   client: ExecProtocolTests.client())
         await #expect { try await gone.ready(timeout: .seconds(20)) } throws: { error in
-            "\(error)".hasPrefix("the exec client exited before saying hello (python3 cannot import httpx: install it (pip install httpx);")
+            "\(error)".hasPrefix("the exec client exited (exit 1) before saying hello (python3 cannot import httpx: install it (pip install httpx);")
         }
         await gone.shutdown()
     }
