@@ -340,7 +340,8 @@ public final class ExecDriver: ClientDriver {
                 clientLog.note("[netsim] hello without \"protocol\": taken as exec protocol 1 (docs/drivers.md: say {\"type\":\"hello\",\"protocol\":\(ExecHello.current),…})")
             }
             state.withLockedValue { state in
-                if !greeting.isEmpty { state.name = namePrefix + greeting }
+                // Shown in every report's header: a name of megabytes was, whole (QA 62).
+                if !greeting.isEmpty { state.name = namePrefix + (greeting.count > 200 ? greeting.prefix(200) + "…" : greeting) }
                 if version > ExecHello.current || version < 1 {
                     state.refused = "the exec client speaks exec protocol \(version); this netsim speaks \(ExecHello.current) (docs/drivers.md) — update netsim, or have the client speak \(ExecHello.current)"
                 }

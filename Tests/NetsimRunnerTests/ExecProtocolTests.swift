@@ -183,6 +183,11 @@ struct ExecProtocolTests {
             "\(error)".hasPrefix(#"the exec client's first line is over 16 MiB; it began: {"type":"hello","name":"xxx"#)
         }
         await huge.shutdown()
+        let long = try ExecDriver(command: ["python3", "-c", "import sys, time; sys.stdin.readline(); print('{\"type\":\"hello\",\"protocol\":1,\"name\":\"' + 'n' * 100000 + '\"}', flush=True); time.sleep(30)"],
+                                  client: Self.client())
+        try await long.ready(timeout: .seconds(20))
+        #expect(long.name == "exec: " + String(repeating: "n", count: 200) + "…", "a report's header shows 200 characters of it")
+        await long.shutdown()
     }
 
     /// `ready` ends on the client's first news: an exit before hello says so with its stderr
