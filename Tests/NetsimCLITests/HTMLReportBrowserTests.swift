@@ -99,6 +99,21 @@ struct HTMLReportBrowserTests {
         #expect(shown.count(#"<details class="run pass" id="run-"#) == 2)
     }
 
+    /// A client that accepts the captive portal's self-signed certificate is a security finding,
+    /// shown on the page as the text report shows it (QA 62: only a marker's tooltip held it).
+    @Test func aSecurityFindingIsShownOnThePage() async throws {
+        let portal = try String(contentsOfFile: ScenarioCommandTests.root + "/Scenarios/portal-tls.scn", encoding: .utf8)
+            .replacingOccurrences(of: "  driver: resilient\n", with: """
+                  driver: exec
+                  command: [python3, \(ScenarioCommandTests.root)/Fixtures/clients/urllib3_client.py]
+                  settings: { verify: "false" }
+
+                """)
+        let shown = try await Self.netsimPage(files: ["insecure.scn": portal], { ["run", $0 + "/insecure.scn"] }, status: 1)
+        #expect(shown.count(#"<span class="badge security">SECURITY</span>"#) == 1, "\(shown.dom.prefix(3000))")
+        #expect(shown.count(#"<p class="security">⚠ SECURITY: the client accepted a self-signed certificate"#) >= 1)
+    }
+
     /// The check must be able to fail: a page that throws, one with a syntax error and one that
     /// logs an error are each caught — by Chromium's console log and by the page's own record.
     @Test func aBrokenPageIsCaught() async throws {

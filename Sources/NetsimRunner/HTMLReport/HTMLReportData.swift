@@ -30,6 +30,10 @@ struct HTMLReportData: Encodable {
         var end: Int64
         var steps: [Step]
         var checks: [Check]
+        /// "SECURITY: the client accepted …" (``RunResult/securityFindings``): shown above the
+        /// checks, whatever they say, as the text report does (QA 62: only a marker's tooltip
+        /// had it).
+        var security: [String]
         /// Events of no connection: the listener, faults added and lifted, link changes.
         var relay: [Mark]
         /// One swimlane per relay connection, in accept order.
@@ -133,7 +137,7 @@ extension HTMLReportData.Run {
             description: result.scenario.description, passed: result.passed, error: nil,
             duration: micros(result.duration), end: micros(end),
             steps: Self.steps(result), checks: result.verdicts.map { HTMLReportData.Check($0, in: result) },
-            relay: lanes.relay, lanes: lanes.lanes, requests: result.outcomes.map(HTMLReportData.Request.init),
+            security: result.securityFindings, relay: lanes.relay, lanes: lanes.lanes, requests: result.outcomes.map(HTMLReportData.Request.init),
             bin: micros(lanes.density.width))
     }
 
@@ -141,7 +145,7 @@ extension HTMLReportData.Run {
     init(id: String, scenario: String, file: String, driver: String, error: String) {
         self.init(
             id: id, scenario: scenario, file: file, driver: driver, seed: nil, description: "", passed: false, error: error,
-            duration: 0, end: 1, steps: [], checks: [], relay: [], lanes: [], requests: [], bin: 1)
+            duration: 0, end: 1, steps: [], checks: [], security: [], relay: [], lanes: [], requests: [], bin: 1)
     }
 
     /// The player records one `step` event per timeline step, in order, so the n-th event is

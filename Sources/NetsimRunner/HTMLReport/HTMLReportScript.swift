@@ -126,6 +126,7 @@ enum HTMLReportScript {
         var timeline = NetsimTimeline.create(run);
         body.append(
           run.description ? el('p', { class: 'desc', text: run.description }) : '',
+          el('div', null, run.security.map(function (finding) { return el('p', { class: 'security', text: '⚠ ' + finding }); })),
           el('h3', { text: 'Checks' }), checksTable(run, timeline),
           timeline.node,
           el('h3', { text: 'Requests' }), requestsTable(run, timeline));
@@ -140,6 +141,7 @@ enum HTMLReportScript {
           short(run.duration) + ' · ' + run.lanes.length + ' connection' + (run.lanes.length === 1 ? '' : 's') + ' · seed ' + run.seed;
         var details = el('details', { class: 'run ' + state(run), id: run.id }, [el('summary', null, [
           el('span', { class: 'badge ' + state(run), text: run.error ? 'ERROR' : run.passed ? 'PASS' : 'FAIL' }),
+          run.security.length ? el('span', { class: 'badge security', text: 'SECURITY' }) : '',
           el('span', { class: 'name', text: run.scenario }), el('span', { class: 'driver', text: run.driver }),
           el('span', { class: 'meta', text: ' · ' + meta })
         ])]);

@@ -79,5 +79,7 @@ enum HTMLReportStyle {
     table.matrix td a { font-weight: 600; text-decoration: none; }
     table.matrix td .runs a { font-weight: 400; font-size: 11px; margin: 0 2px; }
     .error-text { color: var(--fail); white-space: pre-wrap; }
+    .security { color: var(--fail); font-weight: 600; margin: 6px 0; }
+    .badge.security { background: var(--fail); margin-left: 4px; }
     """#
 }
