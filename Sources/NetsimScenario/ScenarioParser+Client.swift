@@ -44,9 +44,10 @@ extension Validator {
         if let e = map["retries"] {
             spec.retries = integer(e, range: 0...Int.max, expected: "a number of retries, 0 or more")
         }
-        if let e = map["settings"], let pairs = stringPairs(e, what: "setting") {
+        // Read once: read again for the built-in drivers' check, a duplicate key was reported twice (QA 61).
+        if let e = map["settings"], let settings = mapping(e), let pairs = stringPairs(settings, what: "setting") {
             spec.settings = Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
-            if let driver, driver != "exec", let settings = mapping(e) { builtinSettings(settings, driver: driver) }
+            if let driver, driver != "exec" { builtinSettings(settings, driver: driver) }
         }
         return errorCount == errorsBefore ? spec : nil
     }

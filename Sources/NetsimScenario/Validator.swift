@@ -247,7 +247,11 @@ final class Validator {
 
     /// A mapping of text to text, in the order written (headers, settings).
     func stringPairs(_ entry: Entry, what: String) -> [(key: String, value: String, location: SourceLocation)]? {
-        guard let map = mapping(entry) else { return nil }
+        mapping(entry).flatMap { stringPairs($0, what: what) }
+    }
+
+    /// A mapping already read, as text to text (its duplicate keys were reported as it was read).
+    func stringPairs(_ map: Mapping, what: String) -> [(key: String, value: String, location: SourceLocation)]? {
         var pairs: [(key: String, value: String, location: SourceLocation)] = []
         var ok = true
         for item in map.entries {
