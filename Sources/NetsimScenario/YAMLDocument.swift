@@ -19,19 +19,34 @@ struct YAMLDocument {
         case syntax(message: String, hint: String?, line: Int, column: Int)
     }
 
+    /// How much text the duplicate-key renaming may compose in all: each duplicate composes the
+    /// whole file again, so a big file with many cost their product (QA 61: 900 in 219 KB took
+    /// 35 s); about a second at most now. A hand-written scenario of a few KB gets hundreds
+    /// reported each.
+    static let renamingBudget = 2 << 20
+
     static func compose(_ source: String) throws(Failure) -> YAMLDocument {
         var text = source
         var renamed: [String: String] = [:]
+        let budget = min(1000, Self.renamingBudget / max(1, source.utf8.count))
         while true {
             do {
                 let root = try Yams.compose(yaml: text)
                 return YAMLDocument(root: root, renamedKeys: renamed)
             } catch let error as YamlError {
-                if case .duplicatedKeysInMapping(let duplicates, let context) = error,
-                   renamed.count < 1000,
-                   let (placeholder, original) = rename(in: &text, at: context.mark, keys: duplicates, counter: renamed.count) {
-                    renamed[placeholder] = original
-                    continue
+                if case .duplicatedKeysInMapping(let duplicates, let context) = error {
+                    if renamed.count < budget,
+                       let (placeholder, original) = rename(in: &text, at: context.mark, keys: duplicates, counter: renamed.count) {
+                        renamed[placeholder] = original
+                        continue
+                    }
+                    if renamed.count >= budget {
+                        // Past the budget: one error, at the first occurrence of what is left, saying so.
+                        let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+                        throw .syntax(message: "duplicate key \(names) in one mapping, and more: \(renamed.count) repeated keys found before netsim stopped looking",
+                                      hint: "give each key once (a generated file? check its generator)",
+                                      line: max(1, context.mark.line), column: max(1, context.mark.column))
+                    }
                 }
                 throw failure(from: error).pointingAtTabs(in: text)
             } catch {

@@ -135,6 +135,18 @@ struct DiagnosticTests {
         #expect(!errors.diagnostics.contains { $0.message.contains("exec driver") })
     }
 
+    /// Each repeated key composes the whole file again, so a big generated file with hundreds
+    /// took their product (QA 61: 900 in 219 KB, 35 s). The renaming stops at a budget of text
+    /// composed, and the one error left says so.
+    @Test func manyDuplicateKeysInABigFileStopAtABudget() throws {
+        let routes = (0..<400).map { "    - path: /r\($0)\n      body: one\n      body: two\n" }.joined()
+        let text = Self.manyMistakes.replacingOccurrences(of: "    - path: feed\n", with: routes)
+        let budget = YAMLDocument.renamingBudget / text.utf8.count
+        #expect(budget < 400)
+        let errors = try #require(failure(text))
+        #expect(errors.diagnostics.map(\.message) == ["duplicate key 'body' in one mapping, and more: \(budget) repeated keys found before netsim stopped looking"])
+    }
+
     @Test func didYouMeanOnlyForCloseWords() {
         #expect(closestMatch(to: "timelin", among: Validator.topLevelKeys) == "timeline")
         #expect(closestMatch(to: "Expect", among: Validator.topLevelKeys) == "expect")
