@@ -148,6 +148,12 @@ extension Validator {
         // Whatever else failed, so every problem is reported at once.
         checkPacketMode(upstream: upstream, upstreamLocation: top["upstream"]?.keyLocation, dns: dns ?? nil, expectations: readable)
         checkServerSubjects(upstream: upstream, expectations: readable)
+        // Refused by `netsim run` with no place named (QA 61: `netsim check` said ok).
+        if let upstream, let client, client.driver != "exec",
+           case .builtin(_, _, let wire) = upstream, !wire.tls, wire.protocols == [.http2] {
+            error(client.location, "the \(client.driver) driver cannot speak h2 without TLS (h2c, prior knowledge), the only protocol the upstream's 'http' offers",
+                  hint: "add 'tls: true' to the upstream (h2 by ALPN), list http/1.1 in its 'http', or use an exec client that speaks h2c")
+        }
         guard let name, let description, let upstream, linkOK, let client, let timeline, let expectations, errorCount == 0 else { return nil }
         if case .some(nil) = dns { return nil }
         // A profile's DNS delay (`high-latency-dns`) unless `dns: { delay: … }` says otherwise.

@@ -98,9 +98,12 @@ struct ScenarioCommandTests {
         try source.write(toFile: file, atomically: true, encoding: .utf8)
         let (status, out, err) = try await Self.netsim(["run", file])
         #expect(status == 2)
-        #expect(err.contains("speaks h2 without TLS (h2c, prior knowledge) and the resilient client cannot"), "\(err)")
+        // At the client, as `netsim check` says it too (QA 61: check said ok, and run named no place).
+        #expect(err.contains("\(file):9:1: error: the resilient driver cannot speak h2 without TLS (h2c, prior knowledge)"), "\(err)")
         #expect(err.contains("hint: add 'tls: true'"))
         #expect(!out.contains("▶"), "nothing ran")
+        let (checked, _, said) = try await Self.netsim(["check", file])
+        #expect(checked == 2 && said.contains("\(file):9:1: error: the resilient driver cannot speak h2"), "\(said)")
     }
 
     @Test func testRunsASuiteWritesJUnitAndEndsWithTheCounts() async throws {
