@@ -132,7 +132,7 @@ extension Validator {
         guard let map = mapping(entry, place: "'server'") else { return nil }
         rejectUnknownKeys(map, allowed: ["method", "path"])
         let method = map["method"].flatMap(self.method)
-        let path = map["path"].flatMap(self.path)
+        let path = map["path"].flatMap { pathWithoutQuery($0, what: "server path", matched: "the server's requests are counted by") }
         return .server(method: method, path: path)
     }
 

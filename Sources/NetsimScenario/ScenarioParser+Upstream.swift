@@ -166,11 +166,8 @@ extension Validator {
         guard let map = mapping(node, what: place, place: place) else { return nil }
         let errorsBefore = errorCount
         rejectUnknownKeys(map, allowed: Self.routeKeys)
-        var path = require("path", in: map, hint: "add 'path: /something'").flatMap(self.path)
-        if let value = path, value.contains("?"), let entry = map["path"] {
-            error(entry.valueLocation, "route path '\(value)' contains a query; routes match the path without the query string",
-                  hint: "did you mean '\(value.prefix { $0 != "?" })'?")
-            path = nil
+        let path = require("path", in: map, hint: "add 'path: /something'").flatMap {
+            pathWithoutQuery($0, what: "route path", matched: "routes match")
         }
         var route = HTTPRoute(path: path ?? "/")
         if let e = map["method"], let v = method(e) { route.method = v }

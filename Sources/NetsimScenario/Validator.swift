@@ -320,18 +320,46 @@ final class Validator {
     func path(_ entry: Entry) -> String? {
         guard let value = text(entry, expected: "a path") else { return nil }
         guard value.hasPrefix("/") else {
-            error(entry.valueLocation, "path '\(value)' must start with '/'", hint: "did you mean '/\(value)'?")
-            return nil
-        }
-        if value.contains(where: \.isWhitespace) {
-            error(entry.valueLocation, "path '\(value)' contains white space", hint: "percent-encode spaces as %20")
+            // A URL is not a path (QA 61: `http://x/feed` was asked "did you mean '/http://x/feed'?").
+            if let scheme = value.range(of: "://") {
+                let afterHost = value[scheme.upperBound...].drop { $0 != "/" }
+                error(entry.valueLocation, "path '\(value)' is a URL; give the path alone",
+                      hint: "did you mean '\(afterHost.isEmpty ? "/" : afterHost)'? the client is sent to netsim's relay, which reaches the upstream")
+            } else {
+                error(entry.valueLocation, "path '\(value)' must start with '/'", hint: "did you mean '/\(value)'?")
+            }
             return nil
         }
         // A request line is ASCII: clients percent-encode the rest (curl's client crashed on
-        // `/fééd`, others sent raw UTF-8, which servers may refuse).
-        if !value.allSatisfy({ $0.isASCII && !($0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? true) }) {
+        // `/fééd`, others sent raw UTF-8, which servers may refuse). Before the space check, so
+        // that a line break is not told to be written as %20.
+        if !value.allSatisfy({ $0.isASCII && $0 != "\r\n" && !($0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? true) }) {
             error(entry.valueLocation, "path '\(value)' has characters a request line cannot carry (not ASCII, or control characters)",
                   hint: "write it percent-encoded, as a client sends it: '\(Self.percentEncoded(value))'")
+            return nil
+        }
+        if value.contains(" ") {
+            error(entry.valueLocation, "path '\(value)' contains white space", hint: "percent-encode spaces as %20")
+            return nil
+        }
+        // Clients never send a fragment (QA 61: `/feed#x` went out as `/feed`, so a check on
+        // `/feed#x` could never match).
+        if let hash = value.firstIndex(of: "#") {
+            error(entry.valueLocation, "path '\(value)' has a fragment ('\(value[hash...])'), which clients never send",
+                  hint: "did you mean '\(value[..<hash])'? (write '#' as %23 if it is part of the path)")
+            return nil
+        }
+        return value
+    }
+
+    /// A path matched without its query string (a route's, the server's requests'): one with a
+    /// `?` could never match (QA 61: `server: { path: "/feed?x=1" }` passed the check and
+    /// counted 0). `what` names the path in the message: `route path`, `server path`.
+    func pathWithoutQuery(_ entry: Entry, what: String, matched: String) -> String? {
+        guard let value = path(entry) else { return nil }
+        guard !value.contains("?") else {
+            error(entry.valueLocation, "\(what) '\(value)' contains a query; \(matched) the path without the query string",
+                  hint: "did you mean '\(value.prefix { $0 != "?" })'?")
             return nil
         }
         return value

@@ -135,6 +135,21 @@ struct DiagnosticTests {
         #expect(!errors.diagnostics.contains { $0.message.contains("exec driver") })
     }
 
+    /// A line break in a path is a character to percent-encode, not white space to write as
+    /// %20 (QA 61); a space is.
+    @Test func aPathIsToldHowToWriteWhatItCannotCarry() throws {
+        for (written, message, hint) in [
+            (#""/fe\ned""#, "path '/fe\ned' has characters a request line cannot carry (not ASCII, or control characters)", "'/fe%0Aed'"),
+            (#""/fe\ted""#, "path '/fe\ted' has characters a request line cannot carry (not ASCII, or control characters)", "'/fe%09ed'"),
+            ("/fe ed", "path '/fe ed' contains white space", "percent-encode spaces as %20"),
+        ] {
+            let errors = try #require(failure(Self.manyMistakes.replacingOccurrences(of: "path: feed", with: "path: \(written)")))
+            let diagnostic = try #require(errors.diagnostics.first { $0.location.line == 6 }, "\(errors.diagnostics)")
+            #expect(diagnostic.message == message)
+            #expect(diagnostic.hint?.contains(hint) == true, "\(diagnostic.hint ?? "")")
+        }
+    }
+
     /// Each repeated key composes the whole file again, so a big generated file with hundreds
     /// took their product (QA 61: 900 in 219 KB, 35 s). The renaming stops at a budget of text
     /// composed, and the one error left says so.
