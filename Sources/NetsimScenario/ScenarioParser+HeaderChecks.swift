@@ -68,6 +68,11 @@ extension Validator {
                   hint: "check part of it with { contains: … }")
             return nil
         }
+        if let bad = Self.forbiddenInFieldValue(value) {
+            error(entry.valueLocation, "the value for '\(entry.key)' contains the control character U+\(String(format: "%04X", bad.value)), which no header's value holds",
+                  hint: "a header's value is visible characters, spaces and tabs (RFC 9110, 5.5)")
+            return nil
+        }
         return value
     }
 }

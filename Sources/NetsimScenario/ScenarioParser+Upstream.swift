@@ -213,6 +213,12 @@ extension Validator {
 
     static let headerNameHint = "header names are single words of letters, digits and dashes, such as Content-Type"
 
+    /// The first control character other than a tab in `value` (line breaks aside, said on their
+    /// own), which no field value may hold (RFC 9110, 5.5); nil when there is none.
+    static func forbiddenInFieldValue(_ value: String) -> Unicode.Scalar? {
+        value.unicodeScalars.first { ($0.value < 0x20 && $0 != "\t" && $0 != "\n" && $0 != "\r") || $0.value == 0x7F }
+    }
+
     /// Header names and values, in the order written.
     func headers(_ entry: Entry) -> [HTTPHeader]? {
         guard let pairs = stringPairs(entry, what: "header") else { return nil }
@@ -224,6 +230,12 @@ extension Validator {
                 ok = false
             } else if pair.value.contains("\n") || pair.value.contains("\r") {
                 error(pair.location, "the value of header '\(pair.key)' contains a line break")
+                ok = false
+            } else if let bad = Self.forbiddenInFieldValue(pair.value) {
+                // QA 61: a NUL passed the check; at run time the clients refused the answer, or
+                // netsim's own server answered nothing.
+                error(pair.location, "the value of header '\(pair.key)' contains the control character U+\(String(format: "%04X", bad.value)), which HTTP does not allow in a header",
+                      hint: "a header's value is visible characters, spaces and tabs (RFC 9110, 5.5)")
                 ok = false
             } else {
                 headers.append(HTTPHeader(pair.key, pair.value))
