@@ -48,7 +48,7 @@ struct YAMLDocument {
                                       line: max(1, context.mark.line), column: max(1, context.mark.column))
                     }
                 }
-                throw failure(from: error).pointingAtTabs(in: text)
+                throw failure(from: error, source: text).pointingAtTabs(in: text)
             } catch {
                 throw .syntax(message: "cannot read the YAML: \(error)", hint: nil, line: 1, column: 1)
             }
@@ -84,7 +84,7 @@ struct YAMLDocument {
         return nil
     }
 
-    private static func failure(from error: YamlError) -> Failure {
+    private static func failure(from error: YamlError, source: String) -> Failure {
         switch error {
         case .scanner(let context, let problem, let mark, _),
              .parser(let context, let problem, let mark, _),
@@ -109,7 +109,9 @@ struct YAMLDocument {
                     line: max(1, mark.line), column: max(1, mark.column))
             }
             return .syntax(
-                message: "invalid YAML: \(problem)", hint: hint(problem: problem, context: context),
+                message: "invalid YAML: \(problem)",
+                hint: quotingHint(problem: problem, inFlow: context?.text.contains("flow") == true, at: context?.mark ?? mark, mark: mark, in: source)
+                    ?? hint(problem: problem, context: context),
                 line: max(1, mark.line), column: max(1, mark.column))
         case .reader(let problem, let offset, _, let yaml):
             // Yams gives the offset in Characters; lines and columns count scalars, as libyaml's
@@ -150,6 +152,32 @@ struct YAMLDocument {
     }
 
     static let tabHint = "indent with spaces; YAML does not allow tabs for indentation"
+
+    /// A plain value YAML reads as something else: one starting with `[` or `{` (a flow list or
+    /// mapping: `address: [::1]:8080`), or with a character YAML reserves (`%`, `@`, a backtick).
+    /// The fix is quoting it, which libyaml's own hint ("while parsing a flow node that began at
+    /// …") did not say (QA 61). nil when the error is something else.
+    static func quotingHint(problem: String, inFlow: Bool, at start: Mark, mark: Mark, in source: String) -> String? {
+        let lines = ScenarioErrors.lines(of: source)
+        func character(_ at: Mark) -> Unicode.Scalar? {
+            guard at.line >= 1, at.line <= lines.count else { return nil }
+            let scalars = Array(lines[at.line - 1].unicodeScalars)
+            return at.column >= 1 && at.column <= scalars.count ? scalars[at.column - 1] : nil
+        }
+        if problem.contains("cannot start any token"), let first = character(mark), "%@`".unicodeScalars.contains(first) {
+            return "YAML reserves '\(first)' at the start of a plain value: quote it (\"\(first)…\")"
+        }
+        // The value on the line where the flow began: after `key: ` or `- `.
+        guard inFlow, start.line >= 1, start.line <= lines.count else { return nil }
+        var value = Substring(lines[start.line - 1]).drop { $0 == " " }
+        if value.hasPrefix("- ") { value = value.dropFirst(2).drop { $0 == " " } }
+        if let colon = value.range(of: ": ") { value = value[colon.upperBound...].drop { $0 == " " } }
+        guard let first = value.first, first == "[" || first == "{" else { return nil }
+        // Text after the closing bracket (`]:8080`): a value, not a list left open.
+        let text = value.trimmingCharacters(in: .whitespaces)
+        guard let close = text.lastIndex(of: first == "[" ? "]" : "}"), text.index(after: close) < text.endIndex else { return nil }
+        return "a value starting with '\(first)' is read as a YAML \(first == "[" ? "list" : "mapping"); if it is text, quote it: \"\(text)\""
+    }
 
     private static func hint(problem: String, context: YamlError.Context?) -> String? {
         if problem.contains("tab") {
