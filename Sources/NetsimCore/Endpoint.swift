@@ -31,7 +31,34 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
             portText = text[text.index(after: colon)...]
         }
         guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else { throw error }
-        self.init(host: Self.canonicalIPv4(String(host)) ?? String(host), port: port)
+        let canonical = Self.canonicalIPv4(String(host)) ?? String(host)
+        // A host that no resolver could take failed only when connecting, as "does not resolve",
+        // with no place in the scenario named (QA 61: `host name:80`, `1.2.3.4.5:80`).
+        if let problem = Self.hostProblem(canonical, bracketed: text.hasPrefix("[")) {
+            throw UnitParseError(input: text, expected: "an address (\(problem))", allowedForms: Endpoint.allowedForms)
+        }
+        self.init(host: canonical, port: port)
+    }
+
+    /// Why `host` is neither an IP address nor a host name; nil when it is one. A name is labels
+    /// of letters, digits, `-` and `_` (1 to 63 each, 253 in all) between dots, its last not all
+    /// digits (that would be an IPv4 address, and is not one). In brackets, only IPv6.
+    public static func hostProblem(_ host: String, bracketed: Bool) -> String? {
+        // A zone (`fe80::1%eth0`) follows a link-local IPv6 address.
+        let address = DNSMapping.addressBytes(bracketed ? String(host.prefix { $0 != "%" }) : host)
+        if bracketed { return address?.count == 16 ? nil : "'\(host)' in brackets is not an IPv6 address" }
+        if address != nil { return nil }
+        let name = host.hasSuffix(".") ? host.dropLast() : Substring(host)
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+        if let bad = host.first(where: { !allowed.contains($0) && $0 != "." }) {
+            return "'\(host)' is not a host name: \(bad == " " ? "a space" : "'\(bad)'") cannot be in one"
+        }
+        guard name.count <= 253, labels.allSatisfy({ !$0.isEmpty && $0.count <= 63 }) else {
+            return "'\(host)' is not a host name: labels of 1 to 63 characters between single dots"
+        }
+        if labels.last?.allSatisfy(\.isNumber) == true { return "'\(host)' is not an IPv4 address" }
+        return nil
     }
 
     /// `127.1`, `2130706433`, `0x7f000001`, `127.000.000.001`: the shorthand IPv4 forms the

@@ -132,6 +132,24 @@ struct EndpointTests {
         #expect(try Endpoint(parsing: "0.0.0.0:80").host == "0.0.0.0")
     }
 
+    /// A host no resolver could take is refused with why, where it is written (QA 61: it failed
+    /// when connecting, "does not resolve", with no place named).
+    @Test(arguments: [("host name:80", "'host name' is not a host name: a space cannot be in one"),
+                      ("1.2.3.4.5:80", "'1.2.3.4.5' is not an IPv4 address"),
+                      ("a..b:80", "labels of 1 to 63 characters"), ("[example.com]:80", "in brackets is not an IPv6 address"),
+                      ("ex!ample.com:80", "'!' cannot be in one")])
+    func refusesHostsNoResolverTakes(text: String, problem: String) {
+        do {
+            _ = try Endpoint(parsing: text)
+            Issue.record("\(text) parsed")
+        } catch let error as UnitParseError {
+            #expect(error.expected.contains(problem), "\(error.expected)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        #expect((try? Endpoint(parsing: "my_host-1.example.com.:80")) != nil)
+    }
+
     @Test(arguments: ["8080", "host:", ":80", "host:99999", "::1:80", "[::1]80", "host:port"])
     func refusesMalformedAddresses(text: String) {
         #expect(throws: UnitParseError.self) { try Endpoint(parsing: text) }
