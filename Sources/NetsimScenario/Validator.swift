@@ -281,8 +281,18 @@ final class Validator {
                   hint: "for example '\(Self.suggestedName(value))'")
             return nil
         }
+        // Names become file names (`--pcap DIR/<name>-<client>.pcap`) and report headings: a
+        // 300-character name passed the check and its capture could not be written (QA 61).
+        if value.count > Self.longestName {
+            error(entry.valueLocation, "\(what) is \(value.count) characters long; at most \(Self.longestName)",
+                  hint: "a short name that says what happens, e.g. 'lock-then-retry'; the description holds the rest")
+            return nil
+        }
         return value
     }
+
+    /// The longest scenario, request or fault name.
+    static let longestName = 100
 
     static func isNameCharacter(_ c: Unicode.Scalar) -> Bool {
         (c.properties.isAlphabetic && c.isASCII) || ("0"..."9").contains(c) || c == "-"
