@@ -117,6 +117,7 @@ extension Validator {
         for entry in map.entries where validChecks.contains(entry.key) {
             if let check = check(entry) { checks.append(LocatedCheck(check, location: entry.keyLocation)) }
         }
+        contradictions(in: checks)
         if validChecks.isEmpty == false, !map.entries.contains(where: { validChecks.contains($0.key) }), misplaced.isEmpty, unknown.isEmpty {
             error(subjectEntry.keyLocation, "\(place) has no checks; add one of \(validChecks.joined(separator: ", "))",
                   hint: subjectKey == "server"
@@ -125,6 +126,36 @@ extension Validator {
         }
         guard let subject, subjects.count == 1, errorCount == errorsBefore else { return nil }
         return Expectation(subject: subject, checks: checks, location: subjectEntry.keyLocation, judges: judges)
+    }
+
+    /// Checks on one request that can never hold together (QA 61: `error: none` beside
+    /// `message: boom` passed the check, and failed every run): one that holds only for an
+    /// answer without error (`headers`, `body` equal to or lacking a text, `error: none`) beside
+    /// one that holds only for a failure (`error` of a kind or `any`, `message`). `status`,
+    /// `body: { contains }` and a digest also hold for an answer cut short after its head (a
+    /// `200` whose body then timed out), so they go with either. Said at the later of the two.
+    private func contradictions(in checks: [LocatedCheck]) {
+        func key(_ check: Check) -> (name: String, answered: Bool)? {
+            switch check {
+            case .headers: ("headers", true)
+            case .body(.equals): ("body", true)
+            case .body(.notContains): ("body: { not_contains }", true)
+            case .error(.none): ("error: none", true)
+            case .error: ("error", false)
+            case .errorMessage: ("message", false)
+            default: nil
+            }
+        }
+        var seen: [(name: String, answered: Bool, location: SourceLocation)] = []
+        for located in checks {
+            guard let (name, answered) = key(located.check) else { continue }
+            if let other = seen.first(where: { $0.answered != answered }) {
+                error(located.location, "'\(name)' and '\(other.name)' (line \(other.location.line)) cannot both hold: one needs an answer without error, the other a failure",
+                      hint: "'headers', 'body' (equal or not_contains) and 'error: none' check an answer; 'error' and 'message' a failure: keep the one this expectation means")
+                return
+            }
+            seen.append((name, answered, located.location))
+        }
     }
 
     private func serverSubject(_ entry: Entry) -> Expectation.Subject? {
