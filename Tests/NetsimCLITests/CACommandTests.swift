@@ -3,16 +3,23 @@ import NetsimLoopback
 import Testing
 
 /// `netsim ca` as a person runs it: the CA made on first use in `$NETSIM_HOME`, its fingerprint
-/// as OpenSSL computes it, `--pem`, `--regenerate`, and one clear line for a broken CA file.
+/// as OpenSSL computes it, `--pem`, `--regenerate`, and one clear line for a broken CA file; and
+/// what the commands that use the CA do with one they cannot use.
 @Suite("netsim ca")
 final class CACommandTests {
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-ca-cli-\(UUID().uuidString)")
 
     deinit { try? FileManager.default.removeItem(at: home) }
 
-    func ca(_ arguments: [String] = []) async throws -> WatchedProcess.Result {
-        try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), ["NETSIM_HOME=\(home.path)", NetsimProcess.executable.path, "ca"] + arguments)
+    /// netsim with this test's `NETSIM_HOME`, in the repository root.
+    func netsim(_ arguments: [String]) async throws -> WatchedProcess.Result {
+        try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), ["NETSIM_HOME=\(home.path)", NetsimProcess.executable.path] + arguments,
+                                 directory: NetsimProcess.root)
             .result(within: .seconds(60))
+    }
+
+    func ca(_ arguments: [String] = []) async throws -> WatchedProcess.Result {
+        try await netsim(["ca"] + arguments)
     }
 
     func fingerprint(_ output: String) -> String? {
@@ -48,6 +55,22 @@ final class CACommandTests {
         #expect(loose.standardError.contains("others can read or write it (mode 0644); the CA key must be mode 0600: chmod 600 \(key)"), "\(loose.standardError)")
         #expect(chmod(key, 0o600) == 0)
         #expect(try await ca().status == 0)
+    }
+
+    /// QA 62: `netsim run` exited 2 — "the scenario is missing or does not validate"
+    /// (docs/running.md) — for a CA it could not use; the harness could not run: 1. `netsim test`
+    /// counts the run as one netsim could not run, and exits 1 as for any failed run.
+    @Test func runAndTestWithAnUnusableCAExitOneTheHarnessCouldNotRun() async throws {
+        #expect(try await ca().status == 0)
+        let key = home.appendingPathComponent("ca-key.pem").path
+        #expect(chmod(key, 0o644) == 0)
+        let reason = "cannot set up netsim's CA: \(key): others can read or write it (mode 0644); the CA key must be mode 0600: chmod 600 \(key)"
+        let run = try await netsim(["run", "Scenarios/lockscreen-h2.scn"])
+        #expect(run.status == 1, "\(run.standardOutput)\(run.standardError)")
+        #expect(run.standardError == "netsim: \(reason)\n")
+        let test = try await netsim(["test", "Scenarios/lockscreen-h2.scn"])
+        #expect(test.status == 1, "\(test.standardOutput)\(test.standardError)")
+        #expect(test.standardOutput.contains("FAIL Scenarios/lockscreen-h2.scn: netsim could not run it: \(reason)\n"), "\(test.standardOutput)")
     }
 
     @Test func aCAFileThatIsNotPEMIsOneLineAndExitTwo() async throws {
