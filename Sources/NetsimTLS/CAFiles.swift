@@ -10,15 +10,13 @@ import Darwin
 /// Reading and writing the CA's two files, under a lock so concurrent first runs agree.
 enum CAFiles {
     static func read(certificate certificatePath: URL, key keyPath: URL) throws -> CertificateAuthority {
-        let certificateText = try text(at: certificatePath)
-        let keyText = try text(at: keyPath)
-        let certificate: Certificate
-        do { certificate = try Certificate(pemEncoded: certificateText) } catch {
-            throw TLSSetupError.notPEM(certificatePath.path, expected: "a PEM certificate")
+        let certificateText = try text(at: certificatePath, beside: keyPath, expected: "netsim's CA certificate")
+        let keyText = try text(at: keyPath, beside: certificatePath, expected: "netsim's CA key")
+        let certificate = try parse(certificateText, at: certificatePath, expected: "a PEM certificate") {
+            try Certificate(pemEncoded: $0)
         }
-        let key: P256.Signing.PrivateKey
-        do { key = try P256.Signing.PrivateKey(pemRepresentation: keyText) } catch {
-            throw TLSSetupError.notPEM(keyPath.path, expected: "a PEM P-256 private key")
+        let key = try parse(keyText, at: keyPath, expected: "a PEM P-256 private key") {
+            try P256.Signing.PrivateKey(pemRepresentation: $0)
         }
         guard Certificate.PublicKey(key.publicKey) == certificate.publicKey else {
             throw TLSSetupError.keyMismatch(certificate: certificatePath.path, key: keyPath.path)
@@ -27,17 +25,28 @@ enum CAFiles {
         // read: refused, not used (whoever reads it can impersonate every site to every client
         // that trusts netsim's CA).
         var info = stat()
-        if stat(keyPath.path, &info) == 0, info.st_mode & 0o077 != 0 {
-            let mode = String(info.st_mode & 0o777, radix: 8)
-            throw TLSSetupError.unusable(keyPath.path, reason: "others can read or write it (mode 0\(mode)); the CA key must be mode 0600: chmod 600 \(keyPath.path)")
+        guard stat(keyPath.path, &info) == 0 else {
+            throw TLSSetupError.cannotRead(keyPath.path, reason: String(cString: strerror(errno)))
         }
-        return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: certificatePath)
+        let mode = Int(info.st_mode & 0o777)
+        if mode & 0o077 != 0 {
+            throw TLSSetupError.unusable(keyPath.path, reason: "others can read or write it (mode \(modeText(mode))); the CA key must be mode 0600: chmod 600 \(keyPath.path)")
+        }
+        return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: certificatePath, keyMode: mode)
     }
+
+    /// Permission bits as `ls -l` users and chmod write them: `0600`.
+    static func modeText(_ mode: Int) -> String {
+        String(format: "%04o", mode)
+    }
+
+    /// The mode the key is written with.
+    static let keyMode = 0o600
 
     /// Writes the key first with mode 0600 from its creation (never readable by others, not even
     /// for an instant), then the certificate; each through a temporary file and a rename.
     static func write(certificate: Certificate, key: P256.Signing.PrivateKey, home: NetsimHome) throws {
-        try atomicWrite(Array(key.pemRepresentation.utf8) + [0x0A], to: home.caKey, mode: 0o600)
+        try atomicWrite(Array(key.pemRepresentation.utf8) + [0x0A], to: home.caKey, mode: mode_t(keyMode))
         try atomicWrite(Array((try certificate.serializeAsPEM().pemString + "\n").utf8), to: home.caCertificate, mode: 0o644)
     }
 
@@ -60,9 +69,32 @@ enum CAFiles {
         return try body()
     }
 
-    private static func text(at url: URL) throws -> String {
-        do { return try String(contentsOf: url, encoding: .utf8) } catch {
+    /// A CA file's text. What is wrong with it is said in the terms of the CA (QA 62): a file
+    /// missing beside the other, a directory in a file's place.
+    private static func text(at url: URL, beside partner: URL, expected: String) throws -> String {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { throw TLSSetupError.missing(url.path, beside: partner.path) }
+            throw TLSSetupError.cannotRead(url.path, reason: String(cString: strerror(errno)))
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw TLSSetupError.isADirectory(url.path, expected: expected)
+        }
+        let data: Data
+        do { data = try handle.readToEnd() ?? Data() } catch {
             throw TLSSetupError.cannotRead(url.path, reason: (error as NSError).localizedDescription)
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `parse`'s value, or the error that says how the file is wrong: not PEM at all, or PEM
+    /// that stops short or was altered.
+    private static func parse<Value>(_ text: String, at url: URL, expected: String, _ parse: (String) throws -> Value) throws -> Value {
+        do { return try parse(text) } catch {
+            if text.drop(while: \.isWhitespace).hasPrefix("-----BEGIN") { throw TLSSetupError.damaged(url.path, expected: expected) }
+            throw TLSSetupError.notPEM(url.path, expected: expected)
         }
     }
 

@@ -20,20 +20,27 @@ public final class CertificateAuthority: Sendable {
     let privateKey: P256.Signing.PrivateKey
     /// Where the certificate is on disk (nil for a CA that lives only in memory).
     public let certificatePath: URL?
+    /// The permission bits of `ca-key.pem` as loaded (0600, 0400 or 0700: those others have no
+    /// access to); nil for a CA that lives only in memory. `netsim ca` shows them: it printed
+    /// "(mode 0600)" whatever they were (QA 62).
+    public let keyMode: Int?
+    /// ``keyMode`` as chmod takes it: `0600`.
+    public var keyModeText: String? { keyMode.map(CAFiles.modeText) }
     private let leaves = NIOLockedValueBox<[Set<ServerName>: (IssuedCertificate, Date)]>([:])
     /// The untrusted issuer of `bad-cert=untrusted`.
     let strangerBox = NIOLockedValueBox<CertificateAuthority?>(nil)
 
-    init(certificate: Certificate, privateKey: P256.Signing.PrivateKey, certificatePath: URL?) {
+    init(certificate: Certificate, privateKey: P256.Signing.PrivateKey, certificatePath: URL?, keyMode: Int?) {
         self.certificate = certificate
         self.privateKey = privateKey
         self.certificatePath = certificatePath
+        self.keyMode = keyMode
     }
 
     /// A CA that lives only in memory: for tests and for the `untrusted` bad certificate.
     public static func ephemeral(commonName: String = "netsim ephemeral CA", now: Date = Date()) throws -> CertificateAuthority {
         let (certificate, key) = try CertificateMinter.authority(commonName: commonName, now: now)
-        return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: nil)
+        return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: nil, keyMode: nil)
     }
 
     /// The CA kept in `home`, made there first if it has none (or, with `regenerate`, replaced).
@@ -48,7 +55,7 @@ public final class CertificateAuthority: Sendable {
             }
             let (certificate, key) = try CertificateMinter.authority(commonName: "netsim CA \(CAFiles.creationStamp(now))", now: now)
             try CAFiles.write(certificate: certificate, key: key, home: home)
-            return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: home.caCertificate)
+            return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: home.caCertificate, keyMode: CAFiles.keyMode)
         }
     }
 

@@ -1,13 +1,26 @@
-/// Why netsim's TLS could not be set up: each case prints as one line naming the file and cause.
+/// Why netsim's TLS could not be set up: each case prints as one line naming the file and cause,
+/// and for netsim's CA what to do about it.
 public enum TLSSetupError: Error, Equatable, CustomStringConvertible {
     case notADirectory(String)
     case cannotWrite(String, reason: String)
     case cannotRead(String, reason: String)
     /// A file that should hold PEM does not (or holds something else than what was expected).
     case notPEM(String, expected: String)
+    /// A CA file that starts as PEM but does not parse: cut short (a full disk, a copy
+    /// interrupted) or edited. QA 62: it was called "not PEM … (a file starting with
+    /// '-----BEGIN')", which it was.
+    case damaged(String, expected: String)
+    /// One of the CA's two files is there without the other. QA 62: "The file doesn't exist",
+    /// with no name and no way out.
+    case missing(String, beside: String)
+    /// A directory where a CA file should be. QA 62: "NSCocoaErrorDomain error 256".
+    case isADirectory(String, expected: String)
     /// The CA's certificate and key on disk are not a pair.
     case keyMismatch(certificate: String, key: String)
     case unusable(String, reason: String)
+
+    /// The way out of a CA that cannot be used as it is.
+    static let regenerate = "run `netsim ca --regenerate` to make a new CA (clients must trust the new one again)"
 
     public var description: String {
         switch self {
@@ -19,8 +32,14 @@ public enum TLSSetupError: Error, Equatable, CustomStringConvertible {
             return "cannot read \(path): \(reason)"
         case .notPEM(let path, let expected):
             return "\(path) is not PEM: expected \(expected) (a file starting with '-----BEGIN')"
+        case .damaged(let path, let expected):
+            return "\(path) is damaged or incomplete: it starts as PEM but does not read as \(expected); \(Self.regenerate)"
+        case .missing(let path, let beside):
+            return "\(path) is missing (\(beside) is there without it); \(Self.regenerate)"
+        case .isADirectory(let path, let expected):
+            return "\(path) is a directory, not \(expected); move it away, then \(Self.regenerate)"
         case .keyMismatch(let certificate, let key):
-            return "\(key) is not the private key of \(certificate); run `netsim ca --regenerate` to make a new CA"
+            return "\(key) is not the private key of \(certificate); \(Self.regenerate)"
         case .unusable(let path, let reason):
             return "\(path): \(reason)"
         }

@@ -35,7 +35,7 @@ struct CACommand: ParsableCommand {
             return
         }
         print("certificate: \(home.caCertificate.path)")
-        print("key:         \(home.caKey.path) (mode 0600)")
+        print("key:         \(home.caKey.path) (mode \(authority.keyModeText ?? "?"))")
         print("subject:     \(authority.certificate.subject)")
         print("valid until: \(authority.certificate.notValidAfter)")
         print("SHA-256:     \(try authority.fingerprintSHA256)")

@@ -73,6 +73,15 @@ final class CACommandTests {
         #expect(test.standardOutput.contains("FAIL Scenarios/lockscreen-h2.scn: netsim could not run it: \(reason)\n"), "\(test.standardOutput)")
     }
 
+    /// QA 62: the key line said "(mode 0600)" whatever the key's mode; 0400 is as private.
+    @Test func theKeyLineShowsTheKeysOwnMode() async throws {
+        #expect(try await ca().standardOutput.contains("ca-key.pem (mode 0600)\n"))
+        #expect(chmod(home.appendingPathComponent("ca-key.pem").path, 0o400) == 0)
+        let shown = try await ca()
+        #expect(shown.status == 0, "\(shown.standardError)")
+        #expect(shown.standardOutput.contains("key:         \(home.appendingPathComponent("ca-key.pem").path) (mode 0400)\n"), "\(shown.standardOutput)")
+    }
+
     @Test func aCAFileThatIsNotPEMIsOneLineAndExitTwo() async throws {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         try "garbage\n".write(to: home.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)

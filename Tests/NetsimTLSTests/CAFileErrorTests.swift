@@ -1,0 +1,60 @@
+import Foundation
+import NetsimTLS
+import Testing
+
+/// A CA file that is not what it should be is named, with what is wrong and the way out (QA 62:
+/// a directory read as "NSCocoaErrorDomain error 256", a truncated certificate as "not PEM (a
+/// file starting with '-----BEGIN')", a missing key as "The file doesn't exist").
+@Suite struct CAFileErrorTests {
+    let home = TemporaryHome()
+
+    /// The error `load` throws, as the one line people read.
+    func loadError() -> String? {
+        do {
+            _ = try CertificateAuthority.load(from: home.home)
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    var certificate: String { home.home.caCertificate.path }
+    var key: String { home.home.caKey.path }
+    let regenerate = "run `netsim ca --regenerate` to make a new CA (clients must trust the new one again)"
+
+    @Test func aDirectoryInTheCertificatesPlaceIsSaidToBeOne() throws {
+        _ = try CertificateAuthority.load(from: home.home)
+        try FileManager.default.removeItem(atPath: certificate)
+        try FileManager.default.createDirectory(atPath: certificate, withIntermediateDirectories: false)
+        #expect(loadError() == "\(certificate) is a directory, not netsim's CA certificate; move it away, then \(regenerate)")
+    }
+
+    @Test func aTruncatedCertificateOrKeyIsDamagedNotNotPEM() throws {
+        _ = try CertificateAuthority.load(from: home.home)
+        let certificateText = try String(contentsOfFile: certificate, encoding: .utf8)
+        let keyText = try String(contentsOfFile: key, encoding: .utf8)
+        try home.write(String(certificateText.prefix(certificateText.count / 2)), to: home.home.caCertificate)
+        #expect(loadError() == "\(certificate) is damaged or incomplete: it starts as PEM but does not read as a PEM certificate; \(regenerate)")
+        try home.write(certificateText, to: home.home.caCertificate)
+        try home.write(String(keyText.prefix(keyText.count / 2)), to: home.home.caKey)
+        #expect(loadError() == "\(key) is damaged or incomplete: it starts as PEM but does not read as a PEM P-256 private key; \(regenerate)")
+    }
+
+    @Test func aMissingFileIsNamedBesideTheOther() throws {
+        _ = try CertificateAuthority.load(from: home.home)
+        let keyText = try String(contentsOfFile: key, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: key)
+        #expect(loadError() == "\(key) is missing (\(certificate) is there without it); \(regenerate)")
+        try home.write(keyText, to: home.home.caKey)
+        try FileManager.default.removeItem(atPath: certificate)
+        #expect(loadError() == "\(certificate) is missing (\(key) is there without it); \(regenerate)")
+    }
+
+    /// 0400 and 0700 are as private as 0600, and shown as they are.
+    @Test(arguments: [0o400, 0o600, 0o700])
+    func theKeysModeIsTheOneOnDisk(mode: Int) throws {
+        #expect(try CertificateAuthority.load(from: home.home).keyModeText == "0600")
+        #expect(chmod(key, mode_t(mode)) == 0)
+        #expect(try CertificateAuthority.load(from: home.home).keyModeText == String(format: "%04o", mode))
+    }
+}
