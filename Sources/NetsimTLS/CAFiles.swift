@@ -9,6 +9,38 @@ import Darwin
 
 /// Reading and writing the CA's two files, under a lock so concurrent first runs agree.
 enum CAFiles {
+    /// The CA in `home`, made there if it has none (or replaced, with `regenerate`).
+    ///
+    /// A CA whose two files are both there is read without the lock: reading needs no write
+    /// access. QA 62: a read-only `NETSIM_HOME` holding a good CA failed with "cannot write
+    /// …/.ca.lock: Permission denied" unless the lock file happened to exist. The lock is for
+    /// making a CA, so that concurrent first runs agree on one. Files are replaced by rename, key
+    /// first, so a reader sees whole files; one that meets a `--regenerate` between its two
+    /// renames (the new key, the old certificate) reads again under the lock, once it is done.
+    static func readOrCreate(in home: NetsimHome, regenerate: Bool, now: Date) throws -> CertificateAuthority {
+        var mismatch: TLSSetupError?
+        if !regenerate, home.holdsCA {
+            do { return try read(certificate: home.caCertificate, key: home.caKey) } catch let error as TLSSetupError {
+                guard case .keyMismatch = error else { throw error }
+                mismatch = error
+            }
+        }
+        do {
+            return try withLock(home.lockFile) {
+                let manager = FileManager.default
+                let exists = manager.fileExists(atPath: home.caCertificate.path) || manager.fileExists(atPath: home.caKey.path)
+                if exists && !regenerate {
+                    return try read(certificate: home.caCertificate, key: home.caKey)
+                }
+                let (certificate, key) = try CertificateMinter.authority(commonName: "netsim CA \(creationStamp(now))", now: now)
+                try write(certificate: certificate, key: key, home: home)
+                return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: home.caCertificate, keyMode: keyMode)
+            }
+        } catch TLSSetupError.cannotWrite(let path, _) where path == home.lockFile.path && mismatch != nil {
+            throw mismatch!  // a home netsim cannot write: the pair itself is what is wrong
+        }
+    }
+
     static func read(certificate certificatePath: URL, key keyPath: URL) throws -> CertificateAuthority {
         let certificateText = try text(at: certificatePath, beside: keyPath, expected: "netsim's CA certificate")
         let keyText = try text(at: keyPath, beside: certificatePath, expected: "netsim's CA key")

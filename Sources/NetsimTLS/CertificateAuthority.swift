@@ -44,19 +44,11 @@ public final class CertificateAuthority: Sendable {
     }
 
     /// The CA kept in `home`, made there first if it has none (or, with `regenerate`, replaced).
-    /// Processes that start at once agree on one CA: creation holds a lock file.
+    /// Processes that start at once agree on one CA: creation holds a lock file (reading a
+    /// complete CA needs none, ``CAFiles/readOrCreate(in:regenerate:now:)``).
     public static func load(from home: NetsimHome, regenerate: Bool = false, now: Date = Date()) throws -> CertificateAuthority {
         try home.ensureExists()
-        return try CAFiles.withLock(home.lockFile) {
-            let manager = FileManager.default
-            let exists = manager.fileExists(atPath: home.caCertificate.path) || manager.fileExists(atPath: home.caKey.path)
-            if exists && !regenerate {
-                return try CAFiles.read(certificate: home.caCertificate, key: home.caKey)
-            }
-            let (certificate, key) = try CertificateMinter.authority(commonName: "netsim CA \(CAFiles.creationStamp(now))", now: now)
-            try CAFiles.write(certificate: certificate, key: key, home: home)
-            return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: home.caCertificate, keyMode: CAFiles.keyMode)
-        }
+        return try CAFiles.readOrCreate(in: home, regenerate: regenerate, now: now)
     }
 
     /// The certificate as PEM.

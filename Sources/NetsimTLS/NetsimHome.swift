@@ -23,6 +23,11 @@ public struct NetsimHome: Sendable, Equatable {
     public var caKey: URL { directory.appendingPathComponent("ca-key.pem") }
     var lockFile: URL { directory.appendingPathComponent(".ca.lock") }
 
+    /// Both of the CA's files are there (whatever they hold).
+    var holdsCA: Bool {
+        FileManager.default.fileExists(atPath: caCertificate.path) && FileManager.default.fileExists(atPath: caKey.path)
+    }
+
     /// Makes the directory (0700) if it is missing.
     func ensureExists() throws {
         let manager = FileManager.default
