@@ -48,6 +48,7 @@ public final class CertificateAuthority: Sendable {
     /// complete CA needs none, ``CAFiles/readOrCreate(in:regenerate:now:)``).
     public static func load(from home: NetsimHome, regenerate: Bool = false, now: Date = Date()) throws -> CertificateAuthority {
         try home.ensureExists()
+        try home.refuseOthersWriting()
         return try CAFiles.readOrCreate(in: home, regenerate: regenerate, now: now)
     }
 

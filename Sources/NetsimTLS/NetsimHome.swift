@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where netsim keeps what outlives a run: its certificate authority.
 ///
@@ -26,6 +31,29 @@ public struct NetsimHome: Sendable, Equatable {
     /// Both of the CA's files are there (whatever they hold).
     var holdsCA: Bool {
         FileManager.default.fileExists(atPath: caCertificate.path) && FileManager.default.fileExists(atPath: caKey.path)
+    }
+
+    /// Refuses a home someone else could change, as ssh refuses a `~/.ssh` others can write to:
+    /// one writable by its group or others (a `mkdir -m 777`, `/tmp`), or owned by another user
+    /// than this one or root. Whoever can write in it can put a CA of their own in netsim's place,
+    /// which the next `netsim ca --pem` hands to devices to trust. QA 62: such a home was used
+    /// without a word, and the CA key made in it.
+    ///
+    /// The files in it are what they are: a symlinked `ca-key.pem` is followed (as ssh follows a
+    /// symlinked key), its target's mode checked as any key's; the link itself can only be
+    /// changed by whoever can write here.
+    func refuseOthersWriting() throws {
+        var info = stat()
+        guard stat(directory.path, &info) == 0 else {
+            throw TLSSetupError.cannotRead(directory.path, reason: String(cString: strerror(errno)))
+        }
+        if info.st_uid != geteuid() && info.st_uid != 0 {
+            throw TLSSetupError.unusable(directory.path, reason: "it belongs to another user (uid \(info.st_uid)), who could put a CA of their own in netsim's place; keep netsim's CA in a directory of your own (NETSIM_HOME, by default ~/.netsim)")
+        }
+        let mode = Int(info.st_mode & 0o7777)
+        if mode & 0o022 != 0 {
+            throw TLSSetupError.unusable(directory.path, reason: "its group or others can write in it (mode \(CAFiles.modeText(mode))), and could put a CA of their own in netsim's place; as ssh does for ~/.ssh, netsim keeps its CA only where no one else can write: chmod 700 \(directory.path)")
+        }
     }
 
     /// Makes the directory (0700) if it is missing.

@@ -82,8 +82,18 @@ final class CACommandTests {
         #expect(shown.standardOutput.contains("key:         \(home.appendingPathComponent("ca-key.pem").path) (mode 0400)\n"), "\(shown.standardOutput)")
     }
 
-    @Test func aCAFileThatIsNotPEMIsOneLineAndExitTwo() async throws {
+    /// QA 62: a home others can write in (`mkdir -m 777`) got the CA key without a word.
+    @Test func aHomeOthersCanWriteInIsRefusedWithTheFix() async throws {
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        #expect(chmod(home.path, 0o777) == 0)
+        let refused = try await ca()
+        #expect(refused.status == 2)
+        #expect(refused.standardError == "netsim ca: \(home.path): its group or others can write in it (mode 0777), and could put a CA of their own in netsim's place; as ssh does for ~/.ssh, netsim keeps its CA only where no one else can write: chmod 700 \(home.path)\n")
+        #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("ca-key.pem").path))
+    }
+
+    @Test func aCAFileThatIsNotPEMIsOneLineAndExitTwo() async throws {
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try "garbage\n".write(to: home.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
         try "garbage\n".write(to: home.appendingPathComponent("ca-key.pem"), atomically: true, encoding: .utf8)
         let result = try await ca()

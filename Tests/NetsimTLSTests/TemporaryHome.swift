@@ -17,8 +17,11 @@ final class TemporaryHome: @unchecked Sendable {
         (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
     }
 
+    /// Folders it makes are the owner's alone (0700), whatever the umask: netsim refuses a home
+    /// others can write in.
     func write(_ text: String, to url: URL) throws {
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         try text.write(to: url, atomically: true, encoding: .utf8)
     }
 
