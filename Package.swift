@@ -259,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "NetsimCLITests",
             dependencies: [
-                "netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimRunner", "NetsimScenario",
+                "netsim", "NetsimCore", "NetsimLink", "NetsimFaults", "NetsimRelay", "NetsimLoopback", "NetsimRunner", "NetsimScenario", "NetsimTLS",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -34,7 +34,7 @@ extension CertificateAuthority {
         case .expired:
             return try issue(names: names, notBefore: now - 30 * 86400, notAfter: now - 86400)
         case .wrongHost:
-            return try issue(names: [.dns(Self.wrongHostName)], notBefore: start, notAfter: now + CertificateMinter.leafLifetime)
+            return try issue(names: [.dns(Self.wrongHostName)], notBefore: start, notAfter: try leafEnd(from: now))
         case .untrusted:
             return try stranger().issue(names: names, notBefore: start, notAfter: now + CertificateMinter.leafLifetime)
         }

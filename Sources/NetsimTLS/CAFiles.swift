@@ -90,6 +90,11 @@ enum CAFiles {
         return formatter.string(from: date)
     }
 
+    /// A moment as messages show it: `2036-11-20 14:34:55 UTC`.
+    static func utcText(_ date: Date) -> String {
+        creationStamp(date) + " UTC"
+    }
+
     static func withLock<T>(_ lockFile: URL, _ body: () throws -> T) throws -> T {
         let fd = open(lockFile.path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw TLSSetupError.cannotWrite(lockFile.path, reason: String(cString: strerror(errno))) }

@@ -49,7 +49,9 @@ public final class CertificateAuthority: Sendable {
     public static func load(from home: NetsimHome, regenerate: Bool = false, now: Date = Date()) throws -> CertificateAuthority {
         try home.ensureExists()
         try home.refuseOthersWriting()
-        return try CAFiles.readOrCreate(in: home, regenerate: regenerate, now: now)
+        let authority = try CAFiles.readOrCreate(in: home, regenerate: regenerate, now: now)
+        try authority.refuseOutsideValidity(now: now)
+        return authority
     }
 
     /// The certificate as PEM.
@@ -74,14 +76,16 @@ public final class CertificateAuthority: Sendable {
         return try leaf(names: names, now: now)
     }
 
-    /// A leaf for exactly these names (the first is its common name).
+    /// A leaf for exactly these names (the first is its common name). Cached; replaced a day
+    /// before it ends — unless it ends with the CA, when a new one could not end later.
     public func leaf(names: [ServerName], now: Date = Date()) throws -> IssuedCertificate {
         let key = Set(names)
-        if let (cached, expiry) = leaves.withLockedValue({ $0[key] }), expiry.timeIntervalSince(now) > 24 * 3600 {
+        let end = try leafEnd(from: now)
+        if let (cached, expiry) = leaves.withLockedValue({ $0[key] }), expiry.timeIntervalSince(now) > 24 * 3600 || expiry >= end {
             return cached
         }
-        let issued = try issue(names: names, notBefore: now - CertificateMinter.backdate, notAfter: now + CertificateMinter.leafLifetime)
-        leaves.withLockedValue { $0[key] = (issued, now + CertificateMinter.leafLifetime) }
+        let issued = try issue(names: names, notBefore: now - CertificateMinter.backdate, notAfter: end)
+        leaves.withLockedValue { $0[key] = (issued, end) }
         return issued
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why netsim's TLS could not be set up: each case prints as one line naming the file and cause,
 /// and for netsim's CA what to do about it.
 public enum TLSSetupError: Error, Equatable, CustomStringConvertible {
@@ -18,6 +20,10 @@ public enum TLSSetupError: Error, Equatable, CustomStringConvertible {
     /// The CA's certificate and key on disk are not a pair.
     case keyMismatch(certificate: String, key: String)
     case unusable(String, reason: String)
+    /// netsim's CA (in the directory named) ended on that date (``CertificateAuthority``'s validity).
+    case authorityExpired(String, on: Date)
+    /// netsim's CA (in the directory named) starts only on that date: this clock is behind it.
+    case authorityNotYetValid(String, from: Date)
 
     /// The way out of a CA that cannot be used as it is.
     static let regenerate = "run `netsim ca --regenerate` to make a new CA (clients must trust the new one again)"
@@ -42,6 +48,11 @@ public enum TLSSetupError: Error, Equatable, CustomStringConvertible {
             return "\(key) is not the private key of \(certificate); \(Self.regenerate)"
         case .unusable(let path, let reason):
             return "\(path): \(reason)"
+        case .authorityExpired(let place, let end):
+            return "netsim's CA in \(place) expired on \(CAFiles.utcText(end)); make a new one with `netsim ca --regenerate` (clients must trust the new one again)"
+        case .authorityNotYetValid(let place, let start):
+            return "netsim's CA in \(place) is valid only from \(CAFiles.utcText(start)) on: this machine's clock is behind it, or it was made where the clock was ahead; "
+                + "set the clock right, or make a new one with `netsim ca --regenerate` (clients must trust the new one again)"
         }
     }
 }

@@ -38,6 +38,7 @@ struct CACommand: ParsableCommand {
         print("key:         \(home.caKey.path) (mode \(authority.keyModeText ?? "?"))")
         print("subject:     \(authority.certificate.subject)")
         print("valid until: \(authority.certificate.notValidAfter)")
+        if let note = authority.expiryNote() { StandardStream.error.write("netsim ca: note: \(note)\n") }
         print("SHA-256:     \(try authority.fingerprintSHA256)")
     }
 }

@@ -116,6 +116,7 @@ struct ProxyCommand: AsyncParsableCommand {
         if !proxy.configuration.dns.isEmpty { printStatus("  dns: \(proxy.configuration.dns) for every destination name (not address literals)") }
         if let (_, authority) = intercepting {
             printStatus("  TLS: CONNECT tunnels intercepted; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")
+            if let note = authority.expiryNote() { printStatus("  note: \(note)", level: .warning) }
         }
         printStatus(seedAndStopLine(seed: seed, duration: duration))
         await stop.wait(duration: duration)

@@ -143,6 +143,7 @@ struct RelayCommand: AsyncParsableCommand {
         if let exporter { printStatus("  metrics: http://\(exporter.address)/metrics") }
         if let (_, authority) = interception {
             printStatus("  TLS: intercepting; clients must trust \(authority.certificatePath?.path ?? "netsim's CA") (SHA-256 \(try authority.fingerprintSHA256))")
+            if let note = authority.expiryNote() { printStatus("  note: \(note)", level: .warning) }
         }
         printStatus(seedAndStopLine(seed: seed, duration: duration))
 

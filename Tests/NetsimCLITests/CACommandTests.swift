@@ -1,5 +1,6 @@
 import Foundation
 import NetsimLoopback
+import NetsimTLS
 import Testing
 
 /// `netsim ca` as a person runs it: the CA made on first use in `$NETSIM_HOME`, its fingerprint
@@ -90,6 +91,23 @@ final class CACommandTests {
         #expect(refused.status == 2)
         #expect(refused.standardError == "netsim ca: \(home.path): its group or others can write in it (mode 0777), and could put a CA of their own in netsim's place; as ssh does for ~/.ssh, netsim keeps its CA only where no one else can write: chmod 700 \(home.path)\n")
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("ca-key.pem").path))
+    }
+
+    /// QA 62: a CA that had expired the day before was shown, "valid until: <yesterday>", with
+    /// exit 0. It is refused as any CA netsim cannot use is; one in its last week is shown with a
+    /// note.
+    @Test func anExpiredCAIsRefusedAndOneEndingSoonNoted() async throws {
+        let day: TimeInterval = 86400
+        let expired = try CertificateAuthority.load(from: NetsimHome(directory: home), now: Date() - 3651 * day)
+        let refused = try await ca()
+        #expect(refused.status == 2)
+        #expect(refused.standardError == "netsim ca: \(TLSSetupError.authorityExpired(home.path, on: expired.certificate.notValidAfter))\n")
+        #expect(refused.standardError.contains("expired on "), "\(refused.standardError)")
+        let ending = try CertificateAuthority.load(from: NetsimHome(directory: home), regenerate: true, now: Date() - 3646.5 * day)
+        let shown = try await ca()
+        #expect(shown.status == 0, "\(shown.standardError)")
+        #expect(shown.standardError == "netsim ca: note: \(ending.expiryNote() ?? "none")\n")
+        #expect(shown.standardError.contains(", in 3 days: "), "\(shown.standardError)")
     }
 
     @Test func aCAFileThatIsNotPEMIsOneLineAndExitTwo() async throws {
