@@ -8,16 +8,17 @@ extension CertificateAuthority {
     public static let wrongHostName = "wrong-host.netsim.invalid"
 
     /// A server configuration that answers every handshake with a certificate of `kind` for the
-    /// name the client asked (SNI; the loopback names without one).
+    /// name the client asked (SNI; the loopback names without one), made for that handshake —
+    /// without SNI too: the one made with the configuration ended 7 days on (QA 62), and a
+    /// `wrong-host` or `untrusted` certificate was then refused for its date as well.
     public func badServerConfiguration(_ kind: BadCertificateKind) throws -> TLSConfiguration {
-        let fallback = try badCertificate(kind, for: nil)
+        let first = try badCertificate(kind, for: nil, now: clock())
         var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: fallback.nioChain.map { .certificate($0) }, privateKey: .privateKey(fallback.nioPrivateKey))
+            certificateChain: first.nioChain.map { .certificate($0) }, privateKey: .privateKey(first.nioPrivateKey))
         configuration.applicationProtocols = [ApplicationProtocol.http1.rawValue]
         configuration.shutdownTimeout = .milliseconds(200)
         configuration.sslContextCallback = { [self] values, promise in
-            guard let name = values.serverHostname, !name.isEmpty else { return promise.succeed(.noChanges) }
-            do { promise.succeed(try badCertificate(kind, for: ServerName(name)).configurationOverride) } catch { promise.fail(error) }
+            do { promise.succeed(try badCertificate(kind, for: Self.serverName(values), now: clock()).configurationOverride) } catch { promise.fail(error) }
         }
         return configuration
     }

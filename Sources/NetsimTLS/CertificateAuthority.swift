@@ -29,18 +29,25 @@ public final class CertificateAuthority: Sendable {
     private let leaves = NIOLockedValueBox<[Set<ServerName>: (IssuedCertificate, Date)]>([:])
     /// The untrusted issuer of `bad-cert=untrusted`.
     let strangerBox = NIOLockedValueBox<CertificateAuthority?>(nil)
+    /// The time by which handshakes pick their leaves (``serverConfiguration(protocols:keyLog:)``):
+    /// the system's, or a test's, which moves a week on without waiting one.
+    let clock: @Sendable () -> Date
 
-    init(certificate: Certificate, privateKey: P256.Signing.PrivateKey, certificatePath: URL?, keyMode: Int?) {
+    init(certificate: Certificate, privateKey: P256.Signing.PrivateKey, certificatePath: URL?, keyMode: Int?,
+         clock: @escaping @Sendable () -> Date = { Date() }) {
         self.certificate = certificate
         self.privateKey = privateKey
         self.certificatePath = certificatePath
         self.keyMode = keyMode
+        self.clock = clock
     }
 
     /// A CA that lives only in memory: for tests and for the `untrusted` bad certificate.
-    public static func ephemeral(commonName: String = "netsim ephemeral CA", now: Date = Date()) throws -> CertificateAuthority {
+    /// `clock`: the time its server configurations mint and renew leaves by.
+    public static func ephemeral(commonName: String = "netsim ephemeral CA", now: Date = Date(),
+                                 clock: @escaping @Sendable () -> Date = { Date() }) throws -> CertificateAuthority {
         let (certificate, key) = try CertificateMinter.authority(commonName: commonName, now: now)
-        return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: nil, keyMode: nil)
+        return CertificateAuthority(certificate: certificate, privateKey: key, certificatePath: nil, keyMode: nil, clock: clock)
     }
 
     /// The CA kept in `home`, made there first if it has none (or, with `regenerate`, replaced).

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOSSL
 @_exported import enum NetsimCore.ApplicationProtocol
@@ -7,25 +8,34 @@ extension CertificateAuthority {
     /// asked for by SNI (or, without SNI, the loopback leaf: 127.0.0.1, ::1, localhost), and
     /// offers `protocols` by ALPN in that order of preference.
     ///
+    /// Every handshake takes its leaf from the cache, which replaces a leaf a day before it ends
+    /// (by ``clock``): with SNI and without alike. QA 62: the leaf for clients without SNI was
+    /// minted once, with the configuration, and answered ever after — a `netsim relay --tls
+    /// intercept` running past its 7 days served an expired certificate to every client that
+    /// connected by IP address.
+    ///
     /// - Parameter keyLog: called with each session's secrets as an SSLKEYLOGFILE line
     ///   (see ``KeyLogFile``).
     public func serverConfiguration(
         protocols: [ApplicationProtocol] = [.http1], keyLog: NIOSSLKeyLogCallback? = nil
     ) throws -> TLSConfiguration {
-        let fallback = try leaf(for: nil)
+        // A context needs a certificate of its own; each handshake's is the callback's.
+        let first = try leaf(for: nil, now: clock())
         var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: fallback.nioChain.map { .certificate($0) },
-            privateKey: .privateKey(fallback.nioPrivateKey))
+            certificateChain: first.nioChain.map { .certificate($0) },
+            privateKey: .privateKey(first.nioPrivateKey))
         configuration.applicationProtocols = protocols.map(\.rawValue)
         configuration.keyLogCallback = keyLog
         configuration.sslContextCallback = { [self] values, promise in
-            guard let name = values.serverHostname, !name.isEmpty else {
-                promise.succeed(.noChanges)
-                return
-            }
-            do { promise.succeed(try leaf(for: ServerName(name)).configurationOverride) } catch { promise.fail(error) }
+            do { promise.succeed(try leaf(for: Self.serverName(values), now: clock()).configurationOverride) } catch { promise.fail(error) }
         }
         return configuration
+    }
+
+    /// The name a client asked for by SNI; nil without one (a client that connects to an address).
+    static func serverName(_ values: NIOSSLClientExtensionValues) -> ServerName? {
+        guard let name = values.serverHostname, !name.isEmpty else { return nil }
+        return ServerName(name)
     }
 
     /// A client configuration that trusts this CA (and only it): what netsim's own clients use
