@@ -14,7 +14,7 @@ import NetsimCore
 /// its HTTP events and request faults are logged as the connection's own.
 struct InterceptConnector: UpstreamConnector {
     let relay: Relay
-    let clientFacing: NIOSSLContext
+    let clientFacing: ClientFacingContexts
     /// How the HTTP layer reaches upstream: TLS over the relay's own connector, with ALPN
     /// `http/1.1` or `h2` as the client chose.
     let upstream: TLSUpstreamConnector
@@ -23,7 +23,7 @@ struct InterceptConnector: UpstreamConnector {
 
     /// The TLS contexts of an interception, made once per relay (a context is costly to make).
     struct Contexts: Sendable {
-        let clientFacing: NIOSSLContext
+        let clientFacing: ClientFacingContexts
         let upstream: NIOSSLContext
         let upstreamHTTP2: NIOSSLContext
         let serverName: String?
@@ -31,7 +31,7 @@ struct InterceptConnector: UpstreamConnector {
         let verifiesUpstream: Bool
 
         init(_ interception: TLSInterception) throws {
-            clientFacing = try NIOSSLContext(configuration: interception.clientFacing)
+            clientFacing = try ClientFacingContexts(interception)
             upstream = try NIOSSLContext(configuration: interception.upstream)
             upstreamHTTP2 = try NIOSSLContext(configuration: interception.upstreamHTTP2)
             serverName = interception.upstreamServerName
@@ -51,7 +51,11 @@ struct InterceptConnector: UpstreamConnector {
 
     func connect(for connection: ConnectionID, on eventLoop: any EventLoop, timeout: Duration,
                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<any Channel> {
-        let (relay, context, upstream, upstreamHTTP2) = (relay, clientFacing, upstream, upstreamHTTP2)
+        let (relay, upstream, upstreamHTTP2) = (relay, upstream, upstreamHTTP2)
+        let context: NIOSSLContext
+        do { context = try clientFacing.context(reaching: relay.addressReached(by: connection)) } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
         return LoopbackPair.join(on: eventLoop, wireSide: initializer) { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))

@@ -23,6 +23,8 @@ public struct TLSInterception: Sendable {
     /// The name upstream's certificate must carry (and the SNI sent); nil: the upstream's host
     /// (an IP address is verified as an IP address, with no SNI).
     public var upstreamServerName: String?
+    /// The CA the client-facing leaves come from.
+    let authority: CertificateAuthority
 
     static let closeNotifyWait = TimeAmount.milliseconds(200)
 
@@ -44,6 +46,7 @@ public struct TLSInterception: Sendable {
     ///   (an h2 client is carried on an h2 connection to upstream).
     public init(authority: CertificateAuthority, upstreamTrust: UpstreamTrust, upstreamServerName: String? = nil,
                 protocols: [ApplicationProtocol] = [.http2, .http1], keyLog: KeyLogFile? = nil) throws {
+        self.authority = authority
         clientFacing = try authority.serverConfiguration(protocols: protocols, keyLog: keyLog?.callback)
         // Closing, NIOSSL waits for the peer's close_notify (5 s by default). A real upstream
         // often never answers one: a connection whose TLS is over must not linger for that. The
@@ -77,5 +80,11 @@ public struct TLSInterception: Sendable {
         upstream.applicationProtocols = [ApplicationProtocol.http2.rawValue]
         self.upstreamHTTP2 = upstream
         self.upstreamServerName = upstreamServerName
+    }
+
+    /// ``clientFacing`` for clients that reached `address`: without SNI they are shown a leaf
+    /// that names it too (``ClientFacingContexts``).
+    func clientFacing(reaching address: ServerName) throws -> TLSConfiguration {
+        try authority.presentingLeaves(in: clientFacing, reaching: address)
     }
 }

@@ -77,9 +77,12 @@ public final class CertificateAuthority: Sendable {
 
     /// A leaf for `name` (from SNI; nil when the client sent none, as for an IP address) that also
     /// names 127.0.0.1, ::1 and localhost. Minted on first use, then cached.
-    public func leaf(for name: ServerName?, now: Date = Date()) throws -> IssuedCertificate {
+    ///
+    /// - Parameter address: without SNI, the address the client reached, when netsim knows it:
+    ///   named too, so a device that reaches the host at 10.0.2.2 can verify the leaf (QA 62).
+    public func leaf(for name: ServerName?, reaching address: ServerName? = nil, now: Date = Date()) throws -> IssuedCertificate {
         var names = ServerName.loopback
-        if let name, !names.contains(name) { names.insert(name, at: 0) }
+        if let first = name ?? address, !names.contains(first) { names.insert(first, at: 0) }
         return try leaf(names: names, now: now)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import X509
 import SwiftASN1
 #if canImport(Glibc)
@@ -31,6 +32,20 @@ public enum ServerName: Hashable, Sendable, CustomStringConvertible {
             if name.hasSuffix(".") { name.removeLast() }
             self = .dns(name)
         }
+    }
+
+    /// The address `text` is (`10.1.2.3`, `::1`, `[::1]`); nil for a name.
+    public static func address(_ text: String) -> ServerName? {
+        if case .ip = ServerName(text) { return ServerName(text) }
+        return nil
+    }
+
+    /// The IP address of a socket's end, as a client that reached it verifies it: an IPv4 client
+    /// of a dual-stack socket reached `10.0.2.2`, not `::ffff:10.0.2.2`. nil for a Unix socket.
+    public init?(reached socket: SocketAddress) {
+        guard let text = socket.ipAddress, case .ip(let bytes) = ServerName(text) else { return nil }
+        let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xFF, 0xFF]
+        self = .ip(bytes.count == 16 && Array(bytes.prefix(12)) == mappedPrefix ? Array(bytes.suffix(4)) : bytes)
     }
 
     /// What a client sends as SNI and verifies the certificate against by name: the DNS name;

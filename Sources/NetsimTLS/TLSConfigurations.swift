@@ -8,12 +8,6 @@ extension CertificateAuthority {
     /// asked for by SNI (or, without SNI, the loopback leaf: 127.0.0.1, ::1, localhost), and
     /// offers `protocols` by ALPN in that order of preference.
     ///
-    /// Every handshake takes its leaf from the cache, which replaces a leaf a day before it ends
-    /// (by ``clock``): with SNI and without alike. QA 62: the leaf for clients without SNI was
-    /// minted once, with the configuration, and answered ever after — a `netsim relay --tls
-    /// intercept` running past its 7 days served an expired certificate to every client that
-    /// connected by IP address.
-    ///
     /// - Parameter keyLog: called with each session's secrets as an SSLKEYLOGFILE line
     ///   (see ``KeyLogFile``).
     public func serverConfiguration(
@@ -26,8 +20,29 @@ extension CertificateAuthority {
             privateKey: .privateKey(first.nioPrivateKey))
         configuration.applicationProtocols = protocols.map(\.rawValue)
         configuration.keyLogCallback = keyLog
+        return try presentingLeaves(in: configuration, reaching: nil)
+    }
+
+    /// `configuration` (one of ``serverConfiguration(protocols:keyLog:)``) presenting to clients
+    /// without SNI a leaf that also names `address`, the address they reached (a relay's own
+    /// address off loopback, a proxy's `CONNECT 10.1.2.3:443`).
+    ///
+    /// Every handshake takes its leaf from the cache, which replaces a leaf a day before it ends
+    /// (by ``clock``): with SNI and without alike. QA 62: the leaf for clients without SNI was
+    /// minted once, with the configuration, and answered ever after — a `netsim relay --tls
+    /// intercept` running past its 7 days served an expired certificate to every client that
+    /// connected by IP address.
+    public func presentingLeaves(in configuration: TLSConfiguration, reaching address: ServerName?) throws -> TLSConfiguration {
+        var configuration = configuration
+        let first = try leaf(for: nil, reaching: address, now: clock())
+        configuration.certificateChain = first.nioChain.map { .certificate($0) }
+        configuration.privateKey = .privateKey(first.nioPrivateKey)
         configuration.sslContextCallback = { [self] values, promise in
-            do { promise.succeed(try leaf(for: Self.serverName(values), now: clock()).configurationOverride) } catch { promise.fail(error) }
+            do {
+                promise.succeed(try leaf(for: Self.serverName(values), reaching: address, now: clock()).configurationOverride)
+            } catch {
+                promise.fail(error)
+            }
         }
         return configuration
     }

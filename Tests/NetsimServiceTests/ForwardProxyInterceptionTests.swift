@@ -41,4 +41,30 @@ final class ForwardProxyInterceptionTests {
         let observed = proxy.eventLog.events.contains { if case .httpRequest(_, "/hello", _, _, _, _, _) = $0.kind { true } else { false } }
         #expect(observed == intercept)
     }
+
+    /// `CONNECT 10.1.2.3:443` (here 127.0.0.2, which the loopback names do not cover): the client
+    /// sends no SNI and verifies the leaf for that address, which the leaf now names (QA 62: it
+    /// named localhost, 127.0.0.1 and ::1 only).
+    @Test func aConnectToAnAddressIsShownALeafForThatAddress() async throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let authority = try CertificateAuthority.ephemeral()
+        let caFile = folder.appendingPathComponent("ca-address.pem").path
+        try (try authority.pem).write(toFile: caFile, atomically: true, encoding: .utf8)
+        // The destination itself presents a leaf for its address: the proxy verifies it as one.
+        let destination = try authority.presentingLeaves(in: try authority.serverConfiguration(), reaching: ServerName("127.0.0.2"))
+        let server = BuiltinServer(routes: [HTTPRoute(path: "/hello", body: .text("hi"))],
+                                   transport: UpstreamTransport(tls: destination, protocols: [.http1]))
+        let upstream = try await server.start(host: "127.0.0.2")
+        let interception = try TLSInterception(authority: authority, upstreamTrust: .authority(authority), protocols: [.http1])
+        let proxy = ForwardProxy(configuration: .init(interception: { @Sendable _ in interception }), threads: 1)
+        let endpoint = try await proxy.start()
+        let curl = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "curl", "-sS", "--max-time", "10", "--http1.1", "-x", "http://\(endpoint)", "--cacert", caFile,
+            "-o", "/dev/null", "-w", "%{http_code}", "https://127.0.0.2:\(upstream.port)/hello",
+        ]).result(within: .seconds(20))
+        await proxy.stop()
+        await server.stop()
+        #expect(curl.standardOutput == "200", "\(curl.standardError)")
+        #expect(proxy.eventLog.events.contains { if case .httpRequest(_, "/hello", _, _, _, _, _) = $0.kind { true } else { false } })
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NetsimLoopback
 import NetsimTLS
 import Testing
@@ -84,5 +85,21 @@ import X509
         #expect(ServerName.sni(forEndpoint: "api.example.test:443") == "api.example.test")
         #expect(ServerName.sni(forEndpoint: "[::1]:443") == nil)
         #expect(ServerName.sni(forEndpoint: "10.0.0.7:8443") == nil)
+    }
+
+    /// The address a client reached, as it verifies it: an IPv4 client of a dual-stack socket
+    /// reached 10.0.2.2, not ::ffff:10.0.2.2; a leaf for a client without SNI names it first.
+    @Test func theAddressReachedIsNamedAsTheClientVerifiesIt() throws {
+        #expect(ServerName(reached: try SocketAddress(ipAddress: "10.0.2.2", port: 443)) == .ip([10, 0, 2, 2]))
+        #expect(ServerName(reached: try SocketAddress(ipAddress: "::ffff:10.0.2.2", port: 443)) == .ip([10, 0, 2, 2]))
+        #expect(ServerName(reached: try SocketAddress(ipAddress: "fd00::7", port: 443)) == ServerName("fd00::7"))
+        #expect(ServerName.address("10.1.2.3") == .ip([10, 1, 2, 3]) && ServerName.address("api.example.test") == nil)
+        let authority = try CertificateAuthority.ephemeral()
+        let leaf = try authority.leaf(for: nil, reaching: ServerName("10.0.2.2"))
+        #expect(try #require(try leaf.leaf.extensions.subjectAlternativeNames).count == 4)
+        #expect(leaf.leaf.subject.description.contains("CN=10.0.2.2"))
+        // A name from SNI is what the client verifies: the address is not added to its leaf.
+        #expect(try authority.leaf(for: ServerName("api.example.test"), reaching: ServerName("10.0.2.2")).leaf.serialNumber
+            == (try authority.leaf(for: ServerName("api.example.test")).leaf.serialNumber))
     }
 }
