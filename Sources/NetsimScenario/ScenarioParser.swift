@@ -65,11 +65,43 @@ public enum ScenarioParser {
             throw fail("no such file")
         }
         if isDirectory.boolValue { throw fail("is a directory, not a scenario file") }
-        guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read the file") }
+        // Through a handle: FileManager's contents(atPath:) gave no reason (QA 61: a file the
+        // user may not read, and /dev/null, were both "cannot read the file").
+        let data: Data
+        do {
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw CocoaError(.fileReadNoPermission)
+            }
+            defer { try? handle.close() }
+            data = try handle.readToEnd() ?? Data()
+        } catch {
+            let reason = access(path, R_OK) != 0 ? String(cString: strerror(errno)) : "\(error.localizedDescription)"
+            throw fail("cannot read the file: \(reason)")
+        }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw fail("the file is not UTF-8 text", hint: "save it as UTF-8")
+            // Where: the first byte that is not UTF-8 (QA 61: no line was named).
+            let (line, column) = Self.firstInvalidUTF8(in: data)
+            throw ScenarioErrors(diagnostics: [Diagnostic(location: SourceLocation(file: path, line: line, column: column),
+                                                          message: "the file is not UTF-8 text: this byte is not UTF-8", hint: "save it as UTF-8")],
+                                 sourceLines: ScenarioErrors.lines(of: String(decoding: data, as: UTF8.self)))
         }
         return text
+    }
+
+    /// The 1-based line and scalar column of the first byte of `data` that is not UTF-8.
+    static func firstInvalidUTF8(in data: Data) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        var iterator = data.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+            case .emptyInput, .error:
+                return (line, column)
+            }
+        }
     }
 }
 

@@ -230,7 +230,8 @@ final class Validator {
     /// One of a fixed set of words; otherwise "unknown <what> 'x'" with a suggestion, or
     /// `explanation` (default: the list of words).
     func choice<T>(_ entry: Entry, what: String, options: [(String, T)], normalize: (String) -> String = { $0 }, explanation: String? = nil) -> T? {
-        guard let raw = scalar(entry, expected: what) else { return nil }
+        // "one of …", not `what` ("'judges' must be judges, found a list", QA 61).
+        guard let raw = scalar(entry, expected: "one of \(options.map(\.0).joined(separator: ", "))") else { return nil }
         let wanted = normalize(raw)
         if let match = options.first(where: { $0.0 == wanted }) { return match.1 }
         let names = options.map(\.0)

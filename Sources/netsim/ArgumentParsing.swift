@@ -21,6 +21,15 @@ func parseSeed(_ text: String) throws -> UInt64 {
     return seed
 }
 
+/// A count (`--jobs`, `--repeat`, `--max-connections`): ArgumentParser's own message for `abc`
+/// or a number past Int's range said only "is invalid" (QA 61). The option checks its range.
+func parseCount(_ text: String) throws -> Int {
+    guard let count = Int(text) else {
+        throw UnitParseError(input: text, expected: "a whole number", allowedForms: "a whole number of 1 or more, e.g. 4")
+    }
+    return count
+}
+
 func parseDistribution(_ text: String) throws -> JitterDistribution {
     guard let value = JitterDistribution(rawValue: text.lowercased()) else {
         throw ValidationError("'\(text)' is not a distribution; use one of \(JitterDistribution.allCases.map(\.rawValue).joined(separator: ", "))")

@@ -6,7 +6,7 @@ import NetsimRunner
 /// `netsim test`'s matrix options: `--repeat`, `--matrix FILE`, `--matrix-baseline FILE`
 /// (docs/running.md, docs/clients.md). The matrix itself is `ClientMatrix` (NetsimRunner).
 struct MatrixOptions: ParsableArguments {
-    @Option(name: .customLong("repeat"), help: ArgumentHelp("Run every scenario with every driver N times; a matrix cell whose runs disagree shows as `flaky: A, B`.", valueName: "n"))
+    @Option(name: .customLong("repeat"), help: ArgumentHelp("Run every scenario with every driver N times; a matrix cell whose runs disagree shows as `flaky: A, B`.", valueName: "n"), transform: parseCount)
     var rounds: Int = 1
 
     @Option(help: ArgumentHelp("Write the client × scenario matrix to FILE as a Markdown table. Example: --matrix docs/clients-matrix.md", valueName: "file"))
@@ -27,7 +27,7 @@ struct MatrixOptions: ParsableArguments {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            StandardStream.error.write("netsim test: cannot read the matrix baseline \(path): \(error.localizedDescription)\n")
+            StandardStream.error.write("netsim test: cannot read the matrix baseline \(path): \(error.posixReason)\n")  // QA 61: Foundation's "could not be completed"
             throw ExitCode(2)
         }
         do {

@@ -122,6 +122,15 @@ extension Error {
         if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(underlying.code)))
         }
+        // swift-corelibs-foundation often gives no underlying error: "The operation could not
+        // be completed. The file doesn't exist." (QA 61) is ENOENT.
+        if error.domain == NSCocoaErrorDomain {
+            switch CocoaError.Code(rawValue: error.code) {
+            case .fileNoSuchFile, .fileReadNoSuchFile: return String(cString: strerror(ENOENT))
+            case .fileReadNoPermission, .fileWriteNoPermission: return String(cString: strerror(EACCES))
+            default: break
+            }
+        }
         return error.localizedDescription
     }
 }

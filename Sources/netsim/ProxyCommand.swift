@@ -56,7 +56,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up on a destination that does not answer after this long: its connect (the client gets 504 Gateway Timeout) and, with --tls intercept, its TLS handshake (the client's connection is closed). Default: 60s (nginx's and Squid's). Example: 10s", valueName: "duration"), transform: parseDuration)
     var connectTimeout: Duration = .seconds(60)
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Hold at most this many client connections open; further clients wait in the listen queue until one ends. Default: as many as the open-file limit leaves room for (2 descriptors each). Example: --max-connections 500", valueName: "n"))
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Hold at most this many client connections open; further clients wait in the listen queue until one ends. Default: as many as the open-file limit leaves room for (2 descriptors each). Example: --max-connections 500", valueName: "n"), transform: parseCount)
     var maxConnections: Int?
 
     func validate() throws {

@@ -60,7 +60,7 @@ struct RelayCommand: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("Forward connections that no model, fault, --pcap or interception touches with splice(2), without copying their bytes (Linux; opt-in). A connection switches to the copying path while anything applies, and back; each switch is a `path` event."))
     var splice = false
 
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Hold at most this many connections open; further clients wait in the listen queue until one ends. Default: as many as the open-file limit leaves room for (2 descriptors each). Example: --max-connections 500", valueName: "n"))
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Hold at most this many connections open; further clients wait in the listen queue until one ends. Default: as many as the open-file limit leaves room for (2 descriptors each). Example: --max-connections 500", valueName: "n"), transform: parseCount)
     var maxConnections: Int?
 
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)

@@ -47,7 +47,7 @@ struct TestCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write every run as one self-contained HTML page to FILE: verdicts, checks, each run's timeline, and with several drivers the client × scenario table linking to them. Example: --html results.html", valueName: "file"))
     var html: String?
 
-    @Option(help: ArgumentHelp("Scenarios run at once.", valueName: "n"))
+    @Option(help: ArgumentHelp("Scenarios run at once.", valueName: "n"), transform: parseCount)
     var jobs: Int = 2
 
     @Option(help: ArgumentHelp("Record each scenario's relayed connections to DIR/<scenario-name>.pcap, or DIR/<scenario-name>-<client>.pcap with --client or --exec (the folder is created). Example: --pcap captures/", valueName: "dir"))

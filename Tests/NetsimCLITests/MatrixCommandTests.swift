@@ -26,6 +26,15 @@ struct MatrixCommandTests {
             status: 200
         """
 
+    /// A baseline that is not there is said in the system's words (QA 61: Foundation's "The
+    /// operation could not be completed. The file doesn't exist."), and nothing runs.
+    @Test func aMissingBaselineIsSaidPlainly() async throws {
+        let (status, out, err) = try await ScenarioCommandTests.netsim(["test", "Scenarios/refused.scn", "--matrix-baseline", "/nonexistent/matrix.md"])
+        #expect(status == 2, "\(out)\(err)")
+        #expect(err.contains("netsim test: cannot read the matrix baseline /nonexistent/matrix.md: No such file or directory"), "\(err)")
+        #expect(!out.contains("PASS") && !out.contains("FAIL"), "\(out)")
+    }
+
     @Test func theMatrixEndsTheOutputAndABaselineDecidesTheExitStatus() async throws {
         let folder = ScenarioCommandTests.temporary("matrix")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -16,6 +16,19 @@ struct NegativeValuesTests {
         #expect(NegativeValues.joined(["run", "--seed", "-"]) == ["run", "--seed", "-"])
     }
 
+    /// A count that is not a whole number says what is allowed (QA 61: ArgumentParser's own
+    /// "The value 'abc' is invalid", and the same for a number past Int's range).
+    @Test func aCountThatIsNotAWholeNumberSaysWhatIsAllowed() {
+        for value in ["abc", "100000000000000000000", "1.5"] {
+            let message = OutputFileTests.message { _ = try TestCommand.parse(["Scenarios", "--jobs", value]) }
+            #expect(message.contains("'\(value)' is not a whole number; write it as a whole number of 1 or more"), "\(message)")
+        }
+        let repeated = OutputFileTests.message { _ = try TestCommand.parse(["Scenarios", "--repeat", "x"]) }
+        #expect(repeated.contains("'x' is not a whole number"), "\(repeated)")
+        let relay = OutputFileTests.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9", "--max-connections", "many"]) }
+        #expect(relay.contains("'many' is not a whole number"), "\(relay)")
+    }
+
     /// What the join is for: the option's check names its range.
     @Test func theOptionsOwnCheckThenSaysWhatItAllows() {
         let message = OutputFileTests.message { _ = try RelayCommand.parse(NegativeValues.joined(["--upstream", "127.0.0.1:9", "--max-connections", "-1"])) }

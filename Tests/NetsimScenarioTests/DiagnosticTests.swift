@@ -150,6 +150,14 @@ struct DiagnosticTests {
         }
     }
 
+    /// A word that must be one of a few says which (QA 61: "'judges' must be judges, found a
+    /// list").
+    @Test func aWordOfAFewNamesThemWhenSomethingElseIsGiven() throws {
+        let errors = try #require(failure(Self.manyMistakes.replacingOccurrences(of: "  driver: exec", with: "  driver: [naive]")))
+        #expect(errors.diagnostics.contains { $0.message == "'driver' must be one of exec, urlsession, async-http-client, naive, resilient, found a list" },
+                "\(errors.diagnostics.map(\.message))")
+    }
+
     /// Each repeated key composes the whole file again, so a big generated file with hundreds
     /// took their product (QA 61: 900 in 219 KB, 35 s). The renaming stops at a budget of text
     /// composed, and the one error left says so.
