@@ -114,6 +114,16 @@ struct DiagnosticTests {
         }
     }
 
+    /// A device is read as a file is (QA 61: /dev/null was "cannot read the file").
+    @Test func devNullIsAnEmptyScenario() {
+        do {
+            _ = try ScenarioParser.parse(file: "/dev/null")
+            Issue.record("parsed /dev/null")
+        } catch {
+            #expect(error.diagnostics.map(\.message) == ["the scenario is empty"])
+        }
+    }
+
     @Test func aDirectoryIsNotAScenario() {
         do {
             _ = try ScenarioParser.parse(file: NSTemporaryDirectory())
