@@ -28,12 +28,8 @@ extension SpawnedProcess {
             return kill(-pid, 0) == 0 ? [0] : []
         }
         return entries.compactMap { entry -> pid_t? in
-            guard let member = pid_t(entry), member != pid,
-                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return nil }
-            // "pid (comm) state ppid pgrp …": the name may hold spaces and parentheses.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 2, fields[0] != "Z", pid_t(fields[2]) == pid else { return nil }
+            guard let member = pid_t(entry), member != pid, let stat = ProcessStat(pid: member),
+                  stat.isLive, stat.processGroup == pid else { return nil }
             return member
         }.sorted()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import NetsimCore
 
 /// The names a shell gives to what it creates, made so that a later netsim can tell its own
 /// leftovers from anything else and know whether their owner is still alive.
@@ -37,12 +38,8 @@ public struct NamespaceName: Equatable, Sendable, CustomStringConvertible {
     /// The start time of process `pid` in clock ticks after boot; nil when it does not exist or
     /// has ended (a zombie: dead, only not yet reaped by its parent).
     public static func startTime(of pid: Int32) -> UInt64? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
-        // Fields after the command name (which may hold spaces and parentheses) start at field 3.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 19, fields[0] != "Z", fields[0] != "X" else { return nil }
-        return UInt64(fields[19])
+        guard let stat = ProcessStat(pid: pid), stat.isLive else { return nil }
+        return stat.startTime
     }
 
     /// True while the process that made this name runs.

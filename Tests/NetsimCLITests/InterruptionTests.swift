@@ -1,4 +1,5 @@
 import Foundation
+import NetsimCore
 import NetsimLoopback
 import NetsimRunner
 import Testing
@@ -83,8 +84,8 @@ struct InterruptionTests {
         for line in lines { #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "not JSON: '\(line)'") }
         // Gone once reaped, or a zombie where nothing reaps orphans (a container's PID 1).
         let deadline = ContinuousClock.now + .seconds(10)
-        while Self.isRunning(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!Self.isRunning(pid), "the exec client \(pid) outlived the interrupted run")
+        while ProcessStat.isLive(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!ProcessStat.isLive(pid), "the exec client \(pid) outlived the interrupted run")
     }
 
     /// A suite interrupted (a CI job cancelled, or at its time limit) reports what finished: the
@@ -134,12 +135,5 @@ struct InterruptionTests {
         #expect(suite.interrupted == "SIGTERM")
         #expect(suite.passed == 1, "\(suite.runs)")
         #expect(suite.skipped.map(\.scenario).contains("d"), "\(suite.skipped)")
-    }
-
-    static func isRunning(_ pid: Int32) -> Bool {
-        guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
-        // The state follows the command in parentheses: "1234 (python3) S …".
-        let state = stat.split(separator: ")").last?.split(separator: " ").first
-        return state != "Z" && state != "X"
     }
 }

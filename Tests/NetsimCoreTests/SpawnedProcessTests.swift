@@ -103,4 +103,15 @@ struct SpawnedProcessTests {
         let child = try SpawnedProcess(script, [])
         #expect(try await offload { child.waitForExit(timeout: .seconds(30)) } == .exited(7))
     }
+
+    /// A stat line's fields are counted from after the name's last `)`: a name may hold spaces
+    /// and parentheses (a Python script's thread, `(sd-pam)`).
+    @Test func aStatLineIsReadAfterTheNameWhateverItHolds() throws {
+        let stat = try #require(ProcessStat("4242 (odd) name (x)) S 1 4240 4240 0 -1 4194560 " + String(repeating: "0 ", count: 12) + "98765 0"))
+        #expect(stat.state == "S" && stat.isLive)
+        #expect(stat.processGroup == 4240)
+        #expect(stat.startTime == 98765)
+        #expect(ProcessStat("4243 (gone) Z 1 4243 4243")?.isLive == false)
+        #expect(ProcessStat.isLive(getpid()))
+    }
 }

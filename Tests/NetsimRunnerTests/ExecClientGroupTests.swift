@@ -1,4 +1,5 @@
 import Foundation
+import NetsimCore
 @testable import NetsimRunner
 import NetsimScenario
 import Testing
@@ -48,11 +49,6 @@ struct ExecClientGroupTests {
         return path
     }
 
-    static func isRunning(_ pid: Int32) -> Bool {
-        guard kill(pid, 0) == 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
-        let state = stat.split(separator: ")").last?.split(separator: " ").first
-        return state != "Z" && state != "X"
-    }
 
     static func pids(_ file: URL) throws -> [Int32] {
         try String(contentsOf: file, encoding: .utf8).split(separator: " ").compactMap { Int32($0) }
@@ -71,8 +67,8 @@ struct ExecClientGroupTests {
         #expect(result.failures.map(\.actual) == ["did not exit within 3 s after stdin closed; netsim terminated it (SIGTERM)"],
                 "\(TextReport.render(result))")
         let client = try #require(try Self.pids(pidFile).first)
-        #expect(!Self.isRunning(client), "the wrapper's client \(client) outlived the run")
-        if Self.isRunning(client) { kill(client, SIGKILL) }
+        #expect(!ProcessStat.isLive(client), "the wrapper's client \(client) outlived the run")
+        if ProcessStat.isLive(client) { kill(client, SIGKILL) }
     }
 
     /// A client that exits 0 and leaves a helper in its group passes, and the helper is ended and
@@ -86,8 +82,8 @@ struct ExecClientGroupTests {
         let result = try await ScenarioRunner.run(try scenario(Self.oneRequest), options: RunOptions(exec: client))
         #expect(result.passed, "\(TextReport.render(result))")
         let helper = try #require(try Self.pids(pidFile).last)
-        #expect(!Self.isRunning(helper), "the client's helper \(helper) outlived the run")
-        if Self.isRunning(helper) { kill(helper, SIGKILL) }
+        #expect(!ProcessStat.isLive(helper), "the client's helper \(helper) outlived the run")
+        if ProcessStat.isLive(helper) { kill(helper, SIGKILL) }
         #expect(result.clientLog.contains("[netsim] the exec client left process \(helper) running in its process group when it ended; netsim terminated it (SIGTERM)"),
                 "\(result.clientLog)")
     }
