@@ -130,12 +130,10 @@ struct UpstreamNameOption: ParsableArguments {
             let upstream = address.contains(":") ? "[\(address)]:PORT" : "\(address):PORT"
             throw ValidationError("--upstream-name \(upstreamName): an address cannot be a certificate's name here (SNI carries names); give a DNS name, or leave it out and --upstream \(upstream) is verified as an address")
         }
-        // QA 50: "" and "local host" started the relay, and every connection then failed.
-        let labels = upstreamName.hasSuffix(".") ? upstreamName.dropLast().split(separator: ".", omittingEmptySubsequences: false)
-            : upstreamName.split(separator: ".", omittingEmptySubsequences: false)
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
-        guard !labels.isEmpty, labels.allSatisfy({ !$0.isEmpty && $0.count <= 63 && $0.allSatisfy(allowed.contains) }) else {
-            throw ValidationError("--upstream-name \(ShellQuoting.quoted(upstreamName)) is not a DNS name: give the name upstream's certificate carries, labels of letters, digits and '-' between dots (e.g. api.example.com)")
+        // QA 50: "" and "local host" started the relay, and every connection then failed. The
+        // name rule is the one `--upstream HOST:PORT` checks (Endpoint.hostProblem).
+        if let problem = Endpoint.hostProblem(upstreamName, bracketed: false) {
+            throw ValidationError("--upstream-name \(problem); give the name upstream's certificate carries (e.g. api.example.com)")
         }
     }
 

@@ -178,8 +178,12 @@ struct RelayFlagTests {
         // the suggestion for ::1 pastes back.
         #expect(message(["--tls", "intercept", "--upstream-name", "127.1"]).contains("--upstream 127.0.0.1:PORT is verified as an address"))
         #expect(message(["--tls", "intercept", "--upstream-name", "::1"]).contains("--upstream [::1]:PORT"))
-        for (bad, said) in [("", "''"), ("local host", "'local host'"), ("a..b", "a..b")] {
-            #expect(message(["--tls", "intercept", "--upstream-name", bad]).contains("--upstream-name \(said) is not a DNS name"), "\(bad)")
+        // The rule is --upstream's: a name of over 253 characters was taken.
+        let long = Array(repeating: String(repeating: "a", count: 63), count: 4).joined(separator: ".")
+        for (bad, said) in [("", "'' is not a host name: labels"), ("local host", "'local host' is not a host name: a space"),
+                            ("a..b", "'a..b' is not a host name: labels"), (long, "'\(long)' is not a host name: labels"),
+                            ("1.2.3.4.5", "'1.2.3.4.5' is not an IPv4 address")] {
+            #expect(message(["--tls", "intercept", "--upstream-name", bad]).contains("--upstream-name \(said)"), "\(bad)")
         }
         #expect(!message(["--tls", "intercept", "--upstream-name", "api.example.test."]).contains("--upstream-name"))
         #expect(message(["--upstream-name", "api.example.test"]).contains("--upstream-name goes with --tls intercept"))
