@@ -30,7 +30,9 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
     }
 
     /// All errors, each as `file:line:col: error: message`, then the offending line, then a
-    /// caret under the column, then `  hint: …` when there is one. Ends with a newline.
+    /// caret under the column, then `  hint: …` when there is one, and `  note: …` naming the
+    /// characters on the line that are not what they look like (``LookAlikes``). Ends with a
+    /// newline.
     public func rendered() -> String {
         var out = ""
         for diagnostic in diagnostics {
@@ -43,6 +45,10 @@ public struct ScenarioErrors: Error, Sendable, CustomStringConvertible {
             }
             if let hint = diagnostic.hint {
                 out += "  hint: \(Self.escapingControls(hint))\n"
+            }
+            if line >= 1, line <= sourceLines.count, diagnostic.hint?.contains("hidden in") != true,
+               let note = LookAlikes.note(line: sourceLines[line - 1], column: diagnostic.location.column) {
+                out += "  note: \(Self.escapingControls(note))\n"
             }
         }
         return out

@@ -342,3 +342,24 @@ extension Validator {
         return ok ? .clear(names: names) : nil
     }
 }
+
+extension Validator {
+    /// A request expectation's `requests:` covers the requests its step sends, `count` of them:
+    /// a range without that count could never hold (QA 61: `requests: 5` on a step of four
+    /// passed `netsim check` and failed every run).
+    func checkRequestCounts(timeline: [TimelineStep], expectations: [Expectation]) {
+        var steps: [String: (count: Int, line: Int)] = [:]
+        for step in timeline {
+            if case .request(let request) = step.action { steps[request.name] = (request.count, step.location.line) }
+        }
+        for expectation in expectations {
+            guard case .request(let name) = expectation.subject, let step = steps[name] else { continue }
+            for located in expectation.checks {
+                guard case .requestCount(let range) = located.check, !range.contains(step.count) else { continue }
+                let sends = step.count == 1 ? "one request" : "\(step.count) requests"
+                error(located.location, "'requests' (\(range)) cannot hold: request '\(name)' (line \(step.line)) sends \(sends)",
+                      hint: "a request expectation covers the requests its step sends ('count', 1 when not given); 'after:' counts the requests sent from a time on")
+            }
+        }
+    }
+}

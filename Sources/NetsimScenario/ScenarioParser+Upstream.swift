@@ -192,7 +192,10 @@ extension Validator {
     /// An HTTP status code, 100…599.
     func status(_ entry: Entry, hint: String? = nil) -> Int? {
         guard let raw = scalar(entry, expected: "an HTTP status code") else { return nil }
-        guard let value = Int(raw) else {
+        // All digits but past Int: out of range, not "not a whole number" (QA 61).
+        let unsigned = raw.drop { $0 == "-" || $0 == "+" }
+        let digits = !unsigned.isEmpty && unsigned.allSatisfy { $0.isASCII && $0.isNumber }
+        guard let value = Int(raw) ?? (digits ? Int.max : nil) else {
             error(entry.valueLocation, "status '\(raw)' is not a whole number; an HTTP status code is a number from 100 to 599",
                   hint: hint ?? "e.g. status: 200")
             return nil

@@ -180,6 +180,7 @@ extension Validator {
         // Whatever else failed, so every problem is reported at once.
         checkPacketMode(upstream: upstream, upstreamLocation: top["upstream"]?.keyLocation, dns: dns ?? nil, expectations: readable)
         checkServerSubjects(upstream: upstream, expectations: readable)
+        if let timeline { checkRequestCounts(timeline: timeline, expectations: readable) }
         // Refused by `netsim run` with no place named (QA 61: `netsim check` said ok).
         if let upstream, let client, client.driver != "exec",
            case .builtin(_, _, let wire) = upstream, !wire.tls, wire.protocols == [.http2] {

@@ -8,7 +8,7 @@ struct Entry {
     var keyNode: Node
     var value: Node
     var keyLocation: SourceLocation
-    /// Where the value is written; the key's position when the value is missing (`key:`).
+    /// Where the value is written (`~` too); the key's position when nothing is (`key:`).
     var valueLocation: SourceLocation
 }
 
@@ -89,7 +89,9 @@ final class Validator {
                 continue
             }
             seen[key] = keyLocation
-            let valueLocation = value.isNull ? keyLocation : self.location(value)
+            // `key:` has no value to point at; `key: ~` and `key: null` do (QA 61: the error was at the key).
+            let unwritten = if case .scalar(let scalar) = value, scalar.string.isEmpty, value.isNull { true } else { false }
+            let valueLocation = unwritten ? keyLocation : self.location(value)
             entries.append(Entry(key: key, keyNode: keyNode, value: value, keyLocation: keyLocation, valueLocation: valueLocation))
         }
         return Mapping(location: location ?? self.location(node), entries: entries, place: place)

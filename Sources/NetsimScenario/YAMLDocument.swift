@@ -48,7 +48,7 @@ struct YAMLDocument {
                                       line: max(1, context.mark.line), column: max(1, context.mark.column))
                     }
                 }
-                throw failure(from: error, source: text).pointingAtTabs(in: text)
+                throw failure(from: error, source: text).pointingAtTabs(in: text).naming(hiddenCharactersIn: text)
             } catch {
                 throw .syntax(message: "cannot read the YAML: \(error)", hint: nil, line: 1, column: 1)
             }
@@ -208,6 +208,17 @@ extension YAMLDocument.Failure {
         let indentation = lines[line - 1].prefix { $0 == " " || $0 == "\t" }
         guard indentation.contains("\t"), column <= indentation.count + 1 else { return self }
         return .syntax(message: message, hint: YAMLDocument.tabHint, line: line, column: column)
+    }
+}
+
+extension YAMLDocument.Failure {
+    /// The hint for a syntax error on a line, or after one, that holds an invisible character or
+    /// a space that is not U+0020 (``LookAlikes``): libyaml's own ("while scanning a simple key
+    /// that began at line 34") did not say that `pool:` + U+00A0 + `4` was one value (QA 61).
+    func naming(hiddenCharactersIn source: String) -> YAMLDocument.Failure {
+        guard case .syntax(let message, _, let line, let column) = self,
+              let note = LookAlikes.note(lines: [line, line - 1], of: source) else { return self }
+        return .syntax(message: message, hint: note, line: line, column: column)
     }
 }
 

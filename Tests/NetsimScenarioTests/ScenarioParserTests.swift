@@ -86,7 +86,7 @@ struct ScenarioParserTests {
             within: 2s
             body: "exact text"
             connection: new
-            requests: 3
+            requests: 1
           - request: warm
             body: { contains: items }
             error: closed-before-response
@@ -194,7 +194,7 @@ struct ScenarioParserTests {
                 LocatedCheck(.within(.seconds(2)), location: at(69, 5)),
                 LocatedCheck(.body(.equals("exact text")), location: at(70, 5)),
                 LocatedCheck(.connection(.new), location: at(71, 5)),
-                LocatedCheck(.requestCount(.exactly(3)), location: at(72, 5)),
+                LocatedCheck(.requestCount(.exactly(1)), location: at(72, 5)),
             ],
             location: at(66, 5)))
         #expect(expectations[1].checks.map(\.check) == [
