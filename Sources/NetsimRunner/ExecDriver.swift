@@ -200,10 +200,16 @@ public final class ExecDriver: ClientDriver {
 
     public func shutdown() async {
         defer { InterruptCleanup.unregister(stopOnInterrupt) }
-        state.withLockedValue { $0.stdinClosed = true }
+        let greeted = state.withLockedValue { state in
+            state.stdinClosed = true
+            return state.greeted && state.refused == nil
+        }
         try? input.fileHandleForWriting.close()
         for signal in [SIGTERM, SIGKILL] {
-            if await process.exit(within: signal == SIGTERM ? .seconds(3) : .seconds(2)) != nil { break }
+            // A client never greeted (its hello refused, or none in time) has no answers to finish:
+            // a quarter second to exit, not three (QA 62: a refused hello cost 3 s more).
+            let grace: Duration = signal == SIGKILL ? .seconds(2) : greeted ? .seconds(3) : .milliseconds(250)
+            if await process.exit(within: grace) != nil { break }
             state.withLockedValue { $0.ended = signal }
             process.signalGroup(signal)  // the group: a wrapper script's real client too
         }
@@ -224,9 +230,11 @@ public final class ExecDriver: ClientDriver {
     /// protocol asks (docs/drivers.md, "End").
     var ending: String? {
         guard let termination = process.termination else { return nil }
-        switch state.withLockedValue({ $0.ended }) {
-        case SIGTERM: return "did not exit within 3 s after stdin closed; netsim terminated it (SIGTERM)"
-        case SIGKILL: return "did not exit within 3 s after stdin closed, nor 2 s after SIGTERM; netsim killed it (SIGKILL)"
+        let (ended, greeted) = state.withLockedValue { ($0.ended, $0.greeted && $0.refused == nil) }
+        let grace = greeted ? "3 s" : "0.25 s (netsim took no hello from it)"
+        switch ended {
+        case SIGTERM: return "did not exit within \(grace) after stdin closed; netsim terminated it (SIGTERM)"
+        case SIGKILL: return "did not exit within \(grace) after stdin closed, nor 2 s after SIGTERM; netsim killed it (SIGKILL)"
         default: break
         }
         return termination.description

@@ -176,6 +176,18 @@ struct ExecClientTests {
         await driver.shutdown()
     }
 
+    /// A refused client that does not read stdin to its end is terminated after a quarter second,
+    /// not the three a greeted client gets to finish its answers (QA 62). Said by how it ended,
+    /// not timed: the grace is netsim's decision, which the text names.
+    @Test func aRefusedClientIsTerminatedWithoutTheGreetedClientsGrace() async throws {
+        let script = #"read config; printf '%s\n' '{"type":"hello","protocol":99}'; exec sleep 30"#
+        let driver = try ExecDriver(command: ["sh", "-c", script], client: ExecProtocolTests.client())
+        await #expect(throws: RunnerError.self) { try await driver.ready(timeout: .seconds(20)) }
+        await driver.shutdown()
+        #expect(driver.ending == "did not exit within 0.25 s (netsim took no hello from it) after stdin closed; netsim terminated it (SIGTERM)",
+                "\(driver.ending ?? "running")")
+    }
+
     /// A long answer line costs netsim time in proportion to its length. The reader searched the
     /// whole buffer for the newline after each read and copied what followed: a 1 MB line took
     /// 10 s, charged to the request (QA 47). 6 MB here: the old reader took over a minute (3 MB
