@@ -347,7 +347,9 @@ public final class ExecDriver: ClientDriver {
                 return
             }
             if let problem = answer.kindProblem { clientLog.note("[netsim] \(problem)") }
-            self.answer(answer.id, answer.response)
+            let (limited, cut) = answer.limitingBody()
+            if let cut { clientLog.note("[netsim] \(cut)") }
+            self.answer(answer.id, limited.response)
         case .unreadable(let problem, let id):
             clientLog.note("[netsim] \(problem): \(String(decoding: line, as: UTF8.self))")
             if id == nil, !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {

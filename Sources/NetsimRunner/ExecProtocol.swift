@@ -161,6 +161,27 @@ struct ExecAnswer: Codable, Equatable {
             errorMessage: error?.message, localPort: localPort, fromClientCache: fromCache ?? false)
     }
 
+    /// The answer with at most the body's first 64 KiB (``ClientDriver/textLimit``), as every
+    /// driver reports it, and what was cut, for the client's log. A U+FFFD counts as the one
+    /// invalid byte it replaced. A client that sent its whole 50 MB body had it kept, and judged
+    /// whole where another driver's first 64 KiB is judged (QA 62).
+    func limitingBody() -> (answer: ExecAnswer, note: String?) {
+        guard let body, body.utf8.count > DriverResponse.textLimit else { return (self, nil) }
+        var kept = 0
+        var end = body.unicodeScalars.startIndex
+        for index in body.unicodeScalars.indices {
+            let scalar = body.unicodeScalars[index]
+            let bytes = scalar == "\u{FFFD}" ? 1 : UTF8.width(scalar)
+            if kept + bytes > DriverResponse.textLimit { break }
+            kept += bytes
+            end = body.unicodeScalars.index(after: index)
+        }
+        guard end < body.unicodeScalars.endIndex else { return (self, nil) }
+        var limited = self
+        limited.body = String(body.unicodeScalars[..<end])
+        return (limited, "the answer to request \(id) has a body of \(body.utf8.count) bytes of text; netsim kept its first \(DriverResponse.textLimit) (docs/drivers.md: body is at most the body's first 65536 bytes)")
+    }
+
     /// What is wrong with `error`'s kind, when it is not one netsim knows: the answer still
     /// counts as a failure (`other`), and the client's log says why (QA 47: it said nothing, so a
     /// typo such as `"connection_reset"` passed for a classification).

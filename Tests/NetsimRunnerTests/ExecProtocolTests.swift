@@ -68,6 +68,25 @@ struct ExecProtocolTests {
         #expect(kindless.kindProblem?.hasPrefix(#"the answer to request 3 has an error without a "kind", counted as "other""#) == true)
     }
 
+    /// An answer's text is the body's first 65536 bytes, as every driver reports it; a client
+    /// that sent more has it cut there and is told so (QA 62: 50 MB were kept and judged). A
+    /// U+FFFD stands for the one invalid byte it replaced; a character is never split.
+    @Test func aBodyPast64KiBIsCutToItsFirst65536Bytes() throws {
+        func answer(_ body: String) -> ExecAnswer { ExecAnswer(id: 7, status: 200, body: body) }
+        let exact = answer(String(repeating: "x", count: 65536)).limitingBody()
+        #expect(exact.note == nil && exact.answer.body?.utf8.count == 65536)
+        let long = answer(String(repeating: "x", count: 70000)).limitingBody()
+        #expect(long.answer.body == String(repeating: "x", count: 65536))
+        #expect(long.note == "the answer to request 7 has a body of 70000 bytes of text; netsim kept its first 65536 (docs/drivers.md: body is at most the body's first 65536 bytes)")
+        // 65536 invalid bytes, each a U+FFFD of three UTF-8 bytes: within the limit.
+        let replaced = answer(String(repeating: "\u{FFFD}", count: 65536)).limitingBody()
+        #expect(replaced.note == nil && replaced.answer.body?.unicodeScalars.count == 65536)
+        // "é" is two bytes: 32768 of them fill the limit, the next is not split.
+        let accented = answer(String(repeating: "é", count: 40000)).limitingBody()
+        #expect(accented.answer.body == String(repeating: "é", count: 32768))
+        #expect(accented.note != nil)
+    }
+
     @Test func linesThatBreakTheProtocolSayWhy() {
         #expect(Self.parse("Traceback (most recent call last):") == .unreadable(problem: "not a JSON object on stdout", id: nil))
         #expect(Self.parse("[1, 2]") == .unreadable(problem: "not a JSON object on stdout", id: nil))
