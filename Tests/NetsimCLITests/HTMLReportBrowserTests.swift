@@ -180,6 +180,67 @@ struct HTMLReportBrowserTests {
         #expect(body.contains(#"data-tip="2.018000 s  stale: swallowed 106 bytes"#), "\(body.prefix(300))")
     }
 
+    /// A byte bar ends where its connection does: a bin holding a connection's last bytes and its
+    /// close was drawn whole, past the FIN (QA 62: by up to a 48th of the run with many lanes).
+    /// Here 150 ms bins (a 90 s run) hold the last bytes (≈ 1.97 s) and the close (2.01 s) of
+    /// each connection; zoomed in, a bar past the close stands out by tens of pixels.
+    @Test func byteBarsEndWhereTheirConnectionCloses() async throws {
+        let chromium = try Chromium.require()
+        let folder = try Self.folder("html-fin")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var (result, _, _) = try SyntheticRun.make(.init(connections: 4, byteEvents: 150, faultEvery: 1000))
+        result.duration = 90_000_000_000
+        let measure = """
+            <script>
+            (function () {
+              var box = document.querySelector('.timeline'), r = box.getBoundingClientRect();
+              function at(type, px, target) { (target || box).dispatchEvent(new MouseEvent(type, { bubbles: true, button: 0, clientX: r.left + px, clientY: r.top + 80 })); }
+              at('mousedown', 165); at('mousemove', 215); at('mouseup', 215, window);
+              var past = [], checked = 0;
+              document.querySelectorAll('g.lane').forEach(function (g) {
+                var life = g.querySelector('rect.life'), svg = g.ownerSVGElement;
+                if (!life) return;
+                var right = life.x.baseVal.value + life.width.baseVal.value;
+                if (right >= svg.width.baseVal.value - 10) return;  // open past the view's end
+                checked++;
+                g.querySelectorAll('path.d-up, path.d-down').forEach(function (p) {
+                  var b = p.getBBox();
+                  if (b.x + b.width > right + 1.5) past.push('#' + g.getAttribute('data-conn') + ' by ' + (b.x + b.width - right).toFixed(1) + ' px');
+                });
+              });
+              document.body.setAttribute('data-range', document.querySelector('.controls .range').textContent);
+              document.body.setAttribute('data-checked', String(checked));
+              document.body.setAttribute('data-past', past.join(', ') || 'none');
+            })();
+            </script></body>
+            """
+        let file = folder + "/fin.html"
+        try HTMLReport.render(result).replacingOccurrences(of: "</body>", with: measure).write(toFile: file, atomically: true, encoding: .utf8)
+        let shown = try await chromium.render(file)
+        #expect(shown.clean, "\(shown.problems)")
+        let body = try #require(shown.dom.components(separatedBy: "<body").last)
+        func attribute(_ name: String) -> String { String(body.components(separatedBy: "\(name)=\"").dropFirst().first?.prefix { $0 != "\"" } ?? "") }
+        #expect(attribute("data-range").contains("(×"), "zoomed in: \(attribute("data-range"))")
+        #expect(attribute("data-checked") == "4", "lanes closed in view: \(attribute("data-checked"))")
+        #expect(attribute("data-past") == "none", "byte bars past their connection's close: \(attribute("data-past"))")
+    }
+
+    /// The requests table lists the first thousand requests and says how many more there are,
+    /// and how many of those failed (QA 62: a row each for 100,000 made the page crawl).
+    @Test func theRequestsTableListsAThousandAndCountsTheRest() async throws {
+        let chromium = try Chromium.require()
+        let folder = try Self.folder("html-rows")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (result, _, _) = try SyntheticRun.make(.init(connections: 1100, byteEvents: 2, faultEvery: 10))
+        let file = folder + "/rows.html"
+        try HTMLReport.render(result).write(toFile: file, atomically: true, encoding: .utf8)
+        let shown = try await chromium.render(file)
+        #expect(shown.clean, "\(shown.problems)")
+        #expect(shown.count(#"<tr class="request "#) == 1000)
+        #expect(shown.count("100 more requests (10 failed) not listed") == 1)
+        #expect(shown.count(#"class="req-bar"#) == 1100, "every request still a bar")
+    }
+
     /// A thousand connections and over 10 MB of events (as `--events` would write them): bytes
     /// are decimated into bins, but every fault, reset and close is drawn, and the browser draws
     /// it all in well under a minute (measured on 2 shared cores: see the printed line).

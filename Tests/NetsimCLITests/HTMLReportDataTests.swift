@@ -59,6 +59,19 @@ struct HTMLReportDataTests {
         #expect(parsed["title"] as? String == "</script>")
     }
 
+    /// A client's error message reaches the page as its first 500 characters and its length,
+    /// in the request's message and its summary (QA 62: a megabyte message was carried whole).
+    @Test func aLongErrorMessageIsBoundedOnThePage() throws {
+        var (result, _, _) = try SyntheticRun.make(.init(connections: 2, byteEvents: 3, faultEvery: 2))
+        let long = String(repeating: "m", count: 1_000_000)
+        result.outcomes[1].response.errorMessage = long
+        let request = HTMLReportData.Request(result.outcomes[1])
+        #expect(request.message == String(repeating: "m", count: 500) + "… (1000000 characters)")
+        #expect(request.summary.hasSuffix(" characters)") && request.summary.count < 600, "\(request.summary.prefix(80))")
+        #expect(HTMLReport.render(result).utf8.count < 200_000)
+        #expect(HTMLReportData.Request(result.outcomes[0]).summary == result.outcomes[0].summary, "a short one whole")
+    }
+
     @Test func matrixCellsNameTheirRuns() throws {
         let (result, _, _) = try SyntheticRun.make(.init(connections: 1, byteEvents: 1, faultEvery: 2))
         var measurement = MatrixMeasurement()

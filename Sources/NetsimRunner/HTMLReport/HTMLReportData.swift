@@ -182,8 +182,15 @@ extension HTMLReportData.Request {
             label: outcome.label, method: outcome.method, path: outcome.path,
             start: micros(outcome.started), end: micros(outcome.finished),
             status: outcome.response.status, error: outcome.response.error?.rawValue,
-            message: outcome.response.errorMessage, conn: outcome.connection.map { Int($0.raw) },
-            reused: outcome.reusedConnection, summary: outcome.summary)
+            message: outcome.response.errorMessage.map(Self.bounded), conn: outcome.connection.map { Int($0.raw) },
+            reused: outcome.reusedConnection, summary: Self.bounded(outcome.summary))
+    }
+
+    /// A client's error message as the page carries it: its first 500 characters and its length.
+    /// A page holds every request of a run (up to 100,000 a step), and an exec client's message
+    /// may be megabytes long (QA 62: the page grew with it); the text and JSON reports have it whole.
+    static func bounded(_ text: String) -> String {
+        text.count <= 500 ? text : "\(text.prefix(500))… (\(text.count) characters)"
     }
 }
 

@@ -84,19 +84,23 @@ extension HTMLReportScript {
           return '<rect class="req-bar ' + (r.error ? 'r-err' : 'r-ok') + '" x="' + f(a) + '" y="' + y + '" width="' + f(Math.max(2, b - a)) + '" height="4"' +
             tipAttr(r.label + '  ' + r.method + ' ' + r.path + '\n' + r.summary + '\n' + seconds(r.start) + ' → ' + seconds(r.end) + (r.message ? '\n' + r.message : '')) + '/>';
         }
+        // A bin is drawn within the connection's life: a coarse bin (a run of many lanes has
+        // 48 each) holding the last bytes reached past the FIN and the close marker (QA 62).
         function density(lane, mid) {
           var up = '', down = '', dropped = '', bin = run.bin;
+          var from = lane.opened, to = lane.closed == null ? run.end : lane.closed;
+          function span(t) { var s = Math.max(t, from), e = Math.max(s, Math.min(t + bin, to)); return [s, e]; }
           for (var i = 0; i < lane.d.length; i += 3) {
-            var t = lane.d[i] * bin;
-            if (t + bin < view.t0 || t > view.t1) continue;
-            var a = x(t), w = Math.max(1, x(t + bin) - a);
+            var se = span(lane.d[i] * bin);
+            if (se[1] < view.t0 || se[0] > view.t1) continue;
+            var a = x(se[0]), w = Math.max(1, x(se[1]) - a);
             if (lane.d[i + 1]) up += 'M' + f(a) + ' ' + mid + 'h' + f(w) + 'v' + f(-h(lane.d[i + 1])) + 'h' + f(-w) + 'z';
             if (lane.d[i + 2]) down += 'M' + f(a) + ' ' + mid + 'h' + f(w) + 'v' + f(h(lane.d[i + 2])) + 'h' + f(-w) + 'z';
           }
           for (var j = 0; j < lane.x.length; j += 2) {
-            var s = lane.x[j] * bin;
-            if (s + bin < view.t0 || s > view.t1) continue;
-            dropped += 'M' + f(x(s)) + ' ' + (mid - 3) + 'h' + f(Math.max(2, x(s + bin) - x(s))) + 'v6h' + f(-Math.max(2, x(s + bin) - x(s))) + 'z';
+            var de = span(lane.x[j] * bin), dw = Math.max(2, x(de[1]) - x(de[0]));
+            if (de[1] < view.t0 || de[0] > view.t1) continue;
+            dropped += 'M' + f(x(de[0])) + ' ' + (mid - 3) + 'h' + f(dw) + 'v6h' + f(-dw) + 'z';
           }
           return (up ? '<path class="d-up" d="' + up + '"/>' : '') + (down ? '<path class="d-down" d="' + down + '"/>' : '') +
             (dropped ? '<path class="d-drop" d="' + dropped + '"/>' : '');

@@ -105,8 +105,11 @@ enum HTMLReportScript {
         return el('table', { class: 'checks' }, [el('thead', null, [head]), el('tbody', null, rows)]);
       }
 
+      // Rows for the first MAX_ROWS requests: a run may hold 100,000, and a row each made the page
+      // crawl (QA 62). Every request stays a bar on its connection's lane.
+      var MAX_ROWS = 1000;
       function requestsTable(run, timeline) {
-        var rows = run.requests.map(function (r) {
+        var rows = run.requests.slice(0, MAX_ROWS).map(function (r) {
           var conn = r.conn == null ? el('span', { class: 'meta', text: 'unknown' }) : el('a', {
             href: '#' + run.id + '-c' + r.conn, text: '#' + r.conn + (r.reused ? ' (reused)' : ''),
             onclick: function (e) { e.preventDefault(); timeline.highlight(r.conn); }
@@ -117,6 +120,12 @@ enum HTMLReportScript {
             el('td', { class: 'mono', text: seconds(r.start) }), el('td', { text: r.summary }), el('td', null, [conn])
           ]);
         });
+        var more = run.requests.length - rows.length;
+        if (more > 0) {
+          var failed = run.requests.slice(MAX_ROWS).filter(function (r) { return r.error; }).length;
+          rows.push(el('tr', { class: 'more' }, [el('td'), el('td', { colspan: '5', class: 'meta',
+            text: more + ' more request' + (more === 1 ? '' : 's') + ' (' + failed + ' failed) not listed: each is a bar on its connection\'s lane; --json lists every one' })]));
+        }
         var head = el('tr', null, ['', 'request', '', 'started', 'outcome', 'connection'].map(function (t) { return el('th', { text: t }); }));
         return el('table', { class: 'requests' }, [el('thead', null, [head]), el('tbody', null, rows)]);
       }
