@@ -97,7 +97,7 @@ public final class BuiltinServer: @unchecked Sendable {
     @discardableResult
     public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> Endpoint {
         log.restartClock()
-        let context = try transport.tls.map { try NIOSSLContext(configuration: $0) }
+        let context = try transport.tls(reaching: host).map { try NIOSSLContext(configuration: $0) }
         lock.withLock { sslContext = context }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)

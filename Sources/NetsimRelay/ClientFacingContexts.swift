@@ -42,6 +42,8 @@ extension Relay {
     /// the one of the host's addresses it reached). nil for a destination by name.
     func addressReached(by id: ConnectionID) -> ServerName? {
         if configuration.forProxyClients { return ServerName.address(configuration.upstream.host) }
-        return wireLayer(of: id)?.client.channel?.localAddress.flatMap { ServerName(reached: $0) }
+        // The pair on the client's TCP connection: the wire layer of an intercepted one, or a
+        // whole one (a `bad-cert` without interception).
+        return lock.withLock { pairs[id] }?.client.channel?.localAddress.flatMap { ServerName(reached: $0) }
     }
 }

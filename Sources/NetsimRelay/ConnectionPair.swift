@@ -306,7 +306,7 @@ final class ConnectionPair: FaultTarget, @unchecked Sendable {
         // `bad-cert`: the relay's own TLS answers instead of upstream.
         let connector: any UpstreamConnector
         if let (kind, fault) = machine.tlsImpersonation {
-            do { connector = try relay.badCertConnector(kind, fault: fault) } catch {
+            do { connector = try relay.badCertConnector(kind, fault: fault, for: id) } catch {
                 run { $0.upstreamFailed(.other, detail: "\(fault): cannot make its certificate: \(error)") }
                 return
             }

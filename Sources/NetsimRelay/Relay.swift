@@ -76,32 +76,15 @@ public final class Relay: @unchecked Sendable {
         }
         return connector
     }
-    /// `bad-cert`'s TLS contexts, made on first use (one per kind).
-    private var badCertContexts: [BadCertificateKind: NIOSSLContext] = [:]
-    private var ownAuthority: CertificateAuthority?
+    /// `bad-cert`'s TLS contexts, made on first use.
+    let badCertContexts = BadCertContexts()
 
     /// The connector of a connection under `bad-cert` (or a portal answering TLS): the relay's
-    /// own TLS with that certificate; `fault` is named in the outcome's log line.
-    func badCertConnector(_ kind: BadCertificateKind, fault: FaultName) throws -> BadCertConnector {
-        let context = try lock.withLock { () -> NIOSSLContext in
-            if let made = badCertContexts[kind] { return made }
-            let authority: CertificateAuthority
-            if let given = configuration.authority {
-                authority = given
-            } else if let own = ownAuthority {
-                authority = own
-            } else {
-                authority = try CertificateAuthority.ephemeral(commonName: "netsim relay CA (bad-cert)")
-                ownAuthority = authority
-            }
-            var bad = try authority.badServerConfiguration(kind)
-            // Its sessions' secrets go where interception's go (the pcap's `.keys`), so Wireshark
-            // shows what a client that took the certificate sent and got (QA 48: never logged).
-            bad.keyLogCallback = configuration.tls?.clientFacing.keyLogCallback
-            let made = try NIOSSLContext(configuration: bad)
-            badCertContexts[kind] = made
-            return made
-        }
+    /// own TLS with that certificate, naming the address `connection`'s client reached
+    /// (``addressReached(by:)``); `fault` is named in the outcome's log line.
+    func badCertConnector(_ kind: BadCertificateKind, fault: FaultName, for connection: ConnectionID) throws -> BadCertConnector {
+        let context = try badCertContexts.context(kind, reaching: addressReached(by: connection), authority: configuration.authority,
+                                                  keyLog: configuration.tls?.clientFacing.keyLogCallback)
         return BadCertConnector(relay: self, kind: kind, fault: fault, context: context)
     }
 

@@ -11,22 +11,29 @@ extension CertificateAuthority {
     /// name the client asked (SNI; the loopback names without one), made for that handshake —
     /// without SNI too: the one made with the configuration ended 7 days on (QA 62), and a
     /// `wrong-host` or `untrusted` certificate was then refused for its date as well.
-    public func badServerConfiguration(_ kind: BadCertificateKind) throws -> TLSConfiguration {
-        let first = try badCertificate(kind, for: nil, now: clock())
+    ///
+    /// - Parameter address: the address its clients reached, named too for a client without
+    ///   SNI (as ``presentingLeaves(in:reaching:)`` does): a device that reached the host at
+    ///   10.0.2.2 was refused an `expired` certificate for naming only loopback (QA 62), a wrong
+    ///   host besides the fault's expiry.
+    public func badServerConfiguration(_ kind: BadCertificateKind, reaching address: ServerName? = nil) throws -> TLSConfiguration {
+        let first = try badCertificate(kind, for: nil, reaching: address, now: clock())
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: first.nioChain.map { .certificate($0) }, privateKey: .privateKey(first.nioPrivateKey))
         configuration.applicationProtocols = [ApplicationProtocol.http1.rawValue]
         configuration.shutdownTimeout = .milliseconds(200)
         configuration.sslContextCallback = { [self] values, promise in
-            do { promise.succeed(try badCertificate(kind, for: Self.serverName(values), now: clock()).configurationOverride) } catch { promise.fail(error) }
+            do { promise.succeed(try badCertificate(kind, for: Self.serverName(values), reaching: address, now: clock()).configurationOverride) } catch { promise.fail(error) }
         }
         return configuration
     }
 
-    /// One wrong certificate (a fresh key each time: these are not cached).
-    public func badCertificate(_ kind: BadCertificateKind, for name: ServerName?, now: Date = Date()) throws -> IssuedCertificate {
+    /// One wrong certificate (a fresh key each time: these are not cached), for `name` — or,
+    /// without SNI, `address` — and the loopback names; wrong in `kind`'s way only.
+    public func badCertificate(_ kind: BadCertificateKind, for name: ServerName?, reaching address: ServerName? = nil,
+                               now: Date = Date()) throws -> IssuedCertificate {
         var names = ServerName.loopback
-        if let name, !names.contains(name) { names.insert(name, at: 0) }
+        if let first = name ?? address, !names.contains(first) { names.insert(first, at: 0) }
         let start = now - CertificateMinter.backdate
         switch kind {
         case .selfSigned:
