@@ -22,6 +22,9 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
     public var sliceSize: Int?
     /// Delay between slices.
     public var sliceDelay: Duration
+    /// Each slice is `sliceSize` ± up to this many bytes (at least 1), drawn from the seed:
+    /// Toxiproxy's `size_variation`. 0: every slice is `sliceSize`.
+    public var sliceVariation: Int
 
     public init(
         latency: Duration = .zero,
@@ -31,6 +34,7 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
         loss: LossModel? = nil,
         sliceSize: Int? = nil,
         sliceDelay: Duration = .zero,
+        sliceVariation: Int = 0,
         trace: DeliveryTrace? = nil
     ) {
         self.trace = trace
@@ -41,6 +45,7 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
         self.loss = loss
         self.sliceSize = sliceSize
         self.sliceDelay = sliceDelay
+        self.sliceVariation = sliceVariation
     }
 
     /// False when nothing would change the bytes' timing: the relay then uses its zero-copy fast path.
@@ -67,6 +72,7 @@ public struct DirectionLink: Equatable, Sendable, CustomStringConvertible {
         if let loss, loss.canLose { parts.append("loss " + loss.description) }  // else none, as isImpaired says
         if let sliceSize, sliceSize > 0 {
             var text = "slice \(sliceSize)B"
+            if sliceVariation > 0 { text += " ±\(sliceVariation)B" }
             if sliceDelay > .zero { text += " every " + sliceDelay.compactDescription }
             parts.append(text)
         }

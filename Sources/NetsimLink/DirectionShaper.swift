@@ -24,6 +24,8 @@ public struct DirectionShaper: Sendable {
     /// which segments are lost (and the other way round).
     private var jitterRandom: SeededRandom
     private var lossRandom: SeededRandom
+    /// Slice sizes' variation draws from a third stream: turning it on changes neither.
+    private var sliceRandom: SeededRandom
     /// The latest release handed out: nothing is ever released before it (TCP delivers in order).
     public private(set) var lastReleaseNanoseconds = Int64.min
 
@@ -37,6 +39,7 @@ public struct DirectionShaper: Sendable {
         lossProcess = Self.activeLoss(link)
         jitterRandom = random.derived(1)
         lossRandom = random.derived(2)
+        sliceRandom = random.derived(3)
     }
 
     /// True once the simulated sender has given up (or the rate is zero): every byte from now on
@@ -70,7 +73,7 @@ public struct DirectionShaper: Sendable {
         var arrival = slicer.firstSlice(arrivedAt: now)
         var remaining = count
         while true {
-            let bytes = min(sliceSize, remaining)
+            let bytes = min(nextSliceSize(around: sliceSize), remaining)
             passThroughLoss(bytes: bytes, arrivedAt: arrival, into: &out, mergeFloor: out.count)
             remaining -= bytes
             if remaining == 0 { break }
@@ -120,6 +123,14 @@ public struct DirectionShaper: Sendable {
         link = newLink
         roundTripNanoseconds = newRoundTrip
         delay = DelaySampler(link: newLink)
+    }
+
+    /// `size` ± up to ``DirectionLink/sliceVariation`` bytes, uniformly, at least 1.
+    private mutating func nextSliceSize(around size: Int) -> Int {
+        let variation = link.sliceVariation
+        guard variation > 0 else { return size }
+        let offset = Int(sliceRandom.next() % UInt64(2 * variation + 1)) - variation
+        return max(1, size + offset)
     }
 
     private static func activeLoss(_ link: DirectionLink) -> LossProcess? {

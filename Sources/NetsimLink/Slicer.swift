@@ -1,5 +1,6 @@
 /// The slicer stage, like Toxiproxy's `slicer` toxic: cuts each chunk into `sliceSize`-byte
-/// pieces spaced `sliceDelay` apart, so the far side sees many small, late reads.
+/// pieces (each ± up to ``DirectionLink/sliceVariation``, drawn by ``DirectionShaper``) spaced
+/// `sliceDelay` apart, so the far side sees many small, late reads.
 ///
 /// Like Toxiproxy, which waits after every slice before reading the next chunk, the slicer is
 /// sequential: a chunk that arrives while the previous one is still being sliced starts one

@@ -45,6 +45,8 @@ public struct LinkSettings: Sendable {
         case lossBurstOutOfRange
         /// A slice delay without a slice size.
         case sliceDelayWithoutSlice
+        /// A slice variation without a slice size.
+        case sliceVariationWithoutSlice
         /// A jitter distribution with no jitter to shape (the link's, or its profile's): it did
         /// nothing, and nothing said so (QA 56).
         case distributionWithoutJitter
@@ -98,6 +100,8 @@ public struct LinkSettings: Sendable {
     public var geGoodLoss: Probability?
     public var slice: ByteCount?
     public var sliceDelay: Duration?
+    /// Each slice is `slice` ± up to this (Toxiproxy's slicer `size_variation`).
+    public var sliceVariation: ByteCount?
 
     public init(
         profile: LinkProfile? = nil, latency: Duration? = nil, jitter: Duration? = nil,
@@ -105,7 +109,7 @@ public struct LinkSettings: Sendable {
         up: DirectionSettings = .init(), down: DirectionSettings = .init(),
         lossModel: LossModelKind? = nil, lossBurst: Double? = nil,
         geP: Probability? = nil, geR: Probability? = nil, geBadLoss: Probability? = nil, geGoodLoss: Probability? = nil,
-        slice: ByteCount? = nil, sliceDelay: Duration? = nil
+        slice: ByteCount? = nil, sliceDelay: Duration? = nil, sliceVariation: ByteCount? = nil
     ) {
         self.profile = profile
         self.latency = latency
@@ -123,6 +127,7 @@ public struct LinkSettings: Sendable {
         self.geGoodLoss = geGoodLoss
         self.slice = slice
         self.sliceDelay = sliceDelay
+        self.sliceVariation = sliceVariation
     }
 
     public subscript(direction: Direction) -> DirectionSettings {
@@ -155,6 +160,7 @@ public struct LinkSettings: Sendable {
             }
         }
         if sliceDelay != nil, slice == nil { found.append(.sliceDelayWithoutSlice) }
+        if sliceVariation != nil, slice == nil { found.append(.sliceVariationWithoutSlice) }
         if distribution != nil, jitter == nil, up.jitter == nil, down.jitter == nil,
            Direction.allCases.allSatisfy({ (profile?.link[$0].jitter ?? .zero) <= .zero }) {
             found.append(.distributionWithoutJitter)
@@ -187,6 +193,7 @@ public struct LinkSettings: Sendable {
             if let slice {
                 d.sliceSize = slice.bytes
                 d.sliceDelay = sliceDelay ?? .zero
+                d.sliceVariation = sliceVariation?.bytes ?? 0
             }
             link[direction] = d
         }

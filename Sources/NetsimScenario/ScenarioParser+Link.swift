@@ -6,7 +6,7 @@ extension Validator {
     static let gilbertElliottKeys = ["loss_burst", "ge_p", "ge_r", "ge_bad_loss", "ge_good_loss"]
     static let linkKeys = [
         "profile", "latency", "jitter", "distribution", "bandwidth", "loss", "loss_model",
-    ] + gilbertElliottKeys + ["slice", "slice_delay", "trace", "up", "down", "mode"] + PacketLinkSettings.keys
+    ] + gilbertElliottKeys + ["slice", "slice_delay", "slice_variation", "trace", "up", "down", "mode"] + PacketLinkSettings.keys
     static let directionKeys = ["latency", "jitter", "bandwidth", "loss"] + PacketLinkSettings.keys
 
     /// `link: { tls: passthrough | intercept }` of the scenario's baseline link: whether the relay
@@ -101,6 +101,7 @@ extension Validator {
             return count
         }
         settings.sliceDelay = read("slice_delay", duration)
+        settings.sliceVariation = read("slice_variation", byteCount)
         for direction in Direction.allCases {
             guard let e = map[direction.rawValue] else { continue }
             guard let sub = mapping(e, place: "'link.\(direction.rawValue)'" + suffix) else { continue }
@@ -192,6 +193,9 @@ extension Validator {
         case .sliceDelayWithoutSlice:
             guard !failed.contains("slice"), let delay = map["slice_delay"] else { return }
             error(delay.keyLocation, "'slice_delay' needs 'slice' (the slice size in bytes)", hint: "for example: slice: 100 with slice_delay: 10ms")
+        case .sliceVariationWithoutSlice:
+            guard !failed.contains("slice"), let variation = map["slice_variation"] else { return }
+            error(variation.keyLocation, "'slice_variation' needs 'slice' (the slice size it varies)", hint: "for example: slice: 100 with slice_variation: 50")
         case .distributionWithoutJitter:
             guard !failed.contains("jitter"), let distribution = map["distribution"] else { return }
             error(distribution.keyLocation, "'distribution' shapes the jitter, and this link has none", hint: "add jitter: 10ms (or a profile with jitter), or drop 'distribution'")

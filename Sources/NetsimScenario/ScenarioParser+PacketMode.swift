@@ -41,7 +41,7 @@ extension Validator {
     /// What a packet link cannot do with the scenario's `link:` (read as `settings`).
     func checkPacketLink(_ map: Mapping, settings: LinkSettings, failed: Set<String>) {
         guard linkMode == .packet else { return }
-        for key in ["slice", "slice_delay"] {
+        for key in ["slice", "slice_delay", "slice_variation"] {
             if let e = map[key] {
                 error(e.keyLocation, "'\(key)' cuts the relay's writes; a packet link carries the kernel's own packets",
                       hint: "drop it, or use 'bandwidth' and 'latency'")

@@ -26,9 +26,9 @@ extension Toxic {
             return .link(.bandwidth(rate == 0 ? nil : DataRate(bitsPerSecond: Double(rate) * 8_000)))
         case "slicer":
             let size = try count("average_size", unit: "bytes")
-            _ = try count("size_variation", unit: "bytes")
+            let variation = try count("size_variation", unit: "bytes")
             let delay = Duration.microseconds(try count("delay", unit: "microseconds"))
-            return .link(.slice(size == 0 ? nil : Int(size), delay: delay))
+            return .link(.slice(size == 0 ? nil : Int(size), variation: Int(variation), delay: delay))
         case "loss":
             guard case .number(let p)? = attributes["percent"], p >= 0, p <= 100 else {
                 throw APIError.badRequest("attribute percent must be a number from 0 to 100")
@@ -92,13 +92,13 @@ extension Toxic {
 extension DirectionLink {
     /// Applies a stream's link toxics, each type's toxics combined (see ``Toxic/link(of:)``).
     fileprivate mutating func combine(_ changes: [Toxic.LinkChange]) {
-        var latencies: [(Duration, Duration)] = [], rates: [DataRate?] = [], slices: [(Int?, Duration)] = []
+        var latencies: [(Duration, Duration)] = [], rates: [DataRate?] = [], slices: [(size: Int?, variation: Int, delay: Duration)] = []
         var losses: [Probability] = []
         for change in changes {
             switch change {
             case .latency(let latency, let jitter): latencies.append((latency, jitter))
             case .bandwidth(let rate): rates.append(rate)
-            case .slice(let size, let delay): slices.append((size, delay))
+            case .slice(let size, let variation, let delay): slices.append((size, variation, delay))
             case .loss(let p): losses.append(p)
             case .profile: break
             }
@@ -109,9 +109,10 @@ extension DirectionLink {
         }
         if !rates.isEmpty { bandwidth = rates.compactMap { $0 }.min() }  // rate 0 (nil) caps nothing
         if !slices.isEmpty {
-            let smallest = slices.compactMap { slice in slice.0.map { ($0, slice.1) } }.min { $0.0 < $1.0 }
-            sliceSize = smallest?.0
-            sliceDelay = smallest?.1 ?? .zero
+            let smallest = slices.filter { $0.size != nil }.min { $0.size! < $1.size! }
+            sliceSize = smallest?.size
+            sliceVariation = smallest?.variation ?? 0
+            sliceDelay = smallest?.delay ?? .zero
         }
         if !losses.isEmpty {
             let kept = losses.reduce(1.0) { $0 * (1 - $1.fraction) }

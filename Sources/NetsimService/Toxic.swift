@@ -39,7 +39,7 @@ public struct Toxic: Sendable, Equatable {
     enum LinkChange: Equatable {
         case latency(Duration, jitter: Duration)
         case bandwidth(DataRate?)
-        case slice(Int?, delay: Duration)
+        case slice(Int?, variation: Int, delay: Duration)
         case loss(Probability)
         case profile(LinkConfiguration)
     }

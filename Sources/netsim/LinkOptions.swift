@@ -55,6 +55,8 @@ struct LinkOptions: ParsableArguments {
     var slice: ByteCount?
     @Option(name: .customLong("slice-delay"), help: ArgumentHelp("Pause between slices. Example: --slice-delay 10ms", valueName: "duration"), transform: parseDuration)
     var sliceDelay: Duration?
+    @Option(name: .customLong("slice-variation"), help: ArgumentHelp("Vary each slice's size by up to this many bytes either way, from the seed (Toxiproxy's size_variation). Example: --slice 100 --slice-variation 50", valueName: "bytes"), transform: parseBytes)
+    var sliceVariation: ByteCount?
 
     @Option(name: .customLong("trace-up"), help: ArgumentHelp("Client→server capacity from a recorded link in Mahimahi's format (one line per 1500-byte delivery opportunity, in ms; it repeats), instead of --bandwidth. Example: --trace-up Fixtures/traces/mahimahi/Verizon-LTE-short.up", valueName: "file"), transform: parseTrace)
     var traceUp: DeliveryTrace?
@@ -77,6 +79,8 @@ struct LinkOptions: ParsableArguments {
             throw ValidationError("--loss-burst \(given): give \(LinkSettings.lossBurstsText)")
         case .sliceDelayWithoutSlice:
             throw ValidationError("--slice-delay needs --slice BYTES")
+        case .sliceVariationWithoutSlice:
+            throw ValidationError("--slice-variation needs --slice BYTES (the size it varies)")
         case .distributionWithoutJitter:
             throw ValidationError("--distribution shapes the jitter, and this link has none: add --jitter (or a --profile with jitter), or drop --distribution")
         case .sliceBelowOneByte:
@@ -99,7 +103,7 @@ struct LinkOptions: ParsableArguments {
             down: .init(latency: downLatency, jitter: downJitter, bandwidth: downBandwidth, loss: downLoss, trace: traceDown),
             lossModel: lossModel.map { $0 == .gilbertElliott ? .gilbertElliott : .bernoulli },
             lossBurst: lossBurst, geP: geP, geR: geR, geBadLoss: geBadLoss, geGoodLoss: geGoodLoss,
-            slice: slice, sliceDelay: sliceDelay)
+            slice: slice, sliceDelay: sliceDelay, sliceVariation: sliceVariation)
     }
 
     /// The profile (if any) with every explicit flag applied on top.

@@ -65,8 +65,9 @@ struct RelayFlagTests {
     }
 
     @Test func sliceAndDistribution() throws {
-        let link = try parse(["--slice", "100", "--slice-delay", "10ms", "--jitter", "5ms", "--distribution", "pareto"]).link.configuration()
-        #expect(link.up.sliceSize == 100 && link.up.sliceDelay == .milliseconds(10))
+        let link = try parse(["--slice", "100", "--slice-delay", "10ms", "--slice-variation", "40", "--jitter", "5ms", "--distribution", "pareto"]).link.configuration()
+        #expect(link.up.sliceSize == 100 && link.up.sliceDelay == .milliseconds(10) && link.down.sliceVariation == 40)
+        #expect(message(["--slice-variation", "40"]).contains("--slice-variation needs --slice BYTES"))
         #expect(link.down.jitter == .milliseconds(5) && link.down.distribution == .pareto)
     }
 

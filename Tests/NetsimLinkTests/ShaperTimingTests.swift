@@ -81,6 +81,35 @@ import Testing
         #expect(run[2].releases == [Release(bytes: 100, at: 2 * second)])
     }
 
+    /// Toxiproxy's `size_variation`: each slice is the size ± up to the variation, every value
+    /// in that range turns up, the same seed cuts the same way, and the bytes add up.
+    @Test func sliceSizesVaryWithinTheVariationFromTheSeed() {
+        let link = DirectionLink(sliceSize: 100, sliceDelay: .milliseconds(1), sliceVariation: 30)
+        let run = feed(link, chunks: [(200_000, 0)])
+        let sizes = run[0].releases.dropLast().map(\.bytes)
+        #expect(run[0].releases.reduce(0) { $0 + $1.bytes } == 200_000)
+        #expect(sizes.allSatisfy { (70...130).contains($0) }, "\(sizes.filter { !(70...130).contains($0) })")
+        #expect(Set(sizes) == Set(70...130), "every size in the range turns up over ~2000 slices")
+        #expect(feed(link, chunks: [(200_000, 0)])[0].releases == run[0].releases, "the same seed, the same cuts")
+        #expect(feed(link, seed: 2, chunks: [(200_000, 0)])[0].releases != run[0].releases)
+        // A variation past the size still cuts slices of at least one byte.
+        let wide = feed(DirectionLink(sliceSize: 2, sliceVariation: 5), chunks: [(1000, 0)])
+        #expect(wide[0].releases.reduce(0) { $0 + $1.bytes } == 1000)
+        #expect(DirectionLink(sliceSize: 100, sliceDelay: .milliseconds(10), sliceVariation: 30).description == "slice 100B ±30B every 10ms")
+    }
+
+    /// Slice sizes draw from a stream of their own: turning variation on changes no loss decision.
+    @Test func sliceVariationLeavesLossDecisionsAlone() {
+        func lostSegments(_ variation: Int) -> Int {
+            let link = DirectionLink(loss: .bernoulli(.percent(5)), sliceSize: 1448, sliceVariation: variation)
+            // One slice per chunk (variation 0 and the largest size both fit 1448 or less).
+            let run = feed(link, chunks: (0..<400).map { (count: 1000, arrival: Int64($0) * 50 * ms) })
+            return run.filter { $0.releases.last!.at - $0.arrival > 100 * ms }.count
+        }
+        #expect(lostSegments(0) > 5)
+        #expect(lostSegments(0) == lostSegments(400))
+    }
+
     @Test func slicerWithoutDelayStillFragmentsWrites() {
         let run = feed(DirectionLink(latency: .milliseconds(5), sliceSize: 1000), chunks: [(2500, 0)])
         #expect(run[0].releases == [

@@ -172,7 +172,7 @@ struct ToxiproxyAPITests {
                 #"{"type":"loss","name":"p1","attributes":{"percent":10}}"#,
                 #"{"type":"loss","name":"p2","attributes":{"percent":20}}"#,
                 #"{"type":"slicer","name":"s1","attributes":{"average_size":100,"delay":10}}"#,
-                #"{"type":"slicer","name":"s2","attributes":{"average_size":40,"delay":20}}"#,
+                #"{"type":"slicer","name":"s2","attributes":{"average_size":40,"size_variation":15,"delay":20}}"#,
             ] {
                 #expect(await api.handle(APIRequest(method: "POST", uri: "/proxies/db/toxics", json: toxic)).status == 200, "\(toxic)")
             }
@@ -181,7 +181,7 @@ struct ToxiproxyAPITests {
             #expect(down.latency == .milliseconds(350) && down.jitter == .milliseconds(15), "\(down)")
             #expect(down.bandwidth == DataRate(bitsPerSecond: 2_000_000), "the lowest rate, 250 KB/s: \(down)")
             #expect(down.loss == .bernoulli(Probability(fraction: 1 - 0.9 * 0.8)), "\(down)")
-            #expect(down.sliceSize == 40 && down.sliceDelay == .microseconds(20), "\(down)")
+            #expect(down.sliceSize == 40 && down.sliceVariation == 15 && down.sliceDelay == .microseconds(20), "\(down)")
             #expect(relay.link.up == LinkConfiguration.unimpaired.up, "upstream has none of them")
             for name in ["l1", "b3"] {
                 #expect(await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db/toxics/\(name)")).status == 204)
