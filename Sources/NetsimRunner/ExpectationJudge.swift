@@ -272,6 +272,9 @@ struct ExpectationJudge {
         }
         if verdict.passed, verdict.note == nil, let from = check.relayWindow?.from, from.nanoseconds >= observations.ended {
             verdict.note = "the run ended at \(formatNanoseconds(observations.ended)), before this window began at \(from.compactDescription): nothing the relay saw could count"
+        } else if verdict.note == nil, let to = check.relayWindow?.to, to.nanoseconds > observations.ended {
+            // QA 61: a window past the run's end was counted to the end without a word.
+            verdict.note = "the run ended at \(formatNanoseconds(observations.ended)), before this window's end at \(to.compactDescription): what the relay saw up to then was counted"
         }
     }
 

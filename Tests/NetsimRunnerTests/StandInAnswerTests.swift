@@ -87,7 +87,8 @@ struct UnseenPassTests {
     }
 
     /// A window that begins after the run has ended counts nothing, so its `max` passes on
-    /// nothing (`from: 60s` in a run of a second: a typo, or a timeline that got shorter).
+    /// nothing (`from: 60s` in a run of a second: a typo, or a timeline that got shorter); one
+    /// that ends after it is counted to the run's end, and says so.
     @Test func aWindowAfterTheRunsEndSaysSoUnderItsPass() async throws {
         let result = try await run(scenario("""
             name: late-window
@@ -117,8 +118,10 @@ struct UnseenPassTests {
             #expect(verdict.note?.hasPrefix("the run ended at ") == true && verdict.note?.hasSuffix("before this window began at 60s: nothing the relay saw could count") == true,
                     "\(verdict.title): \(verdict.note ?? "no note")")
         }
-        let inside = try #require(result.verdict("relay: new connections at most 1"), "\(result.verdicts.map(\.title))")
-        #expect(inside.note == nil)
+        // One that ends after the run did says the run's end was where counting stopped (QA 61).
+        let pastTheEnd = try #require(result.verdict("relay: new connections at most 1"), "\(result.verdicts.map(\.title))")
+        #expect(pastTheEnd.note?.hasPrefix("the run ended at ") == true && pastTheEnd.note?.hasSuffix("before this window's end at 60s: what the relay saw up to then was counted") == true,
+                "\(pastTheEnd.note ?? "no note")")
     }
 }
 
