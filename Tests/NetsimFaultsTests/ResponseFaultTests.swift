@@ -110,4 +110,19 @@ struct ResponseFaultTests {
         #expect(h.sent[.client] == [])
         #expect(h.endings(of: .client) == [.fin])
     }
+
+    /// Toxiproxy's limit_data on the upstream stream: the client's bytes are counted, the
+    /// server's pass (`limit=BYTES,up`).
+    @Test("limit=BYTES,up counts what the client sends, and closes after it")
+    func limitUp() throws {
+        #expect(try FaultCatalog.parse("limit=10,up") == .limit(bytes: 10, .up))
+        #expect(try FaultCatalog.parse("limit=10,down") == .limit(bytes: 10))
+        #expect(FaultKind.limit(bytes: 10, .up).description == "limit=10,up")
+        var h = MachineHarness(faults: [.limit(bytes: 10, .up)])
+        h.receive(Self.head, from: .upstream)
+        #expect(h.text(.client) == Self.head, "the server's bytes pass")
+        h.receive(Self.request, from: .client)
+        #expect(h.text(.upstream) == String(Self.request.prefix(10)))
+        #expect(h.endings(of: .upstream) == [.fin])
+    }
 }

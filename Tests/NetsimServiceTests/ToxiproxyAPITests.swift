@@ -239,7 +239,7 @@ struct ToxiproxyAPITests {
         (#"{"type":"portal","attributes":{"tls":["reset"]}}"#, "got an array"),
         (#"{"type":"portal","attributes":{"tls":"drop"}}"#, #""reset", "close", "hang", "self-signed", not "drop""#),
         (#"{"type":"slow_close","attributes":{"delay":-1}}"#, "whole number"),
-        (#"{"type":"limit_data","stream":"upstream","attributes":{"bytes":5}}"#, "downstream"),
+        (#"{"type":"cut","stream":"upstream","attributes":{"bytes":5}}"#, "downstream"),
         (#"{"type":"cut","stream":"upstream","attributes":{"bytes":5}}"#, "cut cuts the answer server → client in netsim: use stream downstream"),
         (#"{"type":"garbage","stream":"upstream"}"#, "downstream"),
         (#"{"type":"empty","stream":"upstream"}"#, "downstream"),

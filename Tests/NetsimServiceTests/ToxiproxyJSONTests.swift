@@ -127,7 +127,7 @@ struct CatalogToxicTests {
         }
     }
 
-    @Test("stall's stream picks the stalled direction; cut's close is a choice")
+    @Test("stall's and limit_data's stream picks the direction; cut's close is a choice")
     func streamAndChoices() throws {
         var stall = try Toxic(name: nil, type: "stall", stream: .upstream)
         try stall.update(toxicity: nil, attributes: [:])
@@ -136,5 +136,11 @@ struct CatalogToxicTests {
         try cut.update(toxicity: nil, attributes: ["bytes": .number(10), "close": .string("rst")])
         #expect(cut.faultRules().map(\.kind) == [.cut(bytes: 10, .rst)])
         #expect(throws: APIError.self) { try cut.update(toxicity: nil, attributes: ["close": .string("later")]) }
+        // limit_data counts its stream's bytes, as Toxiproxy's does (upstream was refused).
+        for (stream, direction) in [(ToxicStream.upstream, Direction.up), (.downstream, .down)] {
+            var limit = try Toxic(name: nil, type: "limit_data", stream: stream)
+            try limit.update(toxicity: nil, attributes: ["bytes": .number(5)])
+            #expect(limit.faultRules().map(\.kind) == [.limit(bytes: 5, direction)])
+        }
     }
 }

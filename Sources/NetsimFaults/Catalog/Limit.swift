@@ -1,40 +1,48 @@
 import NetsimCore
 
-/// `limit=BYTES`: after this many more bytes from the server, the connection is closed
-/// (Toxiproxy's limit_data).
+/// `limit=BYTES[,up|down]`: after this many more bytes from the server (`down`, the default) or
+/// from the client (`up`), the connection is closed (Toxiproxy's limit_data, on either stream).
 public struct Limit: Fault {
     public static let name = "limit"
-    public static let syntax = "=BYTES"
+    public static let syntax = "=BYTES[,up|down]"
     public static let example = "limit=10KB"
     public static let scope = FaultScope.connection
-    public static let summary = "the answer stops after BYTES more bytes, then a clean close"
+    public static let summary = "the answer (with up: the request stream) stops after BYTES more bytes, then a clean close"
     public static let toxic: ToxicMapping? = ToxicMapping("limit_data", origin: .toxiproxy, attributes: [.init("bytes", .bytes)]) {
         arguments throws(ToxicMapping.Invalid) in
-        try arguments.requireDownstream("limit_data", "counts bytes")
-        return [.now(.limit(bytes: arguments.bytes("bytes")))]
+        [.now(.limit(bytes: arguments.bytes("bytes"), arguments.stream))]
     }
 
     public var bytes: Int
-    public init(bytes: Int) { self.bytes = bytes }
-    public init(argument: String?) throws(FaultArgumentError) {
-        bytes = try FaultArgumentError.unit(argument, for: Self.name) { try ByteCount(parsing: $0).bytes }
+    /// Whose bytes are counted: the server's (`down`) or the client's (`up`).
+    public var direction: Direction
+    public init(bytes: Int, _ direction: Direction = .down) {
+        self.bytes = bytes
+        self.direction = direction
     }
-    public var argument: String? { String(bytes) }
+    public init(argument: String?) throws(FaultArgumentError) {
+        let (text, option) = try FaultArgumentError.option(
+            FaultArgumentError.required(argument, for: Self.name), for: Self.name, value: "a byte count", options: ["up", "down"])
+        direction = option == "up" ? .up : .down
+        bytes = try FaultArgumentError.unit(text, for: Self.name) { try ByteCount(parsing: $0).bytes }
+    }
+    public var argument: String? { direction == .up ? "\(bytes),up" : String(bytes) }
 
-    public func makeEffect() -> any FaultEffect { Effect(remaining: bytes) }
+    public func makeEffect() -> any FaultEffect { Effect(remaining: bytes, direction: direction) }
 
     struct Effect: FaultEffect {
         var remaining: Int
+        let direction: Direction
         var ended = false
         var inspectsBytes: Bool { true }
 
         mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
-            connection.fire("closes after \(remaining) more bytes downstream")
+            connection.fire("closes after \(remaining) more bytes \(direction == .down ? "downstream" : "upstream")")
             return .stays
         }
 
         mutating func bytes<Chunk: ByteChunk>(_ chunk: Chunk, _ direction: Direction, on connection: inout ConnectionMachine<Chunk>) -> ByteVerdict {
-            guard direction == .down else { return .pass }
+            guard direction == self.direction else { return .pass }
             guard !ended else { return .swallow }
             if chunk.count < remaining {
                 remaining -= chunk.count
@@ -47,5 +55,5 @@ public struct Limit: Fault {
 }
 
 extension FaultKind {
-    public static func limit(bytes: Int) -> FaultKind { FaultKind(Limit(bytes: bytes)) }
+    public static func limit(bytes: Int, _ direction: Direction = .down) -> FaultKind { FaultKind(Limit(bytes: bytes, direction)) }
 }
