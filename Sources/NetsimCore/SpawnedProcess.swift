@@ -52,12 +52,23 @@ public final class SpawnedProcess: Sendable {
             }
         }
 
+        /// `exit 3`, `killed by signal 11 (SIGSEGV)`: the name says a crash from an OOM kill
+        /// (SIGKILL) or a Ctrl-C (SIGINT) without a table at hand.
         public var description: String {
             switch self {
             case .exited(let status): "exit \(status)"
-            case .signalled(let signal): "killed by signal \(signal)"
+            case .signalled(let signal): "killed by signal \(signal)" + (Self.signalNames[signal].map { " (\($0))" } ?? "")
             }
         }
+
+        /// The standard signals by this system's numbers (real-time ones have no name here).
+        static let signalNames: [Int32: String] = [
+            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT",
+            SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGUSR1: "SIGUSR1", SIGSEGV: "SIGSEGV", SIGUSR2: "SIGUSR2",
+            SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM", SIGCHLD: "SIGCHLD", SIGCONT: "SIGCONT", SIGSTOP: "SIGSTOP",
+            SIGTSTP: "SIGTSTP", SIGTTIN: "SIGTTIN", SIGTTOU: "SIGTTOU", SIGURG: "SIGURG", SIGXCPU: "SIGXCPU", SIGXFSZ: "SIGXFSZ",
+            SIGVTALRM: "SIGVTALRM", SIGPROF: "SIGPROF", SIGWINCH: "SIGWINCH", SIGIO: "SIGIO", SIGSYS: "SIGSYS",
+        ]
     }
 
     /// posix_spawn refused (the program does not exist or is not executable, …).

@@ -66,7 +66,9 @@ struct SpawnedProcessTests {
         let killed = try await offload { sleeper.waitForExit(timeout: .seconds(30)) }
         #expect(killed == .signalled(SIGTERM))
         #expect(killed?.status == 128 + SIGTERM)
-        #expect(killed?.description == "killed by signal \(SIGTERM)")
+        #expect(killed?.description == "killed by signal \(SIGTERM) (SIGTERM)")
+        #expect(SpawnedProcess.Termination.signalled(SIGSEGV).description == "killed by signal \(SIGSEGV) (SIGSEGV)")
+        #expect(SpawnedProcess.Termination.signalled(40).description == "killed by signal 40", "a real-time signal: no name")
         sleeper.send(SIGKILL)   // after the exit: nothing is sent, the pid may be another process's
         #expect(sleeper.termination == killed)
     }
