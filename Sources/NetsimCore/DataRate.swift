@@ -2,7 +2,8 @@
 /// `1gbit`, `64kbps`, `100KB/s`, `1.5MB/s`.
 ///
 /// Prefixes are decimal (k = 1000), as in tc, Network Link Conditioner and Toxiproxy.
-/// `bit`, `bps` and `bit/s` count bits; `B/s` counts bytes.
+/// `bit`, `bps` and `bit/s` count bits; `B/s` and `Bps` (an upper-case B) count bytes. Unlike
+/// tc, where `mbps` is megabytes, a lower-case `mbps` is megabits here, as most people mean it.
 public struct DataRate: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var bitsPerSecond: Double
 
@@ -15,7 +16,7 @@ public struct DataRate: Hashable, Comparable, Sendable, CustomStringConvertible 
     public var bytesPerSecond: Double { bitsPerSecond / 8 }
 
     public static let allowedForms =
-        "a number with a rate unit: 8kbit, 256kbit, 2mbit, 1gbit, 64kbps, 100KB/s, 1.5MB/s (bit units: bit, kbit, mbit, gbit, bps, kbps, mbps, gbps; byte units: B/s, KB/s, MB/s, GB/s)"
+        "a number with a rate unit: 8kbit, 256kbit, 2mbit, 1gbit, 64kbps, 100KB/s, 1.5MB/s (bit units: bit, kbit, mbit, gbit, bps, kbps, mbps, gbps; byte units, an upper-case B: B/s, KB/s, MB/s, GB/s, Bps, KBps, MBps, GBps)"
 
     /// The range ``init(parsing:)`` takes: from 1 bit/s (below it nothing would ever move) to
     /// 10 Tbit/s (above any link a relay carries; the models' arithmetic stays exact).
@@ -48,6 +49,10 @@ public struct DataRate: Hashable, Comparable, Sendable, CustomStringConvertible 
         let byteUnits: [String: Double] = ["B": 8, "KB": 8e3, "kB": 8e3, "MB": 8e6, "GB": 8e9]
         if rawUnit.hasSuffix("/s"), let factor = byteUnits[unit] {
             // Upper-case B followed by /s: bytes per second (100KB/s).
+            self.init(bitsPerSecond: number * factor)
+        } else if unit.hasSuffix("Bps"), let factor = byteUnits[String(unit.dropLast(2))] {
+            // Upper-case B before ps: bytes too (1MBps). It was read as mbps, megabits, a link
+            // 8× slower than asked (QA 63).
             self.init(bitsPerSecond: number * factor)
         } else if rawUnit.hasSuffix("/s"), unit.hasSuffix("bit"), let factor = bitUnits[lower] {
             self.init(bitsPerSecond: number * factor)

@@ -27,6 +27,9 @@ struct UnitParsingTests {
     @Test(arguments: [
         ("256kbit", 256_000.0), ("2mbit", 2_000_000), ("1gbit", 1_000_000_000), ("64kbps", 64_000),
         ("100KB/s", 800_000), ("1.5MB/s", 12_000_000), ("8bit", 8), ("10mbit/s", 10_000_000),
+        // An upper-case B before ps is bytes (QA 63: 1MBps was 1 mbit, 8× slow); lower-case bits.
+        ("1MBps", 8_000_000), ("100KBps", 800_000), ("100kBps", 800_000), ("2GBps", 16e9), ("500Bps", 4000), ("1Mbps", 1_000_000),
+        ("1mbps", 1_000_000),
     ] as [(String, Double)])
     func rates(text: String, bitsPerSecond: Double) throws {
         #expect(try DataRate(parsing: text).bitsPerSecond == bitsPerSecond)
