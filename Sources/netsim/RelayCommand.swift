@@ -74,6 +74,14 @@ struct RelayCommand: AsyncParsableCommand {
         if upstream.port == 0 { throw ValidationError("--upstream \(upstream): give the server's port (1-65535); port 0 is no server's") }
         try OutputFile.check(events, option: "--events")
         try OutputFile.check(pcap, option: "--pcap")
+        // `--pcap -` is the capture on standard output (`| tshark -r -`), alone there (QA 63: it
+        // was mixed with `--events -`, and the TLS secrets went to a file named `-.keys`).
+        if pcap == "-", events == "-" {
+            throw ValidationError("--pcap - and --events - would both write to standard output; give one of them a file name")
+        }
+        if pcap == "-", tlsOptions.tls == .intercept {
+            throw ValidationError("--pcap - with --tls intercept: the TLS secrets are written beside the capture (FILE.keys), which standard output has no name for; give --pcap a file name")
+        }
         // One file for two outputs kept one of them (QA 37: the events, or the TLS secrets).
         let secrets = tlsOptions.tls == .intercept ? pcap.map { KeyLogFile.url(besidePcap: $0).path } : nil
         try OutputFile.checkDistinct([("--events", events), ("--pcap", pcap), ("the TLS secrets beside --pcap", secrets)], inputs: [])

@@ -29,6 +29,20 @@ struct OutputFileTests {
         #expect(Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9", "--events", "-", "--pcap", "\(folder)/netsim-\(UUID()).pcap"]) } == "no error")
     }
 
+    /// `-` is standard output once, for what may go there (QA 63): the relay's capture alone, not
+    /// beside its events nor with TLS secrets (a file named `-.keys`); never a shell's capture or
+    /// statistics, which mixed with the command's output or made a file named `-`.
+    @Test func standardOutputTakesOneOutputThatMayGoThere() {
+        func relay(_ arguments: [String]) -> String { Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9"] + arguments) } }
+        #expect(relay(["--pcap", "-"]) == "no error")
+        #expect(relay(["--pcap", "-", "--events", "-"]).contains("--pcap - and --events - would both write to standard output"))
+        #expect(relay(["--pcap", "-", "--tls", "intercept"]).contains("--pcap - with --tls intercept: the TLS secrets are written beside the capture"))
+        for option in ["--pcap", "--stats"] {
+            #expect(Self.message { _ = try ShellCommand.parse([option, "-", "--", "true"]) }
+                .contains("\(option) -: standard output holds the command's own output"), "\(option)")
+        }
+    }
+
     /// QA 36: `--json` naming the scenario wrote over it, and two reports naming one file kept
     /// only the last. Both are usage errors now; `/dev/stdout` may repeat.
     @Test func aReportOverAnInputOrAnotherReportIsAUsageError() {
