@@ -122,7 +122,10 @@ public final class PacketNamespace: @unchecked Sendable {
 
     /// The processes whose network namespace is this one (by /proc/PID/ns/net), netsim's own
     /// never among them.
-    func processes() -> [pid_t] {
+    func processes() -> [pid_t] { Self.processes(inNamespace: name.description) }
+
+    /// The processes whose network namespace is /run/netns/`name`, netsim's own never among them.
+    static func processes(inNamespace name: String) -> [pid_t] {
         var namespace = stat()
         guard stat("/run/netns/\(name)", &namespace) == 0,
               let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
@@ -142,7 +145,13 @@ public final class PacketNamespace: @unchecked Sendable {
         var removed: [String] = []
         for entry in names.sorted() {
             guard let name = NamespaceName(parsing: entry), !name.ownerIsAlive else { continue }
-            if (try? IPRoute.run(["netns", "delete", entry])) != nil { removed.append(entry) }
+            // Its command outlived a netsim killed with SIGKILL, which no cleanup survives (QA 63:
+            // `sleep 20` ran on after the sweep said the namespace was removed): ended here.
+            let pids = processes(inNamespace: entry)
+            for pid in pids { kill(pid, SIGKILL) }
+            guard (try? IPRoute.run(["netns", "delete", entry])) != nil else { continue }
+            let ended = pids.map(String.init).joined(separator: ", ")
+            removed.append(pids.isEmpty ? entry : "\(entry) and ended what still ran in it (process\(pids.count == 1 ? "" : "es") \(ended), SIGKILL)")
         }
         return removed
     }

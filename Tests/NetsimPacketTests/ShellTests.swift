@@ -287,6 +287,11 @@ struct ShellTests {
         // else deletes a netsim-… namespace. The one that did says so.
         #expect(!ShellHarness.namespaces().contains(name))
         #expect(try await Self.leftovers(of: [pid]) == [])
+        // The command it left running in there was ended by the sweep that removed the name
+        // (QA 63: it ran on). This test's orphans are its only processes in that namespace.
+        let pids = orphans.split(separator: "\n").compactMap { Int32($0) }
+        #expect(!pids.isEmpty)
+        #expect(pids.allSatisfy { ProcessStat(pid: $0)?.isLive != true }, "\(pids) still running")
     }
 
     @Test func pcapRecordsTheNamespacesPacketsAndTsharkSeesRealRetransmissions() async throws {
