@@ -16,7 +16,7 @@ struct LinkOptions: ParsableArguments {
     @Option(name: .customLong("down-latency"), help: ArgumentHelp("Delay server→client only. Example: 65ms", valueName: "duration"), transform: parseDuration)
     var downLatency: Duration?
 
-    @Option(help: ArgumentHelp("Variation of the delay, each direction (bytes never overtake each other). Example: --jitter 10ms", valueName: "duration"), transform: parseDuration)
+    @Option(help: ArgumentHelp("Variation of the delay, each direction (through the relay bytes never overtake each other; netsim shell reorders only with --reorder). Example: --jitter 10ms", valueName: "duration"), transform: parseDuration)
     var jitter: Duration?
     @Option(name: .customLong("up-jitter"), help: ArgumentHelp("Jitter client→server only. Example: 5ms", valueName: "duration"), transform: parseDuration)
     var upJitter: Duration?
@@ -25,14 +25,14 @@ struct LinkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Jitter distribution: uniform (±jitter), normal, pareto, paretonormal (jitter is the standard deviation). Default: uniform", valueName: "name"), transform: parseDistribution)
     var distribution: JitterDistribution?
 
-    @Option(help: ArgumentHelp("Rate cap each direction. Units: bit, kbit, mbit, gbit, bps, kbps, mbps, gbps, B/s, KB/s, MB/s, GB/s. Example: --bandwidth 2mbit", valueName: "rate"), transform: parseRate)
+    @Option(help: ArgumentHelp("Rate cap each direction: of each connection through netsim relay and proxy (four downloads at once get four times it), of the whole link in netsim shell. Units: bit, kbit, mbit, gbit, bps, kbps, mbps (megabits), gbps; bytes with an upper-case B: B/s, KB/s, MB/s, GB/s, KBps, MBps. Example: --bandwidth 2mbit", valueName: "rate"), transform: parseRate)
     var bandwidth: DataRate?
-    @Option(name: .customLong("up-bandwidth"), help: ArgumentHelp("Rate cap client→server only. Example: 256kbit", valueName: "rate"), transform: parseRate)
+    @Option(name: .customLong("up-bandwidth"), help: ArgumentHelp("Rate cap client→server only (per connection through the relay). Example: 256kbit", valueName: "rate"), transform: parseRate)
     var upBandwidth: DataRate?
-    @Option(name: .customLong("down-bandwidth"), help: ArgumentHelp("Rate cap server→client only. Example: 100KB/s", valueName: "rate"), transform: parseRate)
+    @Option(name: .customLong("down-bandwidth"), help: ArgumentHelp("Rate cap server→client only (per connection through the relay). Example: 100KB/s", valueName: "rate"), transform: parseRate)
     var downBandwidth: DataRate?
 
-    @Option(help: ArgumentHelp("Segment loss each direction, as TCP would experience it (retransmission stalls, window collapse, SYN retries). Example: --loss 2%", valueName: "percent"), transform: parseProbability)
+    @Option(help: ArgumentHelp("Segment loss each direction: through the relay as TCP would experience it (retransmission stalls, window collapse, SYN retries; no byte goes missing); in netsim shell packets are dropped. Example: --loss 2%", valueName: "percent"), transform: parseProbability)
     var loss: Probability?
     @Option(name: .customLong("up-loss"), help: ArgumentHelp("Loss client→server only (also loses SYNs). Example: 1%", valueName: "percent"), transform: parseProbability)
     var upLoss: Probability?
@@ -51,11 +51,11 @@ struct LinkOptions: ParsableArguments {
     @Option(name: .customLong("ge-good-loss"), help: ArgumentHelp("gilbert-elliott: loss in the good state. Default: 0%. Example: 0.1%", valueName: "percent"), transform: parseProbability)
     var geGoodLoss: Probability?
 
-    @Option(help: ArgumentHelp("Cut the stream into pieces of this size (each direction). Example: --slice 100", valueName: "bytes"), transform: parseBytes)
+    @Option(help: ArgumentHelp("netsim relay and proxy: cut the stream into pieces of this size (each direction). Example: --slice 100", valueName: "bytes"), transform: parseBytes)
     var slice: ByteCount?
-    @Option(name: .customLong("slice-delay"), help: ArgumentHelp("Pause between slices. Example: --slice-delay 10ms", valueName: "duration"), transform: parseDuration)
+    @Option(name: .customLong("slice-delay"), help: ArgumentHelp("netsim relay and proxy: pause between slices. Example: --slice-delay 10ms", valueName: "duration"), transform: parseDuration)
     var sliceDelay: Duration?
-    @Option(name: .customLong("slice-variation"), help: ArgumentHelp("Vary each slice's size by up to this many bytes either way, from the seed (Toxiproxy's size_variation). Example: --slice 100 --slice-variation 50", valueName: "bytes"), transform: parseBytes)
+    @Option(name: .customLong("slice-variation"), help: ArgumentHelp("netsim relay and proxy: vary each slice's size by up to this many bytes either way, from the seed (Toxiproxy's size_variation). Example: --slice 100 --slice-variation 50", valueName: "bytes"), transform: parseBytes)
     var sliceVariation: ByteCount?
 
     @Option(name: .customLong("trace-up"), help: ArgumentHelp("Client→server capacity from a recorded link in Mahimahi's format (one line per 1500-byte delivery opportunity, in ms; it repeats), instead of --bandwidth. Example: --trace-up Fixtures/traces/mahimahi/Verizon-LTE-short.up", valueName: "file"), transform: parseTrace)

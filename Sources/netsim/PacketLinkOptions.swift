@@ -56,7 +56,7 @@ struct PacketLinkOptions: ParsableArguments {
         case nil:
             break
         case .slicing:
-            throw ValidationError("--slice and --slice-delay are for netsim relay (they cut a byte stream's writes); netsim shell carries the kernel's own packets. Use --bandwidth or --latency instead")
+            throw ValidationError("--slice, --slice-delay and --slice-variation are for netsim relay and proxy (they cut a byte stream's writes); netsim shell carries the kernel's own packets. Use --bandwidth or --latency instead")
         case .traceAndBandwidth(let direction):
             throw ValidationError(traceAndBandwidth(direction))
         case .reorderWithoutDelay(let direction):

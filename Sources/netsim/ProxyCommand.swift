@@ -107,7 +107,7 @@ struct ProxyCommand: AsyncParsableCommand {
                 """)
         }
         printStatus("netsim proxy: http://\(bound)")
-        printStatus("  link: \(proxy.configuration.link)")
+        printStatus("  link, each connection its own: \(proxy.configuration.link)")
         for rule in proxy.configuration.faults {
             printStatus("  fault: \(rule)")
             if let note = tlsOptions.http2Note(for: rule, command: "proxy") { printStatus("  note: \(note)", level: .warning) }

@@ -138,7 +138,7 @@ struct RelayCommand: AsyncParsableCommand {
         // Once bound, so it names the port that is open (`--listen 0.0.0.0:0` said `:0`).
         if let warning = Self.exposureWarning(listen: bound, upstream: upstream) { warnLoudly(warning) }
         printStatus("netsim relay: \(bound) → \(upstream)")
-        printStatus("  link: \(configuration.link)")
+        printStatus("  link, each connection its own: \(configuration.link)")
         if let profile = link.profile, profile.dnsDelay != nil {
             printStatus("  note: --profile \(profile.name) delays DNS answers; the relay resolves nothing for its clients (use netsim proxy or netsim shell)")
         }

@@ -93,7 +93,7 @@ struct OpsCommandTests {
         #expect(!lines.isEmpty && objects.count == lines.count, "every stderr line is JSON: \(result.stderr)")
         let status = objects.filter { $0["label"] as? String == "netsim.status" }.compactMap { $0["message"] as? String }
         #expect(status.first { $0.hasPrefix("netsim relay: 127.0.0.1:") } != nil, "\(status)")
-        #expect(status.contains("link: unimpaired") && status.last == "netsim relay: stopped", "\(status)")
+        #expect(status.contains("link, each connection its own: unimpaired") && status.last == "netsim relay: stopped", "\(status)")
         #expect(objects.contains { $0["level"] as? String == "warning" && ($0["message"] as? String)?.hasPrefix("WARNING: --upstream-insecure") == true }, "\(result.stderr)")
     }
 
