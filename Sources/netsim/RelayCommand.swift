@@ -72,6 +72,9 @@ struct RelayCommand: AsyncParsableCommand {
         try packetOnly.refuse(in: "netsim relay")
         try upstreamName.check(with: tlsOptions)
         if upstream.port == 0 { throw ValidationError("--upstream \(upstream): give the server's port (1-65535); port 0 is no server's") }
+        if Self.isItself(upstream, bound: listen) {
+            throw ValidationError("--upstream \(upstream) is --listen \(listen), the relay itself: each connection would open another through it until the descriptors run out; give the server's address")
+        }
         try OutputFile.check(events, option: "--events")
         try OutputFile.check(pcap, option: "--pcap")
         // `--pcap -` is the capture on standard output (`| tshark -r -`), alone there (QA 63: it
@@ -135,6 +138,10 @@ struct RelayCommand: AsyncParsableCommand {
         } catch {
             throw RuntimeError("--listen \(listen): cannot listen: \(SocketFailureText.describe(error))")
         }
+        if Self.isItself(upstream, bound: bound) {
+            await relay.stop()
+            throw RuntimeError("--upstream \(upstream) is this relay's own listener (\(bound)): each connection would open another through it until the descriptors run out; give the server's address")
+        }
         // Once bound, so it names the port that is open (`--listen 0.0.0.0:0` said `:0`).
         if let warning = Self.exposureWarning(listen: bound, upstream: upstream) { warnLoudly(warning) }
         printStatus("netsim relay: \(bound) → \(upstream)")
@@ -163,6 +170,18 @@ struct RelayCommand: AsyncParsableCommand {
         keyLog?.close()
         log.flush()
         printStatus("netsim relay: stopped")
+    }
+
+    /// Whether `upstream` is the relay's own listener at `bound`: the same port and address
+    /// (localhost being 127.0.0.1 or ::1), or a loopback address for a wildcard listener. QA 63:
+    /// `--upstream` repeating `--listen`'s port, a one-character typo, relayed each connection
+    /// into a new one until the connection limit or the descriptors ran out.
+    static func isItself(_ upstream: Endpoint, bound: Endpoint) -> Bool {
+        guard upstream.port == bound.port else { return false }
+        let (to, at) = (upstream.host.lowercased(), bound.host.lowercased())
+        if to == at { return true }
+        if to == "localhost", ["127.0.0.1", "::1"].contains(at) { return true }
+        return ["0.0.0.0", "::"].contains(at) && upstream.isLoopback
     }
 
     /// The warning for a listener other machines can reach; nil on loopback.

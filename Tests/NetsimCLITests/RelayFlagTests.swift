@@ -64,6 +64,18 @@ struct RelayFlagTests {
         #expect(explicit.up.loss == .gilbertElliott(p: .percent(1), r: .percent(30), badLoss: .certain, goodLoss: .zero))
     }
 
+    /// QA 63: an upstream repeating the listener's port relayed each connection into another.
+    @Test func anUpstreamThatIsTheRelayItselfIsRefused() {
+        #expect(message(["--listen", "127.0.0.1:18102", "--upstream", "127.0.0.1:18102"]).contains("--upstream 127.0.0.1:18102 is --listen 127.0.0.1:18102, the relay itself"))
+        #expect(message(["--listen", "127.0.0.1:18102", "--upstream", "localhost:18102"]).contains("the relay itself"))
+        #expect(message(["--listen", "0.0.0.0:18102", "--upstream", "127.0.0.1:18102"]).contains("the relay itself"))
+        #expect(!message(["--listen", "127.0.0.1:18102", "--upstream", "127.0.0.1:18103"]).contains("the relay itself"))
+        #expect(message(["--listen", "127.0.0.1:18102", "--upstream", "[::1]:18102"]) == "no error", "another socket")
+        // A port 0 listener is checked once bound: the port it got.
+        #expect(RelayCommand.isItself(Endpoint(host: "localhost", port: 4000), bound: Endpoint(host: "::1", port: 4000)))
+        #expect(!RelayCommand.isItself(Endpoint(host: "127.0.0.1", port: 4000), bound: Endpoint(host: "127.0.0.1", port: 4001)))
+    }
+
     @Test func sliceAndDistribution() throws {
         let link = try parse(["--slice", "100", "--slice-delay", "10ms", "--slice-variation", "40", "--jitter", "5ms", "--distribution", "pareto"]).link.configuration()
         #expect(link.up.sliceSize == 100 && link.up.sliceDelay == .milliseconds(10) && link.down.sliceVariation == 40)
