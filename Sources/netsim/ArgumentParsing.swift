@@ -11,7 +11,15 @@ func parseRate(_ text: String) throws -> DataRate { try DataRate(parsing: text) 
 func parseBytes(_ text: String) throws -> ByteCount { try ByteCount(parsing: text) }
 func parseProbability(_ text: String) throws -> Probability { try Probability(parsing: text) }
 func parseEndpoint(_ text: String) throws -> Endpoint { try Endpoint(parsing: text) }
-func parseFault(_ text: String) throws -> FaultKind { try FaultKind(parsing: text) }
+/// A fault as `--fault` writes it. `NAME@AT+FOR` is netsim shell's: the relay's timing flags are
+/// named for it (QA 63: "is not a fault", and the list of faults).
+func parseFault(_ text: String) throws -> FaultKind {
+    if let at = text.firstIndex(where: { $0 == "@" || $0 == "+" }), let kind = try? FaultKind(parsing: String(text[..<at])) {
+        throw UnitParseError(input: text, expected: "a fault here (NAME@AT+FOR is netsim shell's timing)",
+                             allowedForms: "--fault \(kind) with --fault-at AT and --fault-for FOR (or --fault-after, per connection), which time every --fault given")
+    }
+    return try FaultKind(parsing: text)
+}
 func parseTrace(_ path: String) throws -> DeliveryTrace { try DeliveryTrace(contentsOf: path) }
 /// A seed says its range: ArgumentParser's own message for `--seed -1` was only "is invalid".
 func parseSeed(_ text: String) throws -> UInt64 {

@@ -64,6 +64,12 @@ struct RelayFlagTests {
         #expect(explicit.up.loss == .gilbertElliott(p: .percent(1), r: .percent(30), badLoss: .certain, goodLoss: .zero))
     }
 
+    /// The shell's NAME@AT+FOR points at the relay's timing flags (QA 63: "is not a fault").
+    @Test func theShellsFaultTimingNamesTheRelaysFlags() {
+        #expect(message(["--fault", "blackhole@2s+3s"]).contains("write it as --fault blackhole with --fault-at AT and --fault-for FOR"))
+        #expect(message(["--fault", "nonsense@2s"]).contains("is not a fault; write it as one of"))
+    }
+
     /// QA 63: an upstream repeating the listener's port relayed each connection into another.
     @Test func anUpstreamThatIsTheRelayItselfIsRefused() {
         #expect(message(["--listen", "127.0.0.1:18102", "--upstream", "127.0.0.1:18102"]).contains("--upstream 127.0.0.1:18102 is --listen 127.0.0.1:18102, the relay itself"))
