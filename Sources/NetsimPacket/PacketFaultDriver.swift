@@ -103,6 +103,11 @@ final class PacketFaultDriver {
                         try namespace.bringInterfaceUp(addresses: addresses)
                         events?.record(.faultLifted(fault: fault.name))
                     }
+                } else if fault != .handover, state.isActive(fault) {
+                    // Another rule of the same fault still acts: "lifted" read as the interface
+                    // coming back while it stayed down (QA 63).
+                    let rule = schedule[step.index].description
+                    events?.record(.faultFired(fault: fault.name, detail: "\(rule) ended; \(fault.name) stays in force under another rule"), at: step.time)
                 } else {
                     events?.record(.faultLifted(fault: fault.name), at: step.time)
                 }

@@ -299,6 +299,19 @@ struct PacketFaultTests {
 
 /// Fault flags that cannot work are refused before anything is created.
 @Suite struct PacketFaultFlagTests {
+    /// Two rules of one fault overlapping: the first one's end is not the fault's, and the log
+    /// says so (QA 63: a bare `fault_lifted` read as the fault over while it still acted).
+    @Test func anOverlappedRulesEndIsNotTheFaultsLift() async throws {
+        let events = ShellHarness.temporaryPath("overlap.jsonl")
+        defer { try? FileManager.default.removeItem(atPath: events) }
+        let result = try await ShellHarness.run(["--fault", "blackhole@0.2s+0.3s", "--fault", "blackhole@0.3s", "--events", events, "--", "sleep", "1"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
+        #expect(lines.contains { $0.contains(#""event":"fault""#) && $0.contains("blackhole at 200ms for 300ms ended; blackhole stays in force under another rule") },
+                "\(lines.joined(separator: "\n"))")
+        #expect(!lines.contains { $0.contains(#""event":"fault_lifted""#) && $0.contains(#""t":0.5"#) }, "\(lines.joined(separator: "\n"))")
+    }
+
     @Test func relayFaultsAndMeaninglessTimingsAreRefusedWithTheReason() async throws {
         let portal = try await ShellHarness.run(["--fault", "portal", "--", "true"])
         #expect(portal.status != 0 && portal.standardError.contains("portal acts on HTTP requests at a relay"), "\(portal.standardError)")
