@@ -18,12 +18,21 @@ public final class JSONLinesEventSink: EventSink {
     /// Lines not written yet. Locked although the log calls one sink method at a time, so that
     /// the compiler can check it, and `deinit`'s last flush needs no reasoning.
     private let pending = LockedBox(Data())
+    /// Once a write failed (a reader that left the pipe, a full disk), nothing more is written.
+    private let failed = LockedBox(false)
+    /// Told once, with the system's reason, when a write fails: the events from then on are lost.
+    private let onFailure: (@Sendable (String) -> Void)?
 
     /// Writes to an already open handle (standard output, for example).
-    public init(handle: FileHandle, flushThreshold: Int = 64 * 1024, closeOnDeinit: Bool = false) {
+    ///
+    /// - Parameter onFailure: told once when a write fails (QA 63: `--events - | head -2` lost
+    ///   every later event without a word).
+    public init(handle: FileHandle, flushThreshold: Int = 64 * 1024, closeOnDeinit: Bool = false,
+                onFailure: (@Sendable (String) -> Void)? = nil) {
         self.handle = handle
         self.flushThreshold = flushThreshold
         self.closeOnDeinit = closeOnDeinit
+        self.onFailure = onFailure
     }
 
     /// Creates (or truncates) a file and writes to it (each line at once with a threshold of 0).
@@ -31,14 +40,14 @@ public final class JSONLinesEventSink: EventSink {
     /// no permission) when it cannot.
     /// A path that is netsim's own standard output or error (``StandardStream/same(as:)``) is
     /// written through it, after what the stream holds.
-    public convenience init(path: String, flushThreshold: Int = 64 * 1024) throws {
+    public convenience init(path: String, flushThreshold: Int = 64 * 1024, onFailure: (@Sendable (String) -> Void)? = nil) throws {
         if let stream = StandardStream.same(as: path) {
-            self.init(handle: FileHandle(fileDescriptor: stream.descriptor, closeOnDealloc: false), flushThreshold: flushThreshold)
+            self.init(handle: FileHandle(fileDescriptor: stream.descriptor, closeOnDealloc: false), flushThreshold: flushThreshold, onFailure: onFailure)
             return
         }
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno), userInfo: [NSFilePathErrorKey: path]) }
-        self.init(handle: FileHandle(fileDescriptor: fd, closeOnDealloc: false), flushThreshold: flushThreshold, closeOnDeinit: true)
+        self.init(handle: FileHandle(fileDescriptor: fd, closeOnDealloc: false), flushThreshold: flushThreshold, closeOnDeinit: true, onFailure: onFailure)
     }
 
     public func receive(_ event: Event) {
@@ -56,8 +65,14 @@ public final class JSONLinesEventSink: EventSink {
 
     private func write(_ pending: inout Data) {
         guard !pending.isEmpty else { return }
-        try? handle.write(contentsOf: pending)
-        pending.removeAll(keepingCapacity: true)
+        defer { pending.removeAll(keepingCapacity: true) }
+        guard !failed.withLock({ $0 }) else { return }
+        do {
+            try handle.write(contentsOf: pending)
+        } catch {
+            failed.withLock { $0 = true }
+            onFailure?(error.posixReason)
+        }
     }
 
     deinit {

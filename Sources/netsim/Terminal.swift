@@ -55,15 +55,22 @@ func streamingEventLog(to events: String?, lineByLine: Bool = false) throws -> E
     case nil:
         break
     case "-":
-        log.addSink(JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0))
+        log.addSink(JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0, onFailure: { eventsLost("-", $0) }))
     case let path?:
         do {
-            log.addSink(try JSONLinesEventSink(path: path, flushThreshold: lineByLine ? 0 : 64 * 1024))
+            log.addSink(try JSONLinesEventSink(path: path, flushThreshold: lineByLine ? 0 : 64 * 1024, onFailure: { eventsLost(path, $0) }))
         } catch {
             throw ValidationError("cannot write events to \(path): \(error.posixReason)")
         }
     }
     return log
+}
+
+/// Says on standard error, once, that the event log stopped being written (QA 63: `--events - |
+/// head -2` lost every later event without a word).
+private func eventsLost(_ path: String, _ reason: String) {
+    let place = path == "-" ? "standard output" : path
+    FileHandle.standardError.write(Data("netsim: --events \(path): cannot write to \(place) (\(reason)); the events from now on are not written\n".utf8))
 }
 
 /// Flushes `log` every `interval` until cancelled, for commands that run until stopped: their

@@ -182,3 +182,17 @@ final class OrderCheckingSink: EventSink {
 
     func flush() { state.withLock { $0.summary.flushes += 1 } }
 }
+
+/// A sink that cannot write says so once, with the system's reason, and then writes nothing
+/// (QA 63: `--events - | head -2` lost every later event without a word). /dev/full fails each
+/// write with ENOSPC, as a full disk or a reader gone (EPIPE) would.
+@Suite("Event sink failures")
+struct EventSinkFailureTests {
+    @Test func aFailedWriteIsToldOnce() throws {
+        let told = LockedBox<[String]>([])
+        let sink = try JSONLinesEventSink(path: "/dev/full", flushThreshold: 0, onFailure: { reason in told.withLock { $0.append(reason) } })
+        for n in 0..<3 { sink.receive(Event(time: Int64(n), connection: nil, kind: .step(description: "step \(n)"))) }
+        sink.flush()
+        #expect(told.withLock { $0 } == [String(cString: strerror(ENOSPC))])
+    }
+}
