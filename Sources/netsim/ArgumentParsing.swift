@@ -7,6 +7,14 @@ import NetsimRelay
 // accepted forms (UnitParseError's description), which ArgumentParser prints after the flag.
 
 func parseDuration(_ text: String) throws -> Duration { try Duration(parsing: text) }
+/// `--duration` of a command that runs until stopped: 0 stopped it at once, exit 0 (QA 63).
+func parseRunDuration(_ text: String) throws -> Duration {
+    let duration = try Duration(parsing: text)
+    guard duration > .zero else {
+        throw UnitParseError(input: text, expected: "a duration longer than 0 (0 would stop at once)", allowedForms: "30s, 5m; leave --duration out to run until Ctrl-C")
+    }
+    return duration
+}
 func parseRate(_ text: String) throws -> DataRate { try DataRate(parsing: text) }
 func parseBytes(_ text: String) throws -> ByteCount { try ByteCount(parsing: text) }
 func parseProbability(_ text: String) throws -> Probability { try Probability(parsing: text) }

@@ -50,7 +50,7 @@ struct ProxyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seed for every random decision. Example: --seed 42", valueName: "n"), transform: parseSeed)
     var seed: UInt64 = 1
 
-    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
+    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseRunDuration)
     var duration: Duration?
 
     @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up on a destination that does not answer after this long: its connect (the client gets 504 Gateway Timeout) and, with --tls intercept, its TLS handshake (the client's connection is closed). Default: 60s (nginx's and Squid's). Example: 10s", valueName: "duration"), transform: parseDuration)

@@ -63,7 +63,7 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Hold at most this many connections open; further clients wait in the listen queue until one ends. Default: as many as the open-file limit leaves room for (2 descriptors each). Example: --max-connections 500", valueName: "n"), transform: parseCount)
     var maxConnections: Int?
 
-    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
+    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseRunDuration)
     var duration: Duration?
 
     @OptionGroup(title: "Diagnostics") var logging: LoggingOptions

@@ -46,7 +46,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Flag(help: "List what would be served, then exit.")
     var list = false
 
-    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
+    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseRunDuration)
     var duration: Duration?
 
     func validate() throws {

@@ -31,7 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Require the header `Authorization: Bearer TOKEN` on every request. Required with a non-loopback --host.", valueName: "token"))
     var token: String?
 
-    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseDuration)
+    @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseRunDuration)
     var duration: Duration?
 
     func validate() throws {

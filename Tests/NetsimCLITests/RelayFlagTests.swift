@@ -64,6 +64,14 @@ struct RelayFlagTests {
         #expect(explicit.up.loss == .gilbertElliott(p: .percent(1), r: .percent(30), badLoss: .certain, goodLoss: .zero))
     }
 
+    /// `--duration 0s` stopped at once with exit 0 (QA 63); every long-running command refuses it.
+    @Test func aDurationOfZeroIsRefused() {
+        #expect(message(["--duration", "0s"]).contains("is not a duration longer than 0 (0 would stop at once)"))
+        #expect(message(["--duration", "1s"]) == "no error")
+        #expect(throws: (any Error).self) { try ProxyCommand.parse(["--duration", "0"]) }
+        #expect(throws: (any Error).self) { try ServeCommand.parse(["--duration", "0ms"]) }
+    }
+
     /// The shell's NAME@AT+FOR points at the relay's timing flags (QA 63: "is not a fault").
     @Test func theShellsFaultTimingNamesTheRelaysFlags() {
         #expect(message(["--fault", "blackhole@2s+3s"]).contains("write it as --fault blackhole with --fault-at AT and --fault-for FOR"))
