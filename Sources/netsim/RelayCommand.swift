@@ -154,6 +154,11 @@ struct RelayCommand: AsyncParsableCommand {
             if let note = tlsOptions.http2Note(for: rule, command: "relay") { printStatus("  note: \(note)", level: .warning) }
         }
         printConnectionLimit(relay.connectionLimit, explicit: maxConnections, splice: splice)
+        // QA 63: said nothing, though no connection could ever take the splice path.
+        if splice, let always = [(configuration.link.isImpaired, "the link model"), (pcap != nil, "--pcap"), (interception != nil, "--tls intercept")]
+            .first(where: \.0)?.1 {
+            printStatus("  note: --splice: \(always) touches every connection, so none takes the splice path, while the connection limit still counts its pipes' descriptors", level: .warning)
+        }
         if let recorder { printStatus("  recording: \(recorder.path)\(keyLog.map { " (TLS secrets: \($0.url.path))" } ?? "")") }
         if let exporter { printStatus("  metrics: http://\(exporter.address)/metrics") }
         if let (_, authority) = interception {

@@ -125,6 +125,14 @@ struct OpsCommandTests {
         #expect(bad.stderr.contains("use one of trace, debug, info, notice, warning, error, critical"), "\(bad.stderr)")
     }
 
+    /// `--splice` beside what touches every connection says no connection can take it (QA 63).
+    @Test func spliceThatCanNeverActSaysSo() async throws {
+        let shaped = try await NetsimProcess.run(["relay", "--upstream", "127.0.0.1:9", "--duration", "0.2s", "--splice", "--latency", "10ms"])
+        #expect(shaped.stderr.contains("note: --splice: the link model touches every connection, so none takes the splice path"), "\(shaped.stderr)")
+        let plain = try await NetsimProcess.run(["relay", "--upstream", "127.0.0.1:9", "--duration", "0.2s", "--splice"])
+        #expect(!plain.stderr.contains("none takes the splice path"), "\(plain.stderr)")
+    }
+
     @Test func aJSONLogLineCarriesItsMetadata() throws {
         let line = JSONLogHandler.line(time: Date(timeIntervalSince1970: 0), level: .info, label: "netsim.relay",
                                        message: "listening", metadata: ["address": "127.0.0.1:8081", "n": .stringConvertible(3)], source: "NetsimRelay")
