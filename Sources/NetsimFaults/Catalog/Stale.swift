@@ -13,7 +13,7 @@ public struct Stale: Fault {
     public static let example = "stale=rst"
     public static let scope = FaultScope.connection
     public static let paths: FaultPaths = [.relay, .packet]
-    public static let summary = "open connections look alive; the next write gets EPIPE/ECONNRESET (or EOF with fin)"
+    public static let summary = "open connections look alive; the next write succeeds, then the read after it gets ECONNRESET (EOF with fin), a later write EPIPE"
     public static let toxic: ToxicMapping? = ToxicMapping("stale", origin: .netsim, attributes: [.init("close", .choice(["rst", "fin"]))]) {
         arguments throws(ToxicMapping.Invalid) in [.now(.stale(arguments.string("close") == "fin" ? .fin : .rst))]
     }
