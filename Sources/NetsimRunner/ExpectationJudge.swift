@@ -270,7 +270,8 @@ struct ExpectationJudge {
             verdict.expected = "a check that applies to the relay"
             verdict.actual = "not applicable"
         }
-        if verdict.passed, verdict.note == nil, let from = check.relayWindow?.from, from.nanoseconds >= observations.ended {
+        // A failed `min` says it too (QA 64: it got the note for a window's end instead).
+        if verdict.note == nil, let from = check.relayWindow?.from, from.nanoseconds >= observations.ended {
             verdict.note = "the run ended at \(formatNanoseconds(observations.ended)), before this window began at \(from.compactDescription): nothing the relay saw could count"
         } else if verdict.note == nil, let to = check.relayWindow?.to, to.nanoseconds > observations.ended {
             // QA 61: a window past the run's end was counted to the end without a word.

@@ -86,6 +86,40 @@ struct UnseenPassTests {
         #expect(result.verdict("request a: error refused")?.note == nil)
     }
 
+    /// A `min` over a window after the run's end fails, and says why under the failure, in the
+    /// text report (QA 64: it got the note for a window's end, and the text showed none, nor the
+    /// HTML page), once per moment of the timeline.
+    @Test func aFailedWindowAfterTheRunsEndSaysWhy() async throws {
+        let result = try await run(scenario("""
+            name: late-window-min
+            description: one request, then a minimum over a window long after the run
+            upstream:
+              routes:
+                - path: /a
+                  body: a
+            client:
+              driver: naive
+            timeline:
+              - request: a
+                path: /a
+            expect:
+              - request: a
+                status: 404
+                error: any
+              - relay:
+                  new_connections: { from: 60s, min: 1 }
+            """))
+        let verdict = try #require(result.verdicts.first { $0.title.hasPrefix("relay: new connections") })
+        #expect(!verdict.passed)
+        #expect(verdict.note?.hasSuffix("before this window began at 60s: nothing the relay saw could count") == true, "\(verdict.note ?? "no note")")
+        let text = TextReport.render(result)
+        #expect(text.contains("    note: the run ended at "), "\(text)")
+        #expect(!text.contains("timeline around 60s"), "an empty slice has no heading: \(text)")
+        // The two failed checks on request a share their moment: its slice is shown once.
+        #expect(text.components(separatedBy: ": as above").count - 1 == 1, "\(text)")
+        #expect(HTMLReport.render(result).contains("nothing the relay saw could count"))
+    }
+
     /// A window that begins after the run has ended counts nothing, so its `max` passes on
     /// nothing (`from: 60s` in a run of a second: a typo, or a timeline that got shorter); one
     /// that ends after it is counted to the run's end, and says so.

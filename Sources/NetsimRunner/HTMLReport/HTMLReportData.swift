@@ -64,6 +64,8 @@ struct HTMLReportData: Encodable {
         var source: String?
         /// The time the failure is about, to zoom the timeline there.
         var focus: Int64?
+        /// What qualifies the verdict (the text report's `but:` or `note:`).
+        var note: String?
     }
 
     /// One relay connection: its life, its bytes (decimated), and every event that is not bytes.
@@ -172,7 +174,7 @@ extension HTMLReportData.Check {
             passed: verdict.passed, expected: verdict.expected, actual: verdict.actual,
             location: verdict.check.location.description,
             source: sourceLine(verdict.check.location.line, in: result.scenario.sourceLines),
-            focus: verdict.focus.map(micros))
+            focus: verdict.focus.map(micros), note: verdict.note)
     }
 }
 

@@ -97,7 +97,8 @@ enum HTMLReportScript {
             el('td', { class: 'verdict', text: check.passed ? '✔' : '✘' }),
             el('td', { text: check.title }),
             el('td', null, [el('pre', { text: check.expected })]),
-            el('td', null, [el('pre', { text: check.actual })]),
+            el('td', null, [el('pre', { text: check.actual }),
+              check.note != null ? el('p', { class: 'meta', text: (check.passed ? 'but: ' : 'note: ') + check.note }) : null]),
             where, el('td', null, [show])
           ]);
         });
