@@ -44,6 +44,13 @@ struct ConnectionObserverTests {
         let reset = try #require(observe(&observer, TCPSegment.bare(from: host, to: client, seq: 0, ack: 9001, flags: [.rst, .ack]), .down))
         #expect(reset == (ConnectionID(2), .closed(by: .upstream, how: .rst, upBytes: 0, downBytes: 0)))
         #expect(observe(&observer, TCPSegment.bare(from: client, to: host, seq: 9001, ack: 1, flags: [.ack])) == nil, "forgotten once closed")
+        // Closed once: the resets a kernel sends after (to each late segment) close nothing more
+        // (QA 64: one FIN close, then four RST closes of the same connection).
+        #expect(observe(&observer, TCPSegment.bare(from: host, to: client, seq: 0, ack: 9001, flags: [.rst, .ack]), .down) == nil)
+        #expect(observe(&observer, TCPSegment.bare(from: client, to: host, seq: 7000, ack: 0, flags: [.syn]))?.id == ConnectionID(3))
+        _ = observe(&observer, TCPSegment.bare(from: host, to: client, seq: 100, ack: 7001, flags: [.fin, .ack]), .down)
+        #expect(observe(&observer, TCPSegment.bare(from: client, to: host, seq: 7001, ack: 101, flags: [.fin, .ack]))?.change == .closed(by: .upstream, how: .fin, upBytes: 0, downBytes: 0))
+        #expect(observe(&observer, TCPSegment.bare(from: host, to: client, seq: 101, ack: 7002, flags: [.rst]), .down) == nil, "closed by FIN, not again by a late reset")
     }
 
     @Test func itFollowsABoundedNumberOfConnections() {
