@@ -43,14 +43,10 @@ enum ScenarioFiles {
     }
 
     /// `.scn` files named directly or found (recursively, sorted) in folders; a file named twice
-    /// (`Scenarios/ Scenarios/x.scn`) runs once. Throws ``NotFound`` naming every path that
-    /// gives none.
-    static func collect(_ paths: [String]) throws -> [String] {
+    /// (`Scenarios/ Scenarios/x.scn`) runs once. `notFound` names every path that gives none, so
+    /// that the files there are still checked (QA 64: one missing path hid every other error).
+    static func collect(_ paths: [String]) -> (files: [String], notFound: NotFound?) {
         var seen = Set<String>()
-        return try collectAll(paths).filter { seen.insert(URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path).inserted }
-    }
-
-    private static func collectAll(_ paths: [String]) throws -> [String] {
         var files: [String] = []
         var notFound: [(path: String, problem: String)] = []
         for raw in paths {
@@ -68,7 +64,7 @@ enum ScenarioFiles {
                 files.append(path)
             }
         }
-        guard notFound.isEmpty else { throw NotFound(paths: notFound) }
-        return files
+        files = files.filter { seen.insert(URL(fileURLWithPath: $0).standardizedFileURL.resolvingSymlinksInPath().path).inserted }
+        return (files, notFound.isEmpty ? nil : NotFound(paths: notFound))
     }
 }

@@ -76,16 +76,14 @@ struct TestCommand: AsyncParsableCommand {
         let started = (date: Date(), instant: ContinuousClock.now)
         let shard = try ShardOption.parse(self.shard)
         removeEarlierReports()
-        let files: [String]
-        do { files = try ScenarioFiles.collect(paths) } catch let notFound as ScenarioFiles.NotFound {
-            // Invalid input, as for `netsim run` and `netsim check` (exit 2), not a usage error.
-            StandardStream.error.write("\(notFound)\nnetsim test: nothing ran\n")
-            writeNothingRan(notFound.paths.map { JUnitReport.Case(name: $0.path, file: $0.path, seconds: 0, failure: nil,
-                                                                  error: "\($0.path): \($0.problem); nothing ran") }, shard: shard)
-            throw ExitCode(2)
-        }
+        // A path that names no scenario is invalid input, as for `netsim run` and `netsim check`
+        // (exit 2), not a usage error; the scenarios found elsewhere are still checked.
+        let (files, notFound) = ScenarioFiles.collect(paths)
+        if let notFound { StandardStream.error.write("\(notFound)\n") }
         var scenarios: [Scenario] = []
-        var invalid: [JUnitReport.Case] = []
+        var invalid: [JUnitReport.Case] = (notFound?.paths ?? []).map {
+            JUnitReport.Case(name: $0.path, file: $0.path, seconds: 0, failure: nil, error: "\($0.path): \($0.problem); nothing ran")
+        }
         for file in files {
             do {
                 scenarios.append(try ScenarioParser.parseToRun(file: file))
@@ -101,10 +99,14 @@ struct TestCommand: AsyncParsableCommand {
             // CI reads the JUnit file, not standard error: it says why nothing ran, one error per
             // invalid scenario, as pytest reports its collection errors (QA 52: no file at all),
             // and the valid ones as skipped (QA 58: the suite seemed to hold one test).
-            let reason = "not run: \(invalid.count) of \(files.count) scenarios are invalid, and a suite runs only when all are valid"
+            let missing = notFound?.paths.count ?? 0
+            let bad = invalid.count - missing
+            let what = [missing > 0 ? "\(missing) path\(missing == 1 ? " names" : "s name") no scenario" : nil,
+                        bad > 0 ? "\(bad) of \(files.count) scenario\(files.count == 1 ? " is" : "s are") invalid" : nil].compactMap { $0 }.joined(separator: " and ")
+            let reason = "not run: \(what), and a suite runs only when all are valid"
             writeNothingRan(invalid + scenarios.map { JUnitReport.Case(name: $0.name, file: $0.file, seconds: 0, failure: nil, skipped: reason) },
                             shard: shard)
-            StandardStream.error.write("netsim test: \(invalid.count) of \(files.count) scenarios are invalid; nothing ran\n")
+            StandardStream.error.write("netsim test: \(what); nothing ran\n")
             throw ExitCode(2)
         }
         // Scenarios this machine cannot run (link mode packet without root): said, not failed,

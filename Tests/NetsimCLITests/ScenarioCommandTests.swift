@@ -179,13 +179,17 @@ struct ScenarioCommandTests {
         let junit = Self.temporary("missing.xml")
         try "<stale/>".write(toFile: junit, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: junit) }
-        let (status, out, err) = try await Self.netsim(["test", missing, "Scenarios/server-fin.scn", empty, "--junit", junit])
+        let (status, out, err) = try await Self.netsim(["test", missing, "Scenarios/server-fin.scn", empty, "Fixtures/scenarios/invalid/bad-rate.scn", "--junit", junit])
         #expect(status == 2, "\(err)")
-        #expect(err == "\(missing): error: no such file or folder\n\(empty): error: no .scn files in this folder (or its subfolders)\nnetsim test: nothing ran\n")
+        // The scenarios found are checked all the same (QA 64: a missing path hid their errors).
+        #expect(err.hasPrefix("\(missing): error: no such file or folder\n\(empty): error: no .scn files in this folder (or its subfolders)\n"), "\(err)")
+        #expect(err.contains("Fixtures/scenarios/invalid/bad-rate.scn:9:14: error: bandwidth: '1 megabit' is not a data rate"), "\(err)")
+        #expect(err.hasSuffix("netsim test: 2 paths name no scenario and 1 of 2 scenarios are invalid; nothing ran\n"), "\(err)")
         #expect(!out.contains("PASS"), "nothing ran: \(out)")
-        // CI reads why in the JUnit file (QA 58: none was written).
+        // CI reads why in the JUnit file (QA 58: none was written): each error, the valid one skipped.
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
-        #expect(xml.contains(#"tests="2" failures="0" errors="2""#) && xml.contains(#"<error message="\#(missing): no such file or folder; nothing ran">"#), "\(xml)")
+        #expect(xml.contains(#"tests="4" failures="0" errors="3""#) && xml.contains(#"<error message="\#(missing): no such file or folder; nothing ran">"#), "\(xml)")
+        #expect(xml.contains("<skipped"), "\(xml)")
         // A report path that is a symlink stays one: the report is written through it.
         let link = Self.temporary("link.xml")
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: junit)
