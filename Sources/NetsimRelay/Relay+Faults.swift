@@ -74,8 +74,15 @@ extension Relay {
         if rule.kind.fault is Refuse, rule.probability.fraction >= 1 {
             await startRefusing(id)
         }
-        for pair in existing where affects(id, pair.id, rule.probability) {
+        let targeted = existing.filter { affects(id, $0.id, rule.probability) }
+        for pair in targeted {
             try? await pair.eventLoop.submit { pair.apply(rule.kind, id: id, atAccept: false) }.get()
+        }
+        // A rule for open connections only that found none acts on nothing: said, since a check
+        // that expects its effect fails with no trace of why (QA 64).
+        if rule.target == .existing, targeted.isEmpty, announcesRules {
+            let why = existing.isEmpty ? "no connection was open" : "its probability (\(rule.probability)) chose none of the \(Set(existing.map(\.id)).count) open"
+            eventLog.record(.faultFired(fault: rule.kind.faultName, detail: "acts on no connection: it targets existing connections, and \(why)"))
         }
         scheduleLift(id, after: rule.lasts.map { $0 - late })
     }

@@ -66,6 +66,24 @@ struct FaultTests {
         }
     }
 
+    /// A rule for open connections that finds none acts on nothing, and the log says so (QA 64:
+    /// a check that expected its effect failed with no trace of why); one that does act does not.
+    @Test func aRuleForOpenConnectionsThatFindsNoneSaysSo() async throws {
+        let server = try RecordingServer()
+        defer { server.stop() }
+        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+            try await relay.addFault(FaultRule(.stale(.rst), target: .existing))
+            func noted() -> [String] {
+                relay.eventLog.events.compactMap { if case .faultFired(_, let detail) = $0.kind, $0.connection == nil { detail } else { nil } }
+            }
+            #expect(noted() == ["acts on no connection: it targets existing connections, and no connection was open"])
+            let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
+            _ = try await offload { try Self.roundTrip(socket) }
+            try await relay.addFault(FaultRule(.fin, target: .existing))
+            #expect(noted().count == 1, "\(noted())")
+        }
+    }
+
     @Test func finClosesBothLegsGracefully() async throws {
         let server = try RecordingServer()
         defer { server.stop() }
