@@ -72,7 +72,8 @@ public enum EventKind: Sendable, Equatable {
     case halfClosed(by: Side)
     /// A fault rule was added to the relay (it acts when its trigger says).
     case faultAdded(fault: FaultName, rule: String)
-    /// A fault acted on a connection (or on the listener when `connection` is nil).
+    /// A fault acted on a connection (or on the listener when `connection` is nil). A fault that
+    /// met nothing it acts on says so, its detail holding ``Event/nothingDone``.
     case faultFired(fault: FaultName, detail: String)
     /// A fault stopped acting. `cutShort` says why when its window had not ended (`relay
     /// stopped`): a fault announced "for 10s" gets its end in the log whatever ended it.
@@ -140,4 +141,11 @@ public enum EventKind: Sendable, Equatable {
         case .dnsAnswer: "dns_answer"
         }
     }
+}
+
+extension Event {
+    /// In a `fault` event's detail: the fault met nothing it acts on (an HTTP/2 fault on
+    /// HTTP/1.1, `cut` on a stream that is not HTTP/1, a rule for open connections with none
+    /// open). Reports tell such a fault from one that acted.
+    public static let nothingDone = "nothing done"
 }

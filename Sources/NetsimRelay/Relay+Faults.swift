@@ -82,7 +82,7 @@ extension Relay {
         // that expects its effect fails with no trace of why (QA 64).
         if rule.target == .existing, targeted.isEmpty, announcesRules {
             let why = existing.isEmpty ? "no connection was open" : "its probability (\(rule.probability)) chose none of the \(Set(existing.map(\.id)).count) open"
-            eventLog.record(.faultFired(fault: rule.kind.faultName, detail: "acts on no connection: it targets existing connections, and \(why)"))
+            eventLog.record(.faultFired(fault: rule.kind.faultName, detail: "\(Event.nothingDone): it targets existing connections, and \(why)"))
         }
         scheduleLift(id, after: rule.lasts.map { $0 - late })
     }

@@ -58,3 +58,25 @@ extension RunResult {
         }
     }
 }
+
+extension RunResult {
+    /// The scenario's fault steps whose fault never acted in the run, as `rst-stream (line 31)`:
+    /// checks that passed did so without it (QA 64: an HTTP/2 fault under an HTTP/1.1 client, a
+    /// rule for open connections with none open, passed with nothing said). A `refuse` acts by
+    /// closing the listener; every other fault logs a `fault` event where it acts, or says
+    /// ``Event/nothingDone`` where it met nothing to act on.
+    public var faultsThatNeverActed: [String] {
+        var acted = Set<FaultName>()
+        for event in events {
+            switch event.kind {
+            case .faultFired(let fault, let detail) where !detail.contains(Event.nothingDone): acted.insert(fault)
+            case .listenerClosed(let reason) where reason.hasPrefix("refuse"): acted.insert(FaultName("refuse"))
+            default: break
+            }
+        }
+        return scenario.timeline.compactMap { step in
+            guard case .fault(_, let rule) = step.action, !acted.contains(rule.kind.faultName) else { return nil }
+            return "\(rule.kind.faultName) (line \(step.location.line))"
+        }
+    }
+}

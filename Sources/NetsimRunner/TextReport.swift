@@ -36,6 +36,11 @@ public enum TextReport {
                 }
             }
         }
+        // A fault the checks never saw act: a pass says less than it seems.
+        let idle = result.faultsThatNeverActed
+        if !idle.isEmpty {
+            lines.append("note: \(idle.count == 1 ? "fault" : "faults") \(idle.joined(separator: ", ")) never acted in this run, so no check saw \(idle.count == 1 ? "it" : "them") (see the timeline)")
+        }
         // A client that took a certificate it must refuse (`bad-cert`) is named whatever the checks say.
         for finding in result.securityFindings {
             lines.append((color ? "\u{1B}[31m⚠\u{1B}[0m " : "⚠ ") + finding)

@@ -87,7 +87,7 @@ struct ResponseFaultTests {
         h.receive(rest, from: .upstream)
         #expect(h.ended.isEmpty)
         #expect(h.sent[.client] == start + rest)
-        #expect(h.firedDetails.contains { $0.contains("so it has no body to count: nothing is cut on this connection") }, "\(h.firedDetails)")
+        #expect(h.firedDetails.contains { $0.contains("so it has no body to count: nothing done on this connection") }, "\(h.firedDetails)")
     }
 
     @Test("cut at 0 delivers the head and nothing of the body")

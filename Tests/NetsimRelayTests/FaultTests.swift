@@ -76,7 +76,7 @@ struct FaultTests {
             func noted() -> [String] {
                 relay.eventLog.events.compactMap { if case .faultFired(_, let detail) = $0.kind, $0.connection == nil { detail } else { nil } }
             }
-            #expect(noted() == ["acts on no connection: it targets existing connections, and no connection was open"])
+            #expect(noted() == ["nothing done: it targets existing connections, and no connection was open"])
             let socket = try await offload { try BlockingSocket.connect(to: endpoint) }
             _ = try await offload { try Self.roundTrip(socket) }
             try await relay.addFault(FaultRule(.fin, target: .existing))

@@ -72,7 +72,7 @@ public struct Cut: Fault {
                     if head.count < Self.statusPrefix.count, !Self.couldBeStatusLine(head + bytes[position...].prefix(Self.statusPrefix.count)) {
                         notHTTP = true
                         let what = head.isEmpty && bytes[position] == 0x16 ? "TLS" : "not HTTP/1"
-                        connection.fire("the answer is \(what), so it has no body to count: nothing is cut on this connection (cut acts on HTTP/1 answers; limit=BYTES cuts any stream, --tls intercept lets cut see inside TLS)")
+                        connection.fire("the answer is \(what), so it has no body to count: \(Event.nothingDone) on this connection (cut acts on HTTP/1 answers; limit=BYTES cuts any stream, --tls intercept lets cut see inside TLS)")
                         return .pass
                     }
                     // In a head: up to its blank line.

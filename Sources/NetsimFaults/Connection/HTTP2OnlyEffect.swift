@@ -8,7 +8,7 @@ struct HTTP2OnlyEffect: FaultEffect {
 
     mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
         if !atAccept {
-            connection.fire("\(name) acts on HTTP/2 connections the relay intercepts (--tls intercept; in a scenario, link: { tls: intercept }); this connection is not intercepted, or not HTTP/2: nothing done")
+            connection.fire("\(name) acts on HTTP/2 connections the relay intercepts (--tls intercept; in a scenario, link: { tls: intercept }); this connection is not intercepted, or not HTTP/2: \(Event.nothingDone)")
         }
         return .done
     }

@@ -6,7 +6,7 @@ import NetsimCore
 struct PacketOnlyEffect: FaultEffect {
     let name: String
     mutating func applied<Chunk: ByteChunk>(to connection: inout ConnectionMachine<Chunk>, atAccept: Bool) -> EffectLifetime {
-        connection.fire("\(name) acts on packets only (netsim shell); a relay cannot inject it")
+        connection.fire("\(name) acts on packets only (netsim shell); a relay cannot inject it: \(Event.nothingDone)")
         return .done
     }
 }
