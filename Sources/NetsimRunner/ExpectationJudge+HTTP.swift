@@ -41,7 +41,8 @@ extension ExpectationJudge {
         verdict.expected = wants
         var actual = sightings(matching, among: all, noun: "requests")
         var passed = range?.contains(matching.count) ?? true
-        verdict.focus = matching.first?.time ?? filter.window.from?.nanoseconds
+        verdict.focus = range.flatMap { Self.focus(on: matching.map(\.time), range: $0, from: filter.window.from?.nanoseconds) }
+            ?? matching.first?.time ?? filter.window.from?.nanoseconds
 
         if let minimumInterval {
             if matching.count < 2 {
@@ -80,7 +81,7 @@ extension ExpectationJudge {
         verdict.actual = sightings(matching, among: all, noun: "responses")
         verdict.passed = range.contains(matching.count)
         if all.isEmpty { verdict.note = verdict.actual }
-        verdict.focus = matching.first?.time ?? filter.window.from?.nanoseconds
+        verdict.focus = Self.focus(on: matching.map(\.time), range: range, from: filter.window.from?.nanoseconds)
     }
 
     /// `the relay saw 2: …` with up to five of them; with none, what it saw instead (so a wrong

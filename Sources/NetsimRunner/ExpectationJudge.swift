@@ -34,7 +34,7 @@ struct ExpectationJudge {
                     + (matching.isEmpty ? "" : ": " + matching.prefix(5).map { "\($0.method) \($0.path) at \(formatNanoseconds($0.time))" }.joined(separator: ", "))
                     + (matching.count > 5 ? ", … and \(matching.count - 5) more" : "")
                 verdict.passed = range.contains(matching.count)
-                verdict.focus = matching.first?.time
+                verdict.focus = Self.focus(on: matching.map(\.time), range: range, from: nil)
             }
         case .relay:
             judgeRelay(located.check, into: &verdict)
@@ -226,7 +226,7 @@ struct ExpectationJudge {
             verdict.expected = "\(range.of("new connection")) \(describe(window))"
             verdict.actual = "the relay accepted \(opened.count)" + times(opened)
             verdict.passed = range.contains(opened.count)
-            verdict.focus = window.from?.nanoseconds ?? opened.first
+            verdict.focus = Self.focus(on: opened, range: range, from: window.from?.nanoseconds)
         case .attempts(let window, let growth, let perSecond):
             let opened = openedTimes(in: window)
             verdict.focus = window.from?.nanoseconds ?? opened.first
@@ -277,6 +277,15 @@ struct ExpectationJudge {
             // QA 61: a window past the run's end was counted to the end without a word.
             verdict.note = "the run ended at \(formatNanoseconds(observations.ended)), before this window's end at \(to.compactDescription): what the relay saw up to then was counted"
         }
+    }
+
+    /// Where a count check's timeline is shown (QA 64: the first event, or the window's start,
+    /// whatever failed): past a `max`, the first one too many; short of a `min`, after the last
+    /// one seen (where the next was awaited), or the window's start; otherwise the start.
+    static func focus(on times: [Int64], range: CountRange, from start: Int64?) -> Int64? {
+        if let maximum = range.maximum, times.count > maximum { return times[maximum] }
+        if let minimum = range.minimum, times.count < minimum { return times.last ?? start }
+        return start ?? times.first
     }
 
     private func openedTimes(in window: TimeWindow) -> [Int64] {
