@@ -14,10 +14,10 @@ extension ExpectationJudge {
         /// nil: the upstream.
         var answeredBy: String?
 
-        /// `GET /data at 1.203 s on #3 (answered by outage)`: to the millisecond, so requests
+        /// `GET /data at 1.203s on #3 (answered by outage)`: to the millisecond, so requests
         /// a few milliseconds apart (a retry loop's) can be told apart.
         var line: String {
-            what + " at " + String(format: "%.3f s", Double(time) / 1e9) + (connection.map { " on \($0)" } ?? "")
+            what + " at " + String(format: "%.3fs", Double(time) / 1e9) + (connection.map { " on \($0)" } ?? "")
                 + (answeredBy.map { " (answered by \($0))" } ?? "")
         }
     }

@@ -105,7 +105,8 @@ enum TimelineText {
     static func formatSeconds(_ ns: Int64) -> String {
         // Integer division truncates toward zero: −0.5 s has 0 whole seconds, so the sign is
         // written on its own, never lost.
-        let ms = abs(ns) / 1_000_000
+        // Rounded to the millisecond, as the live lines round it (QA 64: 2.358s there, 2.357s here).
+        let ms = (abs(ns) + 500_000) / 1_000_000
         let text = (ns < 0 && ms > 0 ? "-" : "") + "\(ms / 1000).\(String(format: "%03d", Int(ms % 1000)))s"  // no -0.000s
         return String(repeating: " ", count: max(0, 8 - text.count)) + text
     }
