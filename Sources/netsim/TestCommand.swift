@@ -161,6 +161,14 @@ struct TestCommand: AsyncParsableCommand {
         for message in unsaved { StandardStream.error.write("Error: \(message)\n") }
         let failed = reports.failed  // failed, or netsim could not run it
         if !skipped.isEmpty { print("\(skipped.count) skipped (not runnable here, see above)") }
+        // Which ones, just above the counts, where a CI log is read (QA 64: it took scrolling);
+        // with a matrix, the matrix says it.
+        let notPassed = reports.cases.filter(\.didNotPass)
+        if !wantsMatrix, !notPassed.isEmpty {
+            let names = notPassed.prefix(20).map(\.name).joined(separator: ", ") + (notPassed.count > 20 ? ", … and \(notPassed.count - 20) more" : "")
+            let errors = notPassed.filter { $0.error != nil }.count
+            print("failed: \(names)" + (errors > 0 ? " (\(errors == notPassed.count ? "all" : "\(errors)") of them netsim could not run)" : ""))
+        }
         print("\(reports.cases.count - failed) passed, \(failed) failed")
         if !unsaved.isEmpty { throw ExitCode(1) }
         // With a baseline, the matrix decides: known failures are what the baseline says.

@@ -213,5 +213,8 @@ struct ScenarioCommandTests {
         let early = try #require(first.value, "no FAIL line: \(result.standardOutput)")
         #expect(ContinuousClock.now - early > .seconds(3), "the first verdict came with the last, at the exit:\n\(result.standardOutput)")
         #expect(result.standardOutput.contains("  again: netsim run Scenarios/refused.scn --client naive --seed 6\n"), "\(result.standardOutput)")
+        // The failures are named just above the counts, where a CI log is read (QA 64).
+        let tail = result.standardOutput.split(separator: "\n").suffix(2).map(String.init)
+        #expect(tail.first?.hasPrefix("failed: refused [naive]") == true && tail.last?.hasSuffix(" failed") == true, "\(tail)")
     }
 }
