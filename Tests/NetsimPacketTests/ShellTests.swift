@@ -343,7 +343,7 @@ extension ShellTests {
     @Test func flagsAPacketPathCannotHonourAreRefusedWithTheReason() async throws {
         let slice = try await ShellHarness.run(["--slice", "100", "--", "true"])
         #expect(slice.status != 0)
-        #expect(slice.standardError.contains("--slice and --slice-delay are for netsim relay"), "\(slice.standardError)")
+        #expect(slice.standardError.contains("--slice, --slice-delay and --slice-variation are for netsim relay and proxy"), "\(slice.standardError)")
         let queue = try await ShellHarness.run(["--queue", "10p", "--", "true"])
         #expect(queue.standardError.contains("--queue needs a --bandwidth"), "\(queue.standardError)")
         let downQueue = try await ShellHarness.run(["--up-bandwidth", "1mbit", "--down-queue", "10p", "--", "true"])
