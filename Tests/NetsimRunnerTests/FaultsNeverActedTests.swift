@@ -7,26 +7,17 @@ import Testing
 /// (QA 64: an HTTP/2 fault under an HTTP/1.1 client passed with nothing said).
 @Suite("Faults that never acted")
 struct FaultsNeverActedTests {
-    static let source = """
-        name: idle-faults
-        description: a rule for open connections with none open, and one for new connections with none to come
-        upstream:
-          routes:
-            - path: /a
-              body: a
-        client:
-          driver: naive
-        timeline:
+    static let source = oneRequestScenario("idle-faults", timeline: """
           - fault: stale
             target: existing
           - request: a
             path: /a
           - fault: blackhole
             target: new
-        expect:
+        """, expect: """
           - request: a
             status: 200
-        """
+        """)
 
     @Test func aRealRunNamesEachFaultThatDidNothingAndItsLine() async throws {
         let result = try await run(scenario(Self.source))

@@ -20,6 +20,25 @@ func scenario(_ source: String, file: String = "test.scn") throws -> Scenario {
     }
 }
 
+/// A scenario around one request, `a` (GET /a, answered "a"), with the naive driver: the steps
+/// and expectations are given as YAML list items, each line indented by two spaces.
+func oneRequestScenario(_ name: String, timeline: String = "  - request: a\n    path: /a", expect: String) -> String {
+    """
+    name: \(name)
+    description: one request, a, and the checks of a test
+    upstream:
+      routes:
+        - path: /a
+          body: a
+    client:
+      driver: naive
+    timeline:
+    \(timeline)
+    expect:
+    \(expect)
+    """
+}
+
 func run(_ scenario: Scenario, seed: UInt64? = nil) async throws -> RunResult {
     try await ScenarioRunner.run(scenario, options: RunOptions(seed: seed, workingDirectory: repositoryRoot))
 }

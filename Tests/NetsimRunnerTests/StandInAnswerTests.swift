@@ -90,25 +90,13 @@ struct UnseenPassTests {
     /// text report (QA 64: it got the note for a window's end, and the text showed none, nor the
     /// HTML page), once per moment of the timeline.
     @Test func aFailedWindowAfterTheRunsEndSaysWhy() async throws {
-        let result = try await run(scenario("""
-            name: late-window-min
-            description: one request, then a minimum over a window long after the run
-            upstream:
-              routes:
-                - path: /a
-                  body: a
-            client:
-              driver: naive
-            timeline:
-              - request: a
-                path: /a
-            expect:
+        let result = try await run(scenario(oneRequestScenario("late-window-min", expect: """
               - request: a
                 status: 404
                 error: any
               - relay:
                   new_connections: { from: 60s, min: 1 }
-            """))
+            """)))
         let verdict = try #require(result.verdicts.first { $0.title.hasPrefix("relay: new connections") })
         #expect(!verdict.passed)
         #expect(verdict.note?.hasSuffix("before this window began at 60s: nothing the relay saw could count") == true, "\(verdict.note ?? "no note")")
@@ -124,19 +112,7 @@ struct UnseenPassTests {
     /// nothing (`from: 60s` in a run of a second: a typo, or a timeline that got shorter); one
     /// that ends after it is counted to the run's end, and says so.
     @Test func aWindowAfterTheRunsEndSaysSoUnderItsPass() async throws {
-        let result = try await run(scenario("""
-            name: late-window
-            description: one request, then checks on a window long after the run
-            upstream:
-              routes:
-                - path: /a
-                  body: a
-            client:
-              driver: naive
-            timeline:
-              - request: a
-                path: /a
-            expect:
+        let result = try await run(scenario(oneRequestScenario("late-window", expect: """
               - request: a
                 status: 200
               - relay:
@@ -144,7 +120,7 @@ struct UnseenPassTests {
                   bytes: { from: 1m, max: 0 }
               - relay:
                   new_connections: { to: 60s, max: 1 }
-            """))
+            """)))
         #expect(result.passed, "\(TextReport.render(result))")
         let late = result.verdicts.filter { $0.check.check.isRelayWindowFrom60 }
         #expect(late.count == 2)
