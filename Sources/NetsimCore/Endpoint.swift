@@ -75,6 +75,14 @@ public struct Endpoint: Hashable, Sendable, CustomStringConvertible {
     /// True for addresses that only this machine can reach: `localhost`, 127.0.0.0/8, `::1` in
     /// any spelling, and 127.x mapped into IPv6 (`::ffff:127.0.0.1`, which was warned about as
     /// open to the network).
+    public var isWildcard: Bool { Self.isWildcard(host) }
+
+    /// True for the addresses that mean "every interface" (`0.0.0.0`, `::` in any spelling): a
+    /// listener's, never one a client reaches.
+    public static func isWildcard(_ host: String) -> Bool {
+        DNSMapping.addressBytes(host)?.allSatisfy { $0 == 0 } ?? false
+    }
+
     public var isLoopback: Bool {
         if host.lowercased() == "localhost" { return true }
         guard let bytes = DNSMapping.addressBytes(host) else { return false }

@@ -15,11 +15,14 @@ public final class JSONLinesEventSink: EventSink {
     private let handle: FileHandle
     private let closeOnDeinit: Bool
     private let flushThreshold: Int
-    /// Lines not written yet. Locked although the log calls one sink method at a time, so that
-    /// the compiler can check it, and `deinit`'s last flush needs no reasoning.
-    private let pending = LockedBox(Data())
-    /// Once a write failed (a reader that left the pipe, a full disk), nothing more is written.
-    private let failed = LockedBox(false)
+    /// Lines not written yet, and whether a write failed (a reader that left the pipe, a full
+    /// disk: nothing more is written). Locked although the log calls one sink method at a time,
+    /// so that the compiler can check it, and `deinit`'s last flush needs no reasoning.
+    private let pending = LockedBox(Pending())
+    private struct Pending {
+        var lines = Data()
+        var failed = false
+    }
     /// Told once, with the system's reason, when a write fails: the events from then on are lost.
     private let onFailure: (@Sendable (String) -> Void)?
 
@@ -53,9 +56,9 @@ public final class JSONLinesEventSink: EventSink {
     public func receive(_ event: Event) {
         let line = event.jsonLine
         pending.withLock { pending in
-            pending.append(contentsOf: line.utf8)
-            pending.append(0x0A)
-            if pending.count >= flushThreshold { write(&pending) }
+            pending.lines.append(contentsOf: line.utf8)
+            pending.lines.append(0x0A)
+            if pending.lines.count >= flushThreshold { write(&pending) }
         }
     }
 
@@ -63,14 +66,14 @@ public final class JSONLinesEventSink: EventSink {
         pending.withLock { write(&$0) }
     }
 
-    private func write(_ pending: inout Data) {
-        guard !pending.isEmpty else { return }
-        defer { pending.removeAll(keepingCapacity: true) }
-        guard !failed.withLock({ $0 }) else { return }
+    private func write(_ pending: inout Pending) {
+        guard !pending.lines.isEmpty else { return }
+        defer { pending.lines.removeAll(keepingCapacity: true) }
+        guard !pending.failed else { return }
         do {
-            try handle.write(contentsOf: pending)
+            try handle.write(contentsOf: pending.lines)
         } catch {
-            failed.withLock { $0 = true }
+            pending.failed = true
             onFailure?(error.posixReason)
         }
     }

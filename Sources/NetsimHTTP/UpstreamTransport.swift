@@ -1,3 +1,4 @@
+import NetsimCore
 import NIOSSL
 import NetsimTLS
 
@@ -23,9 +24,8 @@ public struct UpstreamTransport: Sendable {
     /// (one that connects by address) names `host` too. It named loopback only, so a packet
     /// link's client, reaching the server at the link's host address, could not verify it (QA 62).
     public func tls(reaching host: String) throws -> TLSConfiguration? {
-        guard let tls, let authority, let address = ServerName.address(host), !ServerName.loopback.contains(address) else { return tls }
-        // A wildcard (0.0.0.0, ::) is no address a client reaches.
-        if case .ip(let bytes) = address, bytes.allSatisfy({ $0 == 0 }) { return tls }
+        guard let tls, let authority, !Endpoint.isWildcard(host), let address = ServerName.address(host),
+              !ServerName.loopback.contains(address) else { return tls }
         return try authority.presentingLeaves(in: tls, reaching: address)
     }
 

@@ -60,10 +60,9 @@ public struct ConnectionObserver: Sendable {
             return open(key, isn: segment.sequence)
         }
         guard var connection = connections[key] else { return nil }
-        // Kept unless it ended here: put back after `forget`, a closed connection closed again on
-        // each later segment (QA 64: one FIN close, then four RST closes in the event log).
-        var ended = false
-        defer { if !ended { connections[key] = connection } }
+        // Written back unless it ended here (`forget`): put back, a closed connection closed again
+        // on each later segment (QA 64: one FIN close, then four RST closes in the event log).
+        defer { if connections[key] != nil { connections[key] = connection } }
         if !up, segment.flags & TCPHeaderView.syn != 0 { connection.serverISN = segment.sequence }
         let covered = segment.payloadLength + (segment.flags & TCPHeaderView.fin != 0 ? 1 : 0)
         if let isn = up ? connection.clientISN : connection.serverISN, covered > 0 {
@@ -75,13 +74,11 @@ public struct ConnectionObserver: Sendable {
         }
         let side: Side = up ? .client : .upstream
         if segment.flags & TCPHeaderView.rst != 0 {
-            ended = true
             forget(key)
             return (connection.id, .closed(by: connection.firstFIN ?? side, how: .rst, upBytes: connection.upBytes, downBytes: connection.downBytes))
         }
         guard segment.flags & TCPHeaderView.fin != 0, connection.finFrom.insert(direction).inserted else { return nil }
         if connection.finFrom.count == 2 {
-            ended = true
             forget(key)
             return (connection.id, .closed(by: connection.firstFIN ?? side, how: .fin, upBytes: connection.upBytes, downBytes: connection.downBytes))
         }

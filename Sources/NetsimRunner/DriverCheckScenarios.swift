@@ -127,7 +127,7 @@ enum DriverCheckScenarios {
         let big = bytes.response
         // Its text is the first 65536 bytes: netsim cuts a longer one and says so in the log
         // (/bytes is the one body here that long).
-        let wholeText = run.clientLog.contains("netsim kept its first \(DriverResponse.textLimit)")
+        let wholeText = run.clientLog.contains(ExecAnswer.keptText)
         let bigRight = big.bodyLength == 100_000 && (big.bodySHA256?.count == 64) && !wholeText
         findings.append(Finding("large body", bigRight ? .pass : .fail,
                                 bigRight ? "100000 bytes: body_length, a digest of the whole body, the first 65536 as text"

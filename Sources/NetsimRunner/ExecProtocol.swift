@@ -165,6 +165,9 @@ struct ExecAnswer: Codable, Equatable {
     /// driver reports it, and what was cut, for the client's log. A U+FFFD counts as the one
     /// invalid byte it replaced. A client that sent its whole 50 MB body had it kept, and judged
     /// whole where another driver's first 64 KiB is judged (QA 62).
+    /// What the client's log says when a body's text was cut (driver-check looks for it).
+    static let keptText = "netsim kept its first \(DriverResponse.textLimit)"
+
     func limitingBody() -> (answer: ExecAnswer, note: String?) {
         guard let body, body.utf8.count > DriverResponse.textLimit else { return (self, nil) }
         var kept = 0
@@ -179,7 +182,7 @@ struct ExecAnswer: Codable, Equatable {
         guard end < body.unicodeScalars.endIndex else { return (self, nil) }
         var limited = self
         limited.body = String(body.unicodeScalars[..<end])
-        return (limited, "the answer to request \(id) has a body of \(body.utf8.count) bytes of text; netsim kept its first \(DriverResponse.textLimit) (docs/drivers.md: body is at most the body's first 65536 bytes)")
+        return (limited, "the answer to request \(id) has a body of \(body.utf8.count) bytes of text; \(Self.keptText) (docs/drivers.md: body is at most the body's first 65536 bytes)")
     }
 
     /// What is wrong with `error`'s kind, when it is not one netsim knows: the answer still

@@ -186,7 +186,7 @@ struct RelayCommand: AsyncParsableCommand {
         let (to, at) = (upstream.host.lowercased(), bound.host.lowercased())
         if to == at { return true }
         if to == "localhost", ["127.0.0.1", "::1"].contains(at) { return true }
-        return ["0.0.0.0", "::"].contains(at) && upstream.isLoopback
+        return bound.isWildcard && upstream.isLoopback
     }
 
     /// The warning for a listener other machines can reach; nil on loopback.

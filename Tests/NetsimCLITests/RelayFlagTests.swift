@@ -88,6 +88,9 @@ struct RelayFlagTests {
         // A port 0 listener is checked once bound: the port it got.
         #expect(RelayCommand.isItself(Endpoint(host: "localhost", port: 4000), bound: Endpoint(host: "::1", port: 4000)))
         #expect(!RelayCommand.isItself(Endpoint(host: "127.0.0.1", port: 4000), bound: Endpoint(host: "127.0.0.1", port: 4001)))
+        // A wildcard in any spelling (Endpoint.isWildcard, the built-in server's TLS leaf's rule too).
+        #expect(RelayCommand.isItself(Endpoint(host: "::1", port: 4000), bound: Endpoint(host: "0:0:0:0:0:0:0:0", port: 4000)))
+        #expect(Endpoint.isWildcard("::") && Endpoint.isWildcard("0.0.0.0") && !Endpoint.isWildcard("127.0.0.1") && !Endpoint.isWildcard("localhost"))
     }
 
     @Test func sliceAndDistribution() throws {
