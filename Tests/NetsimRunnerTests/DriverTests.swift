@@ -254,6 +254,23 @@ struct DriverTests {
         #expect(naiveTook >= .milliseconds(800), "two attempts of 400 ms each: \(naiveTook)")
     }
 
+    /// A server that resets every connection as it accepts it: the reset can land before the
+    /// driver looks at its new connection, and a closed channel has no address. The log said
+    /// "reset on port 0"; the port is read as the connect completes, and never made up.
+    @Test(arguments: ["naive", "resilient"])
+    func aConnectionResetAtOnceIsNeverPortZero(_ name: String) async throws {
+        let server = try LoopbackServer { socket in socket.reset() }
+        defer { server.stop() }
+        let driver = Self.make(name, Self.client(name, timeout: .seconds(2), pool: 0, retries: 0))
+        for id in 1...20 {
+            let response = try await Self.get(driver, server.endpoint, "/hello", id: id)
+            #expect(response.error == .reset, "\(response)")
+        }
+        let log = await driver.log
+        await driver.shutdown()
+        #expect(!log.contains("port 0"), "\(log)")
+    }
+
     @Test func urlSessionReportsNoLocalPort() async throws {
         try await Self.withDriver("urlsession") { driver, endpoint in
             let response = try await Self.get(driver, endpoint, "/hello")

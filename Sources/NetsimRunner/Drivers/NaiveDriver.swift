@@ -83,7 +83,7 @@ public final class NaiveDriver: ClientDriver {
             let result = await link.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
             switch result {
             case .success(let response):
-                note("\(request.label) attempt \(attempt + 1): \(response.status) on port \(link.localPort ?? 0)")
+                note("\(request.label) attempt \(attempt + 1): \(response.status)\(link.onPort)")
                 connector.release(link, key: key, after: response)
                 if response.status >= 500, attempt < retries {
                     attempt += 1
@@ -94,7 +94,7 @@ public final class NaiveDriver: ClientDriver {
                 }
                 return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: link.localPort)
             case .failure(let failure):
-                note("\(request.label) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(link.localPort ?? 0): \(failure.message)")
+                note("\(request.label) attempt \(attempt + 1): \(failure.kind.rawValue)\(link.onPort): \(failure.message)")
                 if case .http1(let connection) = link { connection.close() }
                 if attempt < retries {
                     attempt += 1

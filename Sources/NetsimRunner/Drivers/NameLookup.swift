@@ -13,10 +13,12 @@ enum NameLookup: Sendable {
     /// OkHttp, URLSession and curl count it (`resilient`).
     case beforeConnect
 
-    /// A connected channel to `host`:`port` made by `bootstrap`.
-    func connect(_ bootstrap: ClientBootstrap, host: String, port: Int) async throws -> any Channel {
+    /// A connected channel to `host`:`port` made by `bootstrap`, and its local port — read on
+    /// the channel's loop as the connect completes: a reset that lands before the caller
+    /// resumes closes the channel, and a closed channel no longer knows its address.
+    func connect(_ bootstrap: ClientBootstrap, host: String, port: Int) async throws -> (channel: any Channel, localPort: Int?) {
         guard self == .beforeConnect, (try? SocketAddress(ipAddress: host, port: port)) == nil else {
-            return try await bootstrap.connect(host: host, port: port).get()
+            return try await Self.withLocalPort(bootstrap.connect(host: host, port: port))
         }
         let address: SocketAddress
         do {
@@ -24,7 +26,11 @@ enum NameLookup: Sendable {
         } catch {
             throw NameLookupFailure(host: host, underlying: error)
         }
-        return try await bootstrap.connect(to: address).get()
+        return try await Self.withLocalPort(bootstrap.connect(to: address))
+    }
+
+    private static func withLocalPort(_ connected: EventLoopFuture<any Channel>) async throws -> (channel: any Channel, localPort: Int?) {
+        try await connected.map { (channel: $0, localPort: $0.localAddress?.port) }.get()
     }
 }
 

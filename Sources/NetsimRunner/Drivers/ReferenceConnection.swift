@@ -56,6 +56,10 @@ enum ReferenceLink: Sendable {
         }
     }
 
+    /// " on port N" for a log line, or nothing when the port was not known (a connection reset
+    /// as it was made): never a made-up port 0.
+    var onPort: String { localPort.map { " on port \($0)" } ?? "" }
+
     func exchange(method: String, url: PlainURL, headers: [HTTPHeader], body: String?, timeout: Duration?) async -> Result<RawResponse, ExchangeFailure> {
         switch self {
         case .http1(let connection): await connection.exchange(method: method, url: url, headers: headers, body: body, timeout: timeout)
@@ -80,10 +84,10 @@ final class ReferenceConnection: Sendable {
     /// The handler lives on the channel's event loop; requests reach it from there.
     private let exchange: NIOLoopBound<ExchangeHandler>
 
-    init(channel: any Channel, exchange: NIOLoopBound<ExchangeHandler>) {
+    init(channel: any Channel, exchange: NIOLoopBound<ExchangeHandler>, localPort: Int?) {
         self.channel = channel
         self.exchange = exchange
-        localPort = channel.localAddress?.port
+        self.localPort = localPort
     }
 
     /// The reference clients' TCP: no Nagle, and a server's FIN leaves the connection half-open
@@ -106,9 +110,9 @@ final class ReferenceConnection: Sendable {
                     try channel.pipeline.syncOperations.addHandler(ExchangeHandler())
                 }
             }
-        let channel: any Channel
+        let (channel, localPort): (any Channel, Int?)
         do {
-            channel = try await lookup.connect(bootstrap, host: host, port: port)
+            (channel, localPort) = try await lookup.connect(bootstrap, host: host, port: port)
         } catch {
             throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: SocketFailureText.describe(error), beforeResponse: true)
         }
@@ -116,7 +120,7 @@ final class ReferenceConnection: Sendable {
             let handler = try await channel.eventLoop.submit {
                 NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ExchangeHandler.self), eventLoop: channel.eventLoop)
             }.get()
-            return ReferenceConnection(channel: channel, exchange: handler)
+            return ReferenceConnection(channel: channel, exchange: handler, localPort: localPort)
         } catch {
             // Connected, and already torn down (its handlers are gone): reset as it was made.
             channel.close(promise: nil)

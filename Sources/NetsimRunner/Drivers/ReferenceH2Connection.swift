@@ -104,7 +104,7 @@ final class ReferenceH2Connection: Sendable {
             }
         let channel: any Channel
         do {
-            channel = try await lookup.connect(bootstrap, host: url.host, port: url.port)
+            channel = try await lookup.connect(bootstrap, host: url.host, port: url.port).channel
         } catch {
             throw ExchangeFailure(kind: NIOErrorKind.kind(of: error) ?? .other, message: SocketFailureText.describe(error), beforeResponse: true)
         }
@@ -127,7 +127,7 @@ final class ReferenceH2Connection: Sendable {
             try sync.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
             let handler = ExchangeHandler()
             try sync.addHandler(handler)
-            return .http1(ReferenceConnection(channel: channel, exchange: NIOLoopBound(handler, eventLoop: channel.eventLoop)))
+            return .http1(ReferenceConnection(channel: channel, exchange: NIOLoopBound(handler, eventLoop: channel.eventLoop), localPort: channel.localAddress?.port))
         }
         let multiplexer = try sync.configureHTTP2Pipeline(mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()) { pushed in
             pushed.close()  // no server push

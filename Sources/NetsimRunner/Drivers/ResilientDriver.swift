@@ -112,7 +112,7 @@ public final class ResilientDriver: ClientDriver {
                         reused = true
                         break
                     }
-                    note("\(request.label) dropping dead pooled connection (port \(pooled.localPort ?? 0))")
+                    note("\(request.label) dropping dead pooled connection\(ReferenceLink.http1(pooled).onPort)")
                     pooled.close()
                 }
             }
@@ -137,7 +137,7 @@ public final class ResilientDriver: ClientDriver {
             let result = await link.exchange(method: method, url: url, headers: request.headers, body: request.body, timeout: config.timeout)
             switch result {
             case .success(let response):
-                note("\(request.label) attempt \(attempt + 1): \(response.status) on port \(link.localPort ?? 0)\(reused ? " (reused)" : "")")
+                note("\(request.label) attempt \(attempt + 1): \(response.status)\(link.onPort)\(reused ? " (reused)" : "")")
                 connector.release(link, key: key, after: response)
                 if let portal = await captivePortal(response, url: url, request: request) {
                     return ResponseBuilder.failure(.other, portal, localPort: link.localPort)
@@ -157,7 +157,7 @@ public final class ResilientDriver: ClientDriver {
                 }
                 return ResponseBuilder.response(status: response.status, headers: response.headers, body: response.body, localPort: link.localPort)
             case .failure(let failure):
-                note("\(request.label) attempt \(attempt + 1): \(failure.kind.rawValue) on port \(link.localPort ?? 0)\(reused ? " (reused)" : ""): \(failure.message)")
+                note("\(request.label) attempt \(attempt + 1): \(failure.kind.rawValue)\(link.onPort)\(reused ? " (reused)" : ""): \(failure.message)")
                 if attempt < retries, Self.retryable(failure, idempotent: idempotent) {
                     retire(link, after: failure, reused: reused, key: key)
                     attempt += 1
