@@ -49,7 +49,7 @@ public final class ExecDriver: ClientDriver {
     private let stopOnInterrupt: UInt64
 
     public var name: String { state.withLockedValue { $0.name } }
-    /// `exec: `, after the user's label when there is one.
+    /// `exec: `, after the user's label when there is one; nothing for a built-in driver.
     private let namePrefix: String
 
     /// Starts `command` with `client`'s settings as its first input line.
@@ -58,13 +58,16 @@ public final class ExecDriver: ClientDriver {
     ///   the client's timeout, plus 10 s).
     /// - Parameter label: the user's name for the client (`--client exec:NAME=…`), put before
     ///   what the client calls itself so reports tell it from a built-in column.
+    /// - Parameter builtin: the in-process driver this process serves (`netsim exec-client`
+    ///   inside a packet link's namespace): the run reports it by the name it greets with, as a
+    ///   relay run of the same driver does, not as `exec: …`.
     public init(command: [String], client: ClientSpec, workingDirectory: String? = nil, environment: [String: String] = [:],
-                answerDeadline: Duration? = nil, label: String? = nil) throws {
+                answerDeadline: Duration? = nil, label: String? = nil, builtin: String? = nil) throws {
         guard !command.isEmpty else { throw RunnerError.invalid("the exec driver needs a command") }
         Self.ignoreSIGPIPE
-        let prefix = (label.map { "\($0): " } ?? "") + "exec: "
+        let prefix = builtin != nil ? "" : (label.map { "\($0): " } ?? "") + "exec: "
         self.namePrefix = prefix
-        let state = NIOLockedValueBox(State(name: prefix + command.joined(separator: " ")))
+        let state = NIOLockedValueBox(State(name: builtin ?? prefix + command.joined(separator: " ")))
         self.state = state
         let changed = changes.continuation
         self.answerDeadline = answerDeadline ?? (client.timeout ?? .seconds(30)) * 3 + .seconds(10)

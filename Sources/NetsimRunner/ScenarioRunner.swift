@@ -321,7 +321,8 @@ public enum DriverFactory {
         case let name where placement != nil && inProcess.contains(name):
             let seed = options.seed(for: scenario)
             return try ExecDriver(command: try placement!.inProcessDriver(name, seed: seed, caFile: caFile), client: scenario.client,
-                                  workingDirectory: options.workingDirectory, environment: caEnvironment.merging(placement!.environment) { $1 })
+                                  workingDirectory: options.workingDirectory, environment: caEnvironment.merging(placement!.environment) { $1 },
+                                  builtin: name)
         default:
             guard let driver = makeInProcess(name, client: scenario.client, seed: options.seed(for: scenario), caFile: caFile) else {
                 throw RunnerError.invalid("driver '\(name)' is not available in this netsim; available: \(names.joined(separator: ", "))")

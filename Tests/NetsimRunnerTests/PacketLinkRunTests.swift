@@ -60,6 +60,9 @@ struct PacketLinkRunTests {
     func faultsClearsAndLinkStepsActOnThePacketPath() async throws {
         let result = try await run(try scenario(Self.source))
         #expect(result.passed, "\(TextReport.render(result))")
+        // The built-in driver runs in the namespace as `netsim exec-client`; reports name it as a
+        // relay run does (QA 64: "exec: resilient").
+        #expect(result.driverName == ResilientDriver(client: try scenario(Self.source).client).name)
         let kinds = result.events.map(\.kind)
         #expect(kinds.contains(.faultFired(fault: "offline", detail: "the namespace's interface is down: connects fail with ENETUNREACH, open connections hear nothing")))
         #expect(kinds.contains(.faultLifted(fault: "offline")))
