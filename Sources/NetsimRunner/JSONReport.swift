@@ -21,10 +21,15 @@ public enum JSONReport {
         public var serverRequests: [ServerRequest]
         /// A client that accepted a certificate it must refuse (`bad-cert`); absent when none.
         public var securityFindings: [String]?
+        /// In a suite (`netsim test`): the client as `--client` names it — the matrix's column,
+        /// where `driver` is what the client calls itself.
+        public var client: String?
+        /// In a suite: the command that runs this one again alone, as it ran.
+        public var again: String?
 
         enum CodingKeys: String, CodingKey {
-            case scenario, file, driver, seed, passed, durationSeconds = "duration_seconds", checks, requests
-            case serverRequests = "server_requests", securityFindings = "security_findings"
+            case scenario, file, driver, client, seed, passed, durationSeconds = "duration_seconds", checks, requests
+            case serverRequests = "server_requests", securityFindings = "security_findings", again
         }
 
         public init(_ result: RunResult) {
@@ -153,15 +158,22 @@ public enum JSONReport {
         /// Always false; there so that every entry of `runs` has `passed`.
         public var passed = false
         public var error: String
+        /// The client as `--client` names it, as in a run entry.
+        public var client: String?
+        /// The command that tries it again alone.
+        public var again: String?
 
-        enum CodingKeys: String, CodingKey { case scenario, file, driver, seed, passed, error }
+        enum CodingKeys: String, CodingKey { case scenario, file, driver, client, seed, passed, error, again }
 
-        public init(scenario: String, file: String, driver: String? = nil, seed: UInt64? = nil, error: String) {
+        public init(scenario: String, file: String, driver: String? = nil, seed: UInt64? = nil, error: String,
+                    client: String? = nil, again: String? = nil) {
             self.scenario = scenario
             self.file = file
             self.driver = driver
             self.seed = seed
             self.error = error
+            self.client = client
+            self.again = again
         }
     }
 

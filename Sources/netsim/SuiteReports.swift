@@ -79,7 +79,9 @@ struct SuiteReports {
                     name: job.name, file: job.scenario.file, seconds: Double(result.duration) / 1e9,
                     failure: result.passed ? nil : TextReport.render(result) + "\nagain: \(job.rerun(seed: result.seed))",
                     message: JUnitReport.message(for: result)))
-                entries.append(.run(JSONReport.Run(result)))
+                var entry = JSONReport.Run(result)
+                (entry.client, entry.again) = (job.chosenClient, job.rerun(seed: result.seed))
+                entries.append(.run(entry))
                 measurement.add(scenario: rows[job.scenario.file]!, driver: job.column, MatrixOutcome(result))
                 pages.append(HTMLReport.Entry(.run(result), cell: place))
             case .done(.failure(let failure)):
@@ -104,7 +106,8 @@ struct SuiteReports {
         cases.append(JUnitReport.Case(name: job.name, file: job.scenario.file, seconds: seconds, failure: nil,
                                       error: "\(junit)\nagain: \(job.rerun(seed: seed))"))
         entries.append(.failure(JSONReport.Failure(scenario: job.scenario.name, file: job.scenario.file,
-                                                   driver: job.driver ?? job.scenario.client.driver, seed: seed, error: why)))
+                                                   driver: job.driver ?? job.scenario.client.driver, seed: seed, error: why,
+                                                   client: job.chosenClient, again: job.rerun(seed: seed))))
         measurement.add(scenario: place.scenario, driver: place.driver, .error)
         pages.append(HTMLReport.Entry(.failure(scenario: job.scenario.name, file: job.scenario.file, driver: job.column, error: why), cell: place))
     }

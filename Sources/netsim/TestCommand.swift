@@ -216,6 +216,8 @@ struct TestCommand: AsyncParsableCommand {
         var runSuffix: String { rounds > 1 ? " (run \(round) of \(rounds))" : "" }
         /// The matrix column: the driver, or `client` for the scenario's own.
         var column: String { client.column }
+        /// The client as `--client` chose it, for `--json`; nil for the scenario's own.
+        var chosenClient: String? { client.arguments.isEmpty ? nil : column }
 
         /// The command that runs this one again alone, as it ran (QA 58: a CI failure did not
         /// say its seed): `netsim run FILE --client naive --seed 7`.

@@ -132,6 +132,27 @@ struct ScenarioCommandTests {
         let run = try #require((object?["runs"] as? [[String: Any]])?.first, "\(String(describing: object))")
         #expect(run["driver"] as? String == "ghost" && run["seed"] as? Int == 9 && run["passed"] as? Bool == false, "\(run)")
         #expect((run["error"] as? String)?.isEmpty == false, "\(run)")
+        #expect(run["client"] as? String == "ghost", "\(run)")
+        #expect(run["again"] as? String == "netsim run Scenarios/server-fin.scn --client exec:ghost=/nonexistent/netsim-client --seed 9", "\(run)")
+    }
+
+    /// A suite's run entry says the client as `--client` chose it (the matrix's column; `driver`
+    /// is what the client calls itself) and the command that runs it again (QA 64: only the
+    /// JUnit text had it). The scenario's own client is not a choice: no `client`.
+    @Test func aSuitesRunEntryNamesItsClientAndHowToRunItAgain() async throws {
+        let json = Self.temporary("suite-entry.json")
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        func entry(_ choice: [String]) async throws -> [String: Any] {
+            let (status, out, _) = try await Self.netsim(["test", "Scenarios/server-fin.scn", "--seed", "4", "--json", json] + choice)
+            #expect(status <= 1, "a verdict (naive fails server-fin): \(out)")
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any]
+            return try #require((object?["runs"] as? [[String: Any]])?.first, "\(String(describing: object))")
+        }
+        let chosen = try await entry(["--client", "naive"])
+        #expect(chosen["client"] as? String == "naive" && (chosen["driver"] as? String)?.hasPrefix("naive (") == true, "\(chosen)")
+        #expect(chosen["again"] as? String == "netsim run Scenarios/server-fin.scn --client naive --seed 4", "\(chosen)")
+        let own = try await entry([])
+        #expect(own["client"] == nil && own["again"] as? String == "netsim run Scenarios/server-fin.scn --seed 4", "\(own)")
     }
 
     /// A run netsim could not make is timed as long as it tried (QA 58: a client that never said
