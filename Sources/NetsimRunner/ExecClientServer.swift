@@ -1,5 +1,6 @@
 import Foundation
 import NetsimCore
+import NetsimFaults
 import NetsimHTTP
 import NetsimScenario
 import NIOConcurrencyHelpers
@@ -32,10 +33,13 @@ public enum ExecClientServer {
         await withTaskGroup(of: Void.self) { group in
             while let line = await lines.next() {
                 guard case .request(let request)? = try? JSONDecoder().decode(ExecCommand.self, from: Data(line.utf8)) else { continue }
+                // The driver's log names a scenario's request by its tag, as in a relay run.
+                let tag = request.headers.first { $0.key.caseInsensitiveCompare(RequestTag.header) == .orderedSame }?.value
                 group.addTask {
                     let response = try? await driver.perform(DriverRequest(
                         id: request.id, method: request.method, url: request.url,
-                        headers: request.headers.sorted { $0.key < $1.key }.map { HTTPHeader($0.key, $0.value) }, body: request.body))
+                        headers: request.headers.sorted { $0.key < $1.key }.map { HTTPHeader($0.key, $0.value) }, body: request.body,
+                        label: tag.flatMap(RequestTag.label(ofValue:))))
                     output.write(ExecAnswer(id: request.id, response ?? DriverResponse(error: .other, errorMessage: "the driver failed")))
                 }
             }

@@ -137,7 +137,7 @@ final class TimelinePlayer: Sendable {
         do {
             let tag = HTTPHeader(RequestTag.header, RequestTag.value(name: request.name, index: index))
             response = try await driver.perform(DriverRequest(id: id, method: request.method, url: url, headers: request.headers + [tag], body: request.body,
-                                                              label: "\(request.name) #\(index + 1)"))
+                                                              label: RequestTag.label(name: request.name, index: index)))
         } catch {
             response = DriverResponse(error: .other, errorMessage: "driver failure: \(error)")
         }

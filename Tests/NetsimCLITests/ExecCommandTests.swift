@@ -90,31 +90,36 @@ struct ExecCommandTests {
         #expect(noDirErr.contains("--exec-dir /nonexistent: there is no such folder"), "\(noDirErr)")
     }
 
-    /// A client that dies at once: the check stops at hello, says why with the client's stderr,
-    /// exit status 1 (and netsim is not killed by SIGPIPE writing config into the dead pipe).
     /// An in-process driver behind the exec protocol (what a packet link runs in its namespace):
-    /// hello names the driver, an answer carries the request's id and the error kind.
+    /// hello names the driver, an answer carries the request's id and the error kind, and the
+    /// driver's log names a scenario's request by its tag, as a relay run's does (QA 64: `#8`).
     @Test func execClientServesTheProtocolWithAnInProcessDriver() async throws {
         let client = try WatchedProcess(NetsimProcess.executable, ["exec-client", "--client", "naive"], standardInput: true)
         let lines = [
             #"{"type":"config","timeout":2,"connect_timeout":null,"pool":null,"retries":0,"settings":{}}"#,
             // Port 1 on loopback: nothing listens there, the connect is refused at once.
             #"{"type":"request","id":7,"method":"GET","url":"http://127.0.0.1:1/","headers":{},"body":null}"#,
+            #"{"type":"request","id":8,"method":"GET","url":"http://127.0.0.1:1/","headers":{"x-netsim-request":"feed#2"},"body":null}"#,
         ]
         try client.write(lines.joined(separator: "\n") + "\n")
         client.closeInput()
         let result = try await client.result(within: .seconds(30))
         let replies = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(replies.count == 2, "\(replies)")
+        #expect(replies.count == 3, "\(replies)")
         #expect(replies.first?.contains(#""type":"hello""#) == true && replies.first?.contains("naive") == true, "\(replies)")
-        #expect(replies.last?.contains(#""id":7"#) == true && replies.last?.contains(#""kind":"refused""#) == true, "\(replies)")
+        let seven = replies.first { $0.contains(#""id":7"#) }
+        #expect(seven?.contains(#""kind":"refused""#) == true, "\(replies)")
+        #expect(result.standardError.contains("#7 attempt 1: connect failed"), "\(result.standardError)")
+        #expect(result.standardError.contains("feed #2 attempt 1: connect failed"), "\(result.standardError)")
 
         let (status, _, err) = try await ScenarioCommandTests.netsim(["exec-client", "--client", "curl"])
         #expect(status == 64)
         #expect(err.contains("urlsession, async-http-client, naive, resilient"), "\(err)")
     }
 
+    /// A client that dies at once: the check stops at hello, says why with the client's stderr,
+    /// exit status 1 (and netsim is not killed by SIGPIPE writing config into the dead pipe).
     @Test func driverCheckSaysWhyAClientFailsHello() async throws {
         let (status, out, _) = try await ScenarioCommandTests.netsim(["driver-check", "--", "sh", "-c", "printf '%s-%s\\n' last words >&2; exit 4"])
         #expect(status == 1, "\(out)")

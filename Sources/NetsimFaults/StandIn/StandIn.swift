@@ -82,4 +82,14 @@ public enum RequestTag {
 
     /// The tag of request `index` (from 0) of the scenario request called `name`.
     public static func value(name: String, index: Int) -> String { "\(name)#\(index + 1)" }
+
+    /// How a client's log names request `index` of `name`: `feed #2`.
+    public static func label(name: String, index: Int) -> String { "\(name) #\(index + 1)" }
+
+    /// The log's name of the request a tag `value` stands for (`feed#2` → `feed #2`); nil when
+    /// it is not a tag (`netsim exec-client` names its requests by their tags).
+    public static func label(ofValue value: String) -> String? {
+        guard let hash = value.lastIndex(of: "#"), hash > value.startIndex, Int(value[value.index(after: hash)...]) != nil else { return nil }
+        return "\(value[..<hash]) \(value[hash...])"
+    }
 }
