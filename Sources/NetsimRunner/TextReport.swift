@@ -9,7 +9,7 @@ public enum TextReport {
         var lines: [String] = []
         let pass = color ? "\u{1B}[32m✔\u{1B}[0m" : "✔"
         let fail = color ? "\u{1B}[31m✘\u{1B}[0m" : "✘"
-        var shownFocus: Set<Int64> = []
+        var shownSlices: Set<[String]> = []
         for verdict in result.verdicts {
             let policy = verdict.expectation.judges == .policy ? " [app policy]" : ""
             lines.append("\(verdict.passed ? pass : fail) \(verdict.title)\(policy)")
@@ -23,16 +23,17 @@ public enum TextReport {
             // it was shown under passes only (QA 64).
             if let note = verdict.note { lines.append("    note: " + note.replacingOccurrences(of: "\n", with: "\n          ")) }
             lines += sourceExcerpt(verdict.check.location, in: result.scenario).map { "    " + $0 }
-            // Each moment's slice once: four failed checks on one request printed the same 18
-            // lines four times; an empty slice (a window after the run) printed a bare heading (QA 64).
+            // Each slice once: four failed checks on one request printed the same 18 lines four
+            // times, and checks whose moments differ by a millisecond the same lines twice; an
+            // empty slice (a window after the run) printed a bare heading (QA 64).
             if let focus = verdict.focus {
                 let slice = TimelineText.slice(result.events, around: focus)
-                if shownFocus.contains(focus) {
+                if shownSlices.contains(slice) {
                     lines.append("    timeline around \(formatNanoseconds(focus)): as above")
                 } else if !slice.isEmpty {
                     lines.append("    timeline around \(formatNanoseconds(focus)):")
                     lines += slice.map { "      " + $0 }
-                    shownFocus.insert(focus)
+                    shownSlices.insert(slice)
                 }
             }
         }

@@ -108,6 +108,22 @@ struct UnseenPassTests {
         #expect(HTMLReport.render(result).contains("nothing the relay saw could count"))
     }
 
+    /// Two failed checks whose moments differ (the answer's end, the step's start) over a run so
+    /// short that their slices hold the same events: the lines are shown once (QA 64: a JUnit
+    /// failure repeated 18 lines for moments a millisecond apart).
+    @Test func theSameSliceAtAnotherMomentIsShownOnce() async throws {
+        let result = try await run(scenario(oneRequestScenario("two-moments", expect: """
+              - request: a
+                status: 404
+                connection: reused
+            """)))
+        let focuses = result.verdicts.filter { !$0.passed }.compactMap(\.focus)
+        try #require(focuses.count == 2 && focuses[0] != focuses[1], "\(focuses)")
+        let text = TextReport.render(result)
+        #expect(text.components(separatedBy: ": as above").count - 1 == 1, "\(text)")
+        #expect(text.components(separatedBy: "step: request a").count - 1 == 1, "\(text)")
+    }
+
     /// A window that begins after the run has ended counts nothing, so its `max` passes on
     /// nothing (`from: 60s` in a run of a second: a typo, or a timeline that got shorter); one
     /// that ends after it is counted to the run's end, and says so.
