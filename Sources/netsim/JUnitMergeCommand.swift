@@ -88,20 +88,41 @@ struct JUnitMerge {
         if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
             throw RuntimeError("\(file) is empty: a shard that stopped before writing its report leaves such a file; nothing was merged")
         }
+        // Entities are never loaded nor expanded: XMLDocument's default read the files and
+        // fetched the URLs a DOCTYPE named into the merged report (QA 65), and a report a pull
+        // request's tests wrote is untrusted. JUnit writers write no DOCTYPE; one that says
+        // more than a name is refused before anything else reads the file.
+        let document = try? XMLDocument(data: data, options: Self.reading)
+        if let doctype = document.flatMap(Self.doctype), doctype.range(of: #"^<!DOCTYPE\s+[^\s\[>]+\s*>$"#, options: .regularExpression) == nil {
+            throw RuntimeError("\(file) has a DOCTYPE with declarations or an external DTD (\(doctype.prefix(80).split(separator: "\n").joined(separator: " "))…): "
+                + "JUnit reports have none, and junit-merge neither loads nor expands entities (an external one reads files and URLs); nothing was merged")
+        }
         // XMLDocument recovers from broken XML (a truncated file became a suite with fewer
         // tests, exit 0), so a strict parse goes first.
         let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
         if !parser.parse() || parser.parserError != nil {
             let code = (parser.parserError as NSError?)?.code ?? 0
             throw RuntimeError("\(file):\(parser.lineNumber):\(parser.columnNumber): not well-formed XML (libxml2 error \(code)); a report cut off while it was written looks like this; nothing was merged")
         }
-        let document = try XMLDocument(data: data)
+        guard let document else { throw RuntimeError("\(file): not XML that can be read; nothing was merged") }
         let found = try document.nodes(forXPath: "//testsuite[not(ancestor::testsuite)]")
         if found.isEmpty { throw RuntimeError("\(file) has no <testsuite>") }
         for case let suite as XMLElement in found {
             totals.add(suite)
             suites.append(suite.xmlString)
         }
+    }
+}
+
+extension JUnitMerge {
+    /// No external entity or DTD is loaded, and no entity is substituted.
+    static let reading: XMLNode.Options = .nodeLoadExternalEntitiesNever
+
+    /// The document's DOCTYPE as written, nil when it has none. (`XMLDocument.dtd` traps in
+    /// swift-corelibs-foundation; the DTD is found among the document's children.)
+    static func doctype(_ document: XMLDocument) -> String? {
+        document.children?.first { $0.kind == .DTDKind }.map { $0.xmlString.trimmingCharacters(in: .whitespacesAndNewlines) }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NetsimLoopback
 import Testing
 @testable import netsim
 
@@ -47,6 +48,36 @@ struct JUnitMergeTests {
         let message = Self.message(xml) ?? "merged"
         #expect(message.hasPrefix("r.xml:"), "\(message)")
         #expect(message.contains("not well-formed XML"), "\(message)")
+    }
+
+    /// A report written by the tests of a pull request is untrusted: an entity that names a
+    /// file or a URL put the file's text, or the URL's answer, into the merged report (QA 65).
+    /// A DOCTYPE that says more than a name is refused, and nothing is read or fetched.
+    @Test func aDoctypeWithEntitiesOrAnExternalDTDIsRefusedAndNothingIsFetched() throws {
+        let secret = NSTemporaryDirectory() + "netsim-junit-secret-\(UUID().uuidString).txt"
+        try "do-not-copy-me".write(toFile: secret, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: secret) }
+        let server = try LoopbackServer { socket in
+            _ = try? socket.receive(timeout: .seconds(2))
+            try? socket.send(Array("HTTP/1.0 200 OK\r\n\r\nfetched-from-the-network".utf8))
+        }
+        defer { server.stop() }
+        let suite = #"<testsuite name="s" tests="1"><testcase name="a"><system-out>&x;</system-out></testcase></testsuite>"#
+        let documents = [
+            #"<!DOCTYPE testsuite [<!ENTITY x SYSTEM "file://\#(secret)">]>"# + suite,
+            #"<!DOCTYPE testsuite [<!ENTITY x SYSTEM "http://\#(server.endpoint)/x">]>"# + suite,
+            #"<!DOCTYPE testsuite [<!ENTITY % p SYSTEM "http://\#(server.endpoint)/p"> %p;]><testsuite name="s"/>"#,
+            #"<!DOCTYPE testsuite SYSTEM "http://\#(server.endpoint)/junit.dtd"><testsuite name="s"/>"#,
+            #"<!DOCTYPE testsuite [<!ENTITY x "inline">]>"# + suite,
+        ]
+        for document in documents {
+            let message = Self.message(#"<?xml version="1.0"?>"# + "\n" + document) ?? "merged"
+            #expect(message.hasPrefix("r.xml has a DOCTYPE with declarations or an external DTD"), "\(message)")
+            #expect(!message.contains("do-not-copy-me") && !message.contains("fetched-from"), "\(message)")
+        }
+        #expect(server.acceptedCount == 0, "the merge fetched a URL the file named")
+        // A DOCTYPE of a name alone declares nothing.
+        #expect(try Self.merged([("d.xml", #"<!DOCTYPE testsuite><testsuite name="s" tests="0"/>"#)]).suites.count == 1)
     }
 
     /// Surefire nests suites: the inner one was kept twice (inside its parent and on its own)
