@@ -13,6 +13,9 @@ public struct Capture: Sendable {
     /// The longest packet kept of those cut: the snaplen in force. The file header's may be
     /// unset (editcap -s writes 0) or not the one used.
     public var cutLength = 0
+    /// libpcap's words when the file ends in the middle of a packet after whole ones (a capture
+    /// killed while it wrote, a full disk): the packets before are used, as tshark does.
+    public var endsCut: String?
 
     /// Reads a pcap or pcapng file. Throws a ``PcapError`` naming the problem for a missing,
     /// empty, truncated, damaged or non-capture file and for an unsupported link type.
@@ -26,7 +29,7 @@ public struct Capture: Sendable {
             path: path, linkTypeName: LinkLayer.name(of: reader.linkType), snapshotLength: reader.snapshotLength,
             packetCount: 0, flows: [], skipped: [:], truncatedSegments: 0)
         var table: [FlowKey: Int] = [:]
-        while let packet = try reader.next() {
+        while let packet = try capture.nextPacket(from: reader) {
             capture.packetCount += 1
             guard let start = link.ipOffset(in: packet.data) else {
                 capture.skipped[SkipReason.notIP.rawValue, default: 0] += 1
@@ -55,9 +58,25 @@ public struct Capture: Sendable {
         return capture
     }
 
-    /// Things a reader should know: cut packets, skipped packets, bytes never captured.
+    /// The reader's next packet; nil at the end, and at a cut end after whole packets (noted).
+    /// A file cut before its first whole packet stays an error: there is nothing to use.
+    private mutating func nextPacket(from reader: PcapFileReader) throws -> CapturedPacket? {
+        do {
+            return try reader.next()
+        } catch let error as PcapError where error.kind == .truncated && packetCount > 0 {
+            // libpcap's own words, out of "PATH: the file is truncated (libpcap: …)".
+            let words = error.message.components(separatedBy: "(libpcap: ").last ?? error.message
+            endsCut = "libpcap: " + (words.hasSuffix(")") ? String(words.dropLast()) : words)
+            return nil
+        }
+    }
+
+    /// Things a reader should know: a cut end, cut packets, skipped packets, bytes never captured.
     public var notes: [String] {
         var notes: [String] = []
+        if let endsCut {
+            notes.append("the file ends in the middle of a packet, after \(packetCount) whole one\(packetCount == 1 ? "" : "s"), which are used (\(endsCut); a capture stopped while it wrote leaves this)")
+        }
         if truncatedSegments > 0 {
             let bytes = flows.reduce(0) { $0 + $1.request.cutBySnaplen + $1.response.cutBySnaplen }
             notes.append("\(truncatedSegments) TCP segment\(truncatedSegments == 1 ? " was" : "s were") cut short by the capture's snaplen (\(cutLength) bytes); their \(bytes) missing payload bytes are zero-filled")

@@ -19,7 +19,7 @@ struct BadInputTests {
             ("empty.pcap", [], .truncated, "empty"),
             ("text.pcap", Array("this is not a capture\n".utf8), .notACapture, "not a pcap or pcapng"),
             ("header-only.pcap", Array(fixtureBytes.prefix(10)), .truncated, "truncated"),
-            ("cut-packet.pcap", Array(fixtureBytes.prefix(200)), .truncated, "truncated"),
+            ("cut-first-packet.pcap", Array(fixtureBytes.prefix(60)), .truncated, "truncated"),
             ("missing.pcap", nil, .cannotOpen, "cannot open"),
         ]
         for (name, bytes, kind, words) in cases {
@@ -37,6 +37,21 @@ struct BadInputTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         #expect(throws: PcapError.self) { try Capture.load(path: folder) }
+    }
+
+    /// A capture cut in the middle of a packet (tcpdump killed while it wrote, a full disk)
+    /// was refused whole (QA 65); tshark reads the packets before the cut, and so does netsim,
+    /// saying where the file ends.
+    @Test func aFileCutAfterWholePacketsIsReadUpToTheCut() throws {
+        let whole = try Capture.load(path: fixture("zeek-http-get.pcap"))
+        let fixtureBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: fixture("zeek-http-get.pcap"))))
+        let path = try Self.write(Array(fixtureBytes.prefix(3000)), "cut-after-whole-packets.pcap")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let cut = try Capture.load(path: path)
+        #expect(cut.packetCount > 0 && cut.packetCount < whole.packetCount, "\(cut.packetCount) of \(whole.packetCount)")
+        #expect(cut.endsCut?.hasPrefix("libpcap: truncated dump file") == true, "\(cut.endsCut ?? "nil")")
+        #expect(cut.notes.first == "the file ends in the middle of a packet, after \(cut.packetCount) whole ones, which are used (\(cut.endsCut!); a capture stopped while it wrote leaves this)", "\(cut.notes)")
+        #expect(whole.endsCut == nil && !whole.notes.contains { $0.contains("ends in the middle") })
     }
 
     /// A capture whose snaplen cut the HTTP messages has server data but nothing whole to
