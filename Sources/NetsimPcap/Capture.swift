@@ -13,6 +13,11 @@ public struct Capture: Sendable {
     /// The longest packet kept of those cut: the snaplen in force. The file header's may be
     /// unset (editcap -s writes 0) or not the one used.
     public var cutLength = 0
+    /// The first packet's time (any packet, as Wireshark's relative times count from it).
+    public var firstTimestamp: Int64?
+    /// Packets stamped earlier than the packet before them: the clock was stepped while the
+    /// capture ran (NTP), or files were merged out of order.
+    public var stampedBackwards = 0
     /// libpcap's words when the file ends in the middle of a packet after whole ones (a capture
     /// killed while it wrote, a full disk): the packets before are used, as tshark does.
     public var endsCut: String?
@@ -29,8 +34,12 @@ public struct Capture: Sendable {
             path: path, linkTypeName: LinkLayer.name(of: reader.linkType), snapshotLength: reader.snapshotLength,
             packetCount: 0, flows: [], skipped: [:], truncatedSegments: 0)
         var table: [FlowKey: Int] = [:]
+        var latest: Int64?
         while let packet = try capture.nextPacket(from: reader) {
             capture.packetCount += 1
+            if let latest, packet.timestamp < latest { capture.stampedBackwards += 1 }
+            latest = max(latest ?? packet.timestamp, packet.timestamp)
+            if capture.firstTimestamp == nil { capture.firstTimestamp = packet.timestamp }
             guard let start = link.ipOffset(in: packet.data) else {
                 capture.skipped[SkipReason.notIP.rawValue, default: 0] += 1
                 continue
@@ -76,6 +85,9 @@ public struct Capture: Sendable {
         var notes: [String] = []
         if let endsCut {
             notes.append("the file ends in the middle of a packet, after \(packetCount) whole one\(packetCount == 1 ? "" : "s"), which are used (\(endsCut); a capture stopped while it wrote leaves this)")
+        }
+        if stampedBackwards > 0 {
+            notes.append("\(stampedBackwards) packet\(stampedBackwards == 1 ? " is" : "s are") stamped earlier than a packet before \(stampedBackwards == 1 ? "it" : "them") (a clock stepped during the capture, or files merged out of order): round trips that come out negative are left out, and gaps are measured from the latest time seen")
         }
         if truncatedSegments > 0 {
             let bytes = flows.reduce(0) { $0 + $1.request.cutBySnaplen + $1.response.cutBySnaplen }

@@ -76,7 +76,10 @@ public struct FlowProfile: Sendable {
     public var synAckToAck: Int64?
     public var toServer = DirectionProfile()
     public var toClient = DirectionProfile()
+    /// The flow's first packet's time (nanoseconds since the epoch).
+    public var startTime: Int64
     /// Silences longer than ``idleThreshold``: (start relative to the flow's first packet, length).
+    /// Measured from the latest time seen, so a packet stamped back in time makes no gap.
     public var idleGaps: [(start: Int64, length: Int64)] = []
     public var close = CloseSummary()
     /// "HTTP (5 exchanges)" or "raw".
@@ -90,13 +93,15 @@ public struct FlowProfile: Sendable {
         client = flow.client
         server = flow.server
         packets = flow.packets.count
+        startTime = flow.firstTime
         duration = flow.lastTime - flow.firstTime
         clientFromHandshake = flow.clientFromHandshake
-        handshakeRTT = analysis.initialRTT
+        // A time that comes out negative crossed a clock step (Capture.stampedBackwards): left out.
+        handshakeRTT = analysis.initialRTT.flatMap { $0 >= 0 ? $0 : nil }
         if let syn = flow.packets.first(where: { $0.flags.contains(.syn) && !$0.flags.contains(.ack) }),
-           let synAck = flow.packets.first(where: { $0.flags.contains([.syn, .ack]) }) {
+           let synAck = flow.packets.first(where: { $0.flags.contains([.syn, .ack]) }), synAck.time >= syn.time {
             synToSynAck = synAck.time - syn.time
-            if let rtt = analysis.initialRTT { synAckToAck = rtt - (synAck.time - syn.time) }
+            if let rtt = handshakeRTT, rtt >= synAck.time - syn.time { synAckToAck = rtt - (synAck.time - syn.time) }
         }
         switch Conversation(flow) {
         case .http(let exchanges): application = "HTTP (\(exchanges.count) exchange\(exchanges.count == 1 ? "" : "s"))"
@@ -114,8 +119,10 @@ public struct FlowProfile: Sendable {
                 self[keyPath: d].averageThroughput = Double(direction.bytesAfterFirstSegment) * 8 / (Double(last - first) / 1e9)
             }
         }
-        for (previous, packet) in zip(flow.packets, flow.packets.dropFirst()) where packet.time - previous.time >= Self.idleThreshold {
-            idleGaps.append((previous.time - flow.firstTime, packet.time - previous.time))
+        var latest = flow.firstTime
+        for packet in flow.packets.dropFirst() {
+            if packet.time - latest >= Self.idleThreshold { idleGaps.append((latest - flow.firstTime, packet.time - latest)) }
+            latest = max(latest, packet.time)
         }
         close = Self.close(flow)
     }
@@ -159,7 +166,7 @@ public struct FlowProfile: Sendable {
             } else if packet.flags.contains(.ack) {
                 // The ACK that first covers a segment's end times that segment.
                 while let head = outstanding.first, !seqGreater(head.end, packet.ack) {
-                    if head.end == packet.ack, head.clean { d.ackRTT.append(packet.time - head.time) }
+                    if head.end == packet.ack, head.clean, packet.time >= head.time { d.ackRTT.append(packet.time - head.time) }
                     outstanding.removeFirst()
                 }
             }

@@ -34,7 +34,7 @@ public struct FlowSelector: Sendable, CustomStringConvertible {
             if part.isEmpty { continue }
             if let number = Int(part) {
                 guard number >= 1 else {
-                    throw PcapError(.nothingToUse, "'\(part)' is not a flow: flows are numbered from 1 (netsim replay --list numbers them); use \(Self.allowedForms)")
+                    throw PcapError(.nothingToUse, "'\(part)' is not a flow: flows are numbered from 1 (netsim profile and netsim replay --list number them); use \(Self.allowedForms)")
                 }
                 items.append(.number(number))
             } else if part.hasPrefix(":"), let port = UInt16(part.dropFirst()) {

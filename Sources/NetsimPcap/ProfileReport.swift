@@ -13,8 +13,10 @@ public enum ProfileReport {
             lines.append("  round trip: " + roundTrip(p))
             lines.append("  client → server: " + direction(p.toServer))
             lines.append("  server → client: " + direction(p.toClient))
-            let gaps = p.idleGaps.map { "\(formatMilliseconds($0.length)) from \(formatMilliseconds($0.start))" }
-            lines.append("  idle gaps (≥ 1 s): " + (gaps.isEmpty ? "none" : gaps.joined(separator: ", ")))
+            // Where a Wireshark user looks: seconds since the capture's first packet.
+            let origin = capture.firstTimestamp ?? p.startTime
+            let gaps = p.idleGaps.map { "\(formatMilliseconds($0.length)) from \(String(format: "%.3f", Double(p.startTime + $0.start - origin) / 1e9)) s" }
+            lines.append("  idle gaps (≥ 1 s): " + (gaps.isEmpty ? "none" : gaps.joined(separator: ", ") + " (times since the capture's first packet)"))
             lines.append("  close: " + p.close.description)
         }
         return lines.joined(separator: "\n")
@@ -53,7 +55,7 @@ public enum ProfileReport {
         text += ", loss ≈ \(percent(d.lossRate))"
         if d.outOfOrder > 0 { text += ", \(d.outOfOrder) out of order" }
         if d.notCaptured > 0 { text += ", \(d.notCaptured) gap\(d.notCaptured == 1 ? "" : "s") not captured" }
-        if d.duplicateAcks > 0 { text += ", \(d.duplicateAcks) duplicate ACKs sent" }
+        if d.duplicateAcks > 0 { text += ", \(d.duplicateAcks) duplicate ACK\(d.duplicateAcks == 1 ? "" : "s") sent" }
         return text
     }
 

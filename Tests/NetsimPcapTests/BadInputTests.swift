@@ -54,6 +54,32 @@ struct BadInputTests {
         #expect(whole.endsCut == nil && !whole.notes.contains { $0.contains("ends in the middle") })
     }
 
+    /// A packet stamped 10 s back (a clock stepped while the capture ran) made a round trip of
+    /// −9.9 s and a gap that began before the flow (QA 65): both are left out, with a note.
+    @Test func aPacketStampedBackInTimeMakesNoNegativeRoundTripOrGap() throws {
+        let builder = try CaptureBuilder(path: temporaryPath("stamped-back.pcap"))
+        defer { try? FileManager.default.removeItem(atPath: builder.path) }
+        let request = [UInt8](text: "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+        builder.write([segment(clientEnd, serverEnd, seq: 0, flags: .syn)])
+        builder.advance(100_000_000)
+        builder.write([segment(serverEnd, clientEnd, seq: 0, ack: 1, flags: [.syn, .ack])])
+        builder.advance(100_000)
+        builder.write([segment(clientEnd, serverEnd, seq: 1, ack: 1, flags: .ack), segment(clientEnd, serverEnd, seq: 1, ack: 1, request)])
+        builder.advance(-10_000_000_000)
+        builder.write([segment(serverEnd, clientEnd, seq: 1, ack: 1 + UInt32(request.count), flags: .ack)])
+        builder.advance(10_050_000_000)
+        builder.write([segment(serverEnd, clientEnd, seq: 1, ack: 1 + UInt32(request.count), [UInt8](text: "HTTP/1.1 204 No Content\r\n\r\n"))])
+        builder.close()
+        let capture = try Capture.load(path: builder.path)
+        let profile = FlowProfile(try #require(capture.flows.first))
+        #expect(capture.stampedBackwards == 1)
+        #expect(capture.notes.contains { $0.hasPrefix("1 packet is stamped earlier than a packet before it") }, "\(capture.notes)")
+        #expect(profile.toServer.ackRTT.allSatisfy { $0 >= 0 } && profile.handshakeRTT.map { $0 >= 0 } ?? true, "\(profile.toServer.ackRTT)")
+        #expect(profile.idleGaps.allSatisfy { $0.start >= 0 }, "\(profile.idleGaps)")
+        let report = ProfileReport.text([profile], capture: capture)
+        #expect(report.range(of: #"-[0-9]"#, options: .regularExpression) == nil, "no negative time: \(report)")
+    }
+
     /// A capture whose snaplen cut the HTTP messages has server data but nothing whole to
     /// replay: the error said "the selected flows carry no server data".
     @Test func aReplayOfCutPacketsSaysTheSnaplenCutThem() throws {

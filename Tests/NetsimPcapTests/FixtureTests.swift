@@ -98,4 +98,18 @@ struct FixtureTests {
         #expect(exchange.serverClose?.kind == .rst)
         #expect((9_000_000_000...9_300_000_000).contains(exchange.serverClose?.after ?? 0), "RST about 9.1 s after the answer")
     }
+
+    /// Idle gaps start where Wireshark shows them: seconds since the capture's first packet
+    /// (QA 65: 389.5 ms from the flow's start, where tshark says 1.571 s).
+    @Test func idleGapsStartAtTheCapturesTimesAsTsharkShowsThem() async throws {
+        let path = fixture("zeek-http-206_example_c.pcap")
+        let capture = try Capture.load(path: path)
+        let profile = FlowProfile(capture.flows[1])
+        let times = try await Tshark.fields(path, filter: "tcp.stream == 1", ["frame.time_relative"]).compactMap { Double($0[0]) }
+        let theirs = zip(times, times.dropFirst()).filter { $1 - $0 >= 1 }.map { String(format: "from %.3f s", $0.0) }
+        let text = ProfileReport.text([profile], capture: capture)
+        #expect(theirs.count == profile.idleGaps.count && theirs.count > 1, "\(theirs)")
+        for start in theirs { #expect(text.contains(start), "\(start) in \(text)") }
+        #expect(text.contains("(times since the capture's first packet)"))
+    }
 }
