@@ -33,18 +33,21 @@ struct ClientChoice: Equatable {
     /// another item (a driver name, `all`, `exec:`), so a command may itself contain commas.
     /// `--exec COMMAND` (with `--exec-dir`) is what the plain `exec` driver runs; without
     /// `--client` it is the only client. Throws a `ValidationError` naming the bad item.
+    /// `--exec-dir` names a folder: one that is not failed once the run (or check) had started,
+    /// as `cannot run /usr/bin/env` (the spawn's chdir failed).
+    static func checkFolder(_ execDirectory: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: execDirectory, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ValidationError("--exec-dir \(execDirectory): there is no such folder; give the folder the client's command runs in")
+        }
+    }
+
     static func parse(client: String?, exec: String?, execDirectory: String?) throws -> [ClientChoice] {
         let own = try exec.map { ExecClient(command: try split($0, flag: "--exec"), directory: execDirectory) }
         if execDirectory != nil, exec == nil, !(client ?? "").contains("exec:") {
             throw ValidationError("--exec-dir needs --exec (or an exec:NAME=COMMAND client)")
         }
-        // A folder that is not one failed once the run had started, as `cannot run /usr/bin/env`.
-        if let execDirectory {
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: execDirectory, isDirectory: &isFolder), isFolder.boolValue else {
-                throw ValidationError("--exec-dir \(execDirectory): there is no such folder; give the folder the client's command runs in")
-            }
-        }
+        if let execDirectory { try checkFolder(execDirectory) }
         guard let client else { return [ClientChoice(driver: nil, exec: own)] }
         var choices: [ClientChoice] = []
         func add(_ choice: ClientChoice) {

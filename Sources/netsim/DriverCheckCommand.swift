@@ -31,6 +31,7 @@ struct DriverCheckCommand: AsyncParsableCommand {
 
     func validate() throws {
         if command.isEmpty { throw ValidationError("give the client's command after --, e.g. netsim driver-check -- python3 client.py") }
+        if let execDir { try ClientChoice.checkFolder(execDir) }
     }
 
     func run() async throws {

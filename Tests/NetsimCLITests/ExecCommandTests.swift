@@ -88,6 +88,10 @@ struct ExecCommandTests {
         let (noDir, _, noDirErr) = try await ScenarioCommandTests.netsim(["run", "Scenarios/refused.scn", "--exec", "python3 x.py", "--exec-dir", "/nonexistent"])
         #expect(noDir == 64)
         #expect(noDirErr.contains("--exec-dir /nonexistent: there is no such folder"), "\(noDirErr)")
+        // driver-check too: it blamed /usr/bin/env, exit 1 (QA 65).
+        let (checkNoDir, _, checkNoDirErr) = try await ScenarioCommandTests.netsim(["driver-check", "--exec-dir", "/nonexistent", "--", "python3", "x.py"])
+        #expect(checkNoDir == 64)
+        #expect(checkNoDirErr.contains("--exec-dir /nonexistent: there is no such folder"), "\(checkNoDirErr)")
     }
 
     /// An in-process driver behind the exec protocol (what a packet link runs in its namespace):
