@@ -225,6 +225,7 @@ let package = Package(
             dependencies: [
                 "NetsimCore", "NetsimTLS", "NetsimLoopback",
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

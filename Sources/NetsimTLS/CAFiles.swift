@@ -47,6 +47,24 @@ enum CAFiles {
         let certificate = try parse(certificateText, at: certificatePath, expected: "a PEM certificate") {
             try Certificate(pemEncoded: $0)
         }
+        // A CA of another kind (mitmproxy's RSA one, a company's) is a CA, not a damaged file:
+        // `--regenerate` would replace what devices trust, so both ways out are said (QA 65).
+        if P256.Signing.PublicKey(certificate.publicKey) == nil {
+            // swift-certificates says RSA2048.PublicKey, P384.PublicKey, Ed25519.PublicKey.
+            var kind = certificate.publicKey.description.replacingOccurrences(of: ".PublicKey", with: "")
+            if kind.hasPrefix("RSA"), let bits = Int(kind.dropFirst(3)) { kind = "RSA (\(bits) bits)" }
+            if kind.hasPrefix("P"), Int(kind.dropFirst()) != nil { kind = "ECDSA " + kind.prefix(1) + "-" + kind.dropFirst() }
+            throw TLSSetupError.unusable(certificatePath.path, reason: "its key is \(kind), and netsim's CA signs with a P-256 ECDSA key only; "
+                + "to keep this CA as it is, point NETSIM_HOME at another folder; or \(TLSSetupError.regenerate)")
+        }
+        guard case .isCertificateAuthority? = try? certificate.extensions.basicConstraints else {
+            throw TLSSetupError.unusable(certificatePath.path, reason: "it is not a CA certificate (its basicConstraints do not say CA:TRUE), "
+                + "so clients would refuse every certificate netsim signs with it; \(TLSSetupError.regenerate)")
+        }
+        if keyText.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || keyText.contains("Proc-Type: 4,ENCRYPTED") {
+            throw TLSSetupError.unusable(keyPath.path, reason: "it is encrypted with a passphrase, which netsim does not ask for; decrypt it "
+                + "(umask 077; openssl pkey -in \(keyPath.path) -out \(keyPath.path).plain && mv \(keyPath.path).plain \(keyPath.path)), or \(TLSSetupError.regenerate)")
+        }
         let key = try parse(keyText, at: keyPath, expected: "a PEM P-256 private key") {
             try P256.Signing.PrivateKey(pemRepresentation: $0)
         }

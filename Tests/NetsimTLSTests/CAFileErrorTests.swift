@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import NetsimTLS
 import Testing
+import X509
 
 /// A CA file that is not what it should be is named, with what is wrong and the way out (QA 62:
 /// a directory read as "NSCocoaErrorDomain error 256", a truncated certificate as "not PEM (a
@@ -56,5 +58,30 @@ import Testing
         #expect(try CertificateAuthority.load(from: home.home).keyModeText == "0600")
         #expect(chmod(key, mode_t(mode)) == 0)
         #expect(try CertificateAuthority.load(from: home.home).keyModeText == String(format: "%04o", mode))
+    }
+
+    /// A CA of another kind, a certificate that is no CA, a key under a passphrase: each is
+    /// named for what it is (QA 65: the first and last were "damaged or incomplete", with
+    /// `--regenerate` as the way out, which replaces a CA devices trust; the second was used).
+    @Test func aCAOfAnotherKindANonCAOrAnEncryptedKeyIsNamedForWhatItIs() throws {
+        _ = try CertificateAuthority.load(from: home.home)
+        let ours = try String(contentsOfFile: certificate, encoding: .utf8)
+        let ourKey = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: key, encoding: .utf8))
+        let name = try DistinguishedName { CommonName("another CA") }
+        func signed(_ publicKey: Certificate.PublicKey, _ constraints: BasicConstraints, by issuer: Certificate.PrivateKey, _ algorithm: Certificate.SignatureAlgorithm) throws -> String {
+            try Certificate(version: .v3, serialNumber: .init(), publicKey: publicKey, notValidBefore: Date() - 60, notValidAfter: Date() + 86_400,
+                            issuer: name, subject: name, signatureAlgorithm: algorithm,
+                            extensions: Certificate.Extensions { Critical(constraints) }, issuerPrivateKey: issuer).serializeAsPEM().pemString + "\n"
+        }
+        let p384 = P384.Signing.PrivateKey()
+        try home.write(try signed(.init(p384.publicKey), .isCertificateAuthority(maxPathLength: nil), by: .init(p384), .ecdsaWithSHA384), to: home.home.caCertificate)
+        #expect(loadError() == "\(certificate): its key is ECDSA P-384, and netsim's CA signs with a P-256 ECDSA key only; "
+            + "to keep this CA as it is, point NETSIM_HOME at another folder; or \(regenerate)")
+        try home.write(try signed(.init(ourKey.publicKey), .notCertificateAuthority, by: .init(ourKey), .ecdsaWithSHA256), to: home.home.caCertificate)
+        #expect(loadError() == "\(certificate): it is not a CA certificate (its basicConstraints do not say CA:TRUE), so clients would refuse every certificate netsim signs with it; \(regenerate)")
+        try home.write(ours, to: home.home.caCertificate)
+        try home.write("-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAiq\n-----END ENCRYPTED PRIVATE KEY-----\n", to: home.home.caKey)
+        #expect(chmod(key, 0o600) == 0)
+        #expect(loadError()?.hasPrefix("\(key): it is encrypted with a passphrase, which netsim does not ask for; decrypt it (umask 077; openssl pkey") == true, "\(loadError() ?? "loaded")")
     }
 }
