@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import NetsimCore
-#if canImport(FoundationXML)
-import FoundationXML
+#if canImport(Glibc)
+import Glibc
 #endif
+import NetsimCore
 
 /// `netsim junit-merge`: one JUnit file from the files of several shards (`netsim test --shard`),
 /// for CI systems or people that want a single report. Every outermost `<testsuite>` of every
@@ -33,13 +33,20 @@ struct JUnitMergeCommand: ParsableCommand {
     /// A file named twice (overlapping globs) is merged once, and the output may not be an input
     /// (`--output results.xml results*.xml` after an earlier merge): either counted tests twice.
     func validate() throws {
+        // XML 1.0 has no way to write them: the merged file would not parse (QA 65).
+        if let bad = name.unicodeScalars.first(where: { $0.value < 0x20 && ![0x09, 0x0A, 0x0D].contains($0.value) || $0.value == 0x7F }) {
+            throw ValidationError("--name holds the control character U+\(String(format: "%04X", bad.value)), which XML cannot carry; give a name of printable characters")
+        }
         if let again = files.first(where: { Self.same($0, output) }) {
             throw ValidationError("\(again) is also --output: leave the merged file out of the files to merge (it would count its tests twice)")
         }
     }
 
+    /// One file by two names: a symbolic link, `./`, or a hard link (the same inode).
     static func same(_ a: String, _ b: String) -> Bool {
-        URL(fileURLWithPath: a).resolvingSymlinksInPath().path == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
+        var (first, second) = (stat(), stat())
+        if stat(a, &first) == 0, stat(b, &second) == 0 { return first.st_dev == second.st_dev && first.st_ino == second.st_ino }
+        return URL(fileURLWithPath: a).resolvingSymlinksInPath().path == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
     }
 
     func run() throws {
@@ -51,6 +58,10 @@ struct JUnitMergeCommand: ParsableCommand {
                 continue
             }
             merged.append(file)
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: file, isDirectory: &isFolder), isFolder.boolValue {
+                throw RuntimeError("\(file) is a folder, not a JUnit file; name the files in it (\(file)/*.xml); nothing was merged")
+            }
             let data: Data
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -64,82 +75,13 @@ struct JUnitMergeCommand: ParsableCommand {
         xml += #"<testsuites name="\#(Self.escape(name))" tests="\#(totals.tests)" failures="\#(totals.failures)" errors="\#(totals.errors)" skipped="\#(totals.skipped)" time="\#(String(format: "%.3f", totals.seconds))">"# + "\n"
         xml += merge.suites.map { "  " + $0 }.joined(separator: "\n") + "\n</testsuites>\n"
         try writeOrFail(xml, to: output)
+        for warning in merge.warnings { StandardStream.error.write("netsim junit-merge: \(warning)\n") }
         let count = merge.suites.count
-        print("netsim junit-merge: \(count) suite\(count == 1 ? "" : "s"), \(totals.tests) tests, \(totals.failures) failed\(totals.errors > 0 ? ", \(totals.errors) could not run" : "") → \(output)")
+        print("netsim junit-merge: \(count) suite\(count == 1 ? "" : "s"), \(totals.tests) test\(totals.tests == 1 ? "" : "s"), \(totals.failures) failed\(totals.errors > 0 ? ", \(totals.errors) could not run" : "") → \(output)")
     }
 
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "\"", with: "&quot;")
-            .replacingOccurrences(of: "<", with: "&lt;")
-    }
-}
-
-/// The suites of several JUnit files and their totals. A file that is empty or not well-formed
-/// is refused by name, line and column: it is what a shard that died or was cut off while
-/// writing leaves, and merging what is left of it would hide its tests and failures from CI.
-/// Suites nested in a suite (Maven Surefire, some pytest plugins) stay inside their outermost
-/// suite and are counted once.
-struct JUnitMerge {
-    /// Each outermost `<testsuite>`, as XML.
-    private(set) var suites: [String] = []
-    private(set) var totals = JUnitTotals()
-
-    mutating func add(_ data: Data, from file: String) throws {
-        if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
-            throw RuntimeError("\(file) is empty: a shard that stopped before writing its report leaves such a file; nothing was merged")
-        }
-        // Entities are never loaded nor expanded: XMLDocument's default read the files and
-        // fetched the URLs a DOCTYPE named into the merged report (QA 65), and a report a pull
-        // request's tests wrote is untrusted. JUnit writers write no DOCTYPE; one that says
-        // more than a name is refused before anything else reads the file.
-        let document = try? XMLDocument(data: data, options: Self.reading)
-        if let doctype = document.flatMap(Self.doctype), doctype.range(of: #"^<!DOCTYPE\s+[^\s\[>]+\s*>$"#, options: .regularExpression) == nil {
-            throw RuntimeError("\(file) has a DOCTYPE with declarations or an external DTD (\(doctype.prefix(80).split(separator: "\n").joined(separator: " "))…): "
-                + "JUnit reports have none, and junit-merge neither loads nor expands entities (an external one reads files and URLs); nothing was merged")
-        }
-        // XMLDocument recovers from broken XML (a truncated file became a suite with fewer
-        // tests, exit 0), so a strict parse goes first.
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        if !parser.parse() || parser.parserError != nil {
-            let code = (parser.parserError as NSError?)?.code ?? 0
-            throw RuntimeError("\(file):\(parser.lineNumber):\(parser.columnNumber): not well-formed XML (libxml2 error \(code)); a report cut off while it was written looks like this; nothing was merged")
-        }
-        guard let document else { throw RuntimeError("\(file): not XML that can be read; nothing was merged") }
-        let found = try document.nodes(forXPath: "//testsuite[not(ancestor::testsuite)]")
-        if found.isEmpty { throw RuntimeError("\(file) has no <testsuite>") }
-        for case let suite as XMLElement in found {
-            totals.add(suite)
-            suites.append(suite.xmlString)
-        }
-    }
-}
-
-extension JUnitMerge {
-    /// No external entity or DTD is loaded, and no entity is substituted.
-    static let reading: XMLNode.Options = .nodeLoadExternalEntitiesNever
-
-    /// The document's DOCTYPE as written, nil when it has none. (`XMLDocument.dtd` traps in
-    /// swift-corelibs-foundation; the DTD is found among the document's children.)
-    static func doctype(_ document: XMLDocument) -> String? {
-        document.children?.first { $0.kind == .DTDKind }.map { $0.xmlString.trimmingCharacters(in: .whitespacesAndNewlines) }
-    }
-}
-
-/// The sums over merged suites: their attributes, or their test cases counted when a writer
-/// left an attribute out.
-struct JUnitTotals {
-    var tests = 0, failures = 0, errors = 0, skipped = 0
-    var seconds = 0.0
-
-    mutating func add(_ suite: XMLElement) {
-        func count(_ attribute: String, _ xpath: String) -> Int {
-            suite.attribute(forName: attribute)?.stringValue.flatMap(Int.init) ?? ((try? suite.nodes(forXPath: xpath))?.count ?? 0)
-        }
-        tests += count("tests", ".//testcase")
-        failures += count("failures", ".//testcase/failure")
-        errors += count("errors", ".//testcase/error")
-        skipped += count("skipped", ".//testcase/skipped")
-        seconds += suite.attribute(forName: "time")?.stringValue.flatMap(Double.init) ?? 0
+            .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 }

@@ -120,5 +120,40 @@ struct JUnitMergeTests {
         let output = try await NetsimProcess.run(["junit-merge", "--output", "\(folder)/r.xml", "\(folder)/r-1.xml", "\(folder)/r.xml"])
         #expect(output.status == 64)
         #expect(output.stderr.contains("\(folder)/r.xml is also --output"), "\(output.stderr)")
+        // A hard link is the same file by another name (QA 65: merged twice).
+        #expect(link("\(folder)/r-1.xml", "\(folder)/r-hard.xml") == 0)
+        let hard = try await NetsimProcess.run(["junit-merge", "--output", "\(folder)/r.xml", "\(folder)/r-1.xml", "\(folder)/r-hard.xml"])
+        #expect(hard.stdout.contains("1 suite, 2 tests, 1 failed") && hard.stderr.contains("named again; merged once"), "\(hard.stdout)\(hard.stderr)")
+        // A folder among the files, and a name XML cannot carry (QA 65: "NSCocoaErrorDomain
+        // error 256"; a merged file no parser read).
+        let folderInput = try await NetsimProcess.run(["junit-merge", "--output", "\(folder)/r.xml", folder])
+        #expect(folderInput.status == 1 && folderInput.stderr.contains("\(folder) is a folder, not a JUnit file"), "\(folderInput.stderr)")
+        let control = try await NetsimProcess.run(["junit-merge", "--output", "\(folder)/r.xml", "--name", "a\u{01}b", "\(folder)/r-1.xml"])
+        #expect(control.status == 64 && control.stderr.contains("--name holds the control character U+0001"), "\(control.stderr)")
+    }
+
+    /// Writers that put their elements in a namespace, lay them out on lines, write empty
+    /// elements short, or a time with thousands separators (Surefire in some locales): all
+    /// merged as written (QA 65: "has no <testsuite>"; one line; `<skipped></skipped>`; 1,234.5
+    /// counted as 0 without a word).
+    @Test func namespacesLayoutEmptyElementsAndSeparatedTimesSurviveTheMerge() throws {
+        let merge = try Self.merged([
+            ("ns.xml", """
+                <testsuites xmlns="urn:example:junit">
+                  <testsuite name="a" tests="2" time="1,234.5">
+                    <testcase name="x">
+                      <skipped/>
+                    </testcase>
+                    <testcase name="y"/>
+                  </testsuite>
+                </testsuites>
+                """),
+            ("odd.xml", #"<testsuite name="b" time="soon"><testcase name="z"><failure/></testcase></testsuite>"#),
+        ])
+        #expect(merge.suites.count == 2)
+        #expect(merge.totals.tests == 3 && merge.totals.failures == 1 && merge.totals.skipped == 1, "\(merge.totals)")
+        #expect(merge.totals.seconds == 1234.5)
+        #expect(merge.suites[0].contains("\n    <testcase name=\"x\">\n      <skipped/>\n"), "\(merge.suites[0])")
+        #expect(merge.warnings == [#"odd.xml: suite 'b' has time="soon", not a number of seconds; counted as 0"#])
     }
 }
