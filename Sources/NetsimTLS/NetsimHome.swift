@@ -67,7 +67,26 @@ public struct NetsimHome: Sendable, Equatable {
         do {
             try manager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw TLSSetupError.cannotWrite(directory.path, reason: error.localizedDescription)
+            throw TLSSetupError.cannotWrite(directory.path, reason: Self.whyNotMade(directory, error))
         }
+    }
+
+    /// Why a directory could not be made, in words (QA 65: "NSCocoaErrorDomain error 512" for a
+    /// path under a regular file): the nearest part of the path that exists and is no directory,
+    /// or the system's reason.
+    static func whyNotMade(_ directory: URL, _ error: any Error) -> String {
+        var part = directory.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        while part.path != "/" && !FileManager.default.fileExists(atPath: part.path, isDirectory: &isDirectory) {
+            part = part.deletingLastPathComponent()
+        }
+        if FileManager.default.fileExists(atPath: part.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            return "\(part.path) is a file, not a directory"
+        }
+        if let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if access(part.path, W_OK) != 0 { return "\(part.path) is not writable by this user" }
+        return error.localizedDescription
     }
 }

@@ -52,6 +52,18 @@ import X509
         #expect(loadError() == "\(certificate) is missing (\(key) is there without it); \(regenerate)")
     }
 
+    /// A home under a regular file (a typo in NETSIM_HOME) names the file in the way (QA 65:
+    /// "NSCocoaErrorDomain error 512").
+    @Test func aHomeUnderAFileNamesTheFile() throws {
+        let file = try home.file("not-a-folder", "text")
+        do {
+            _ = try CertificateAuthority.load(from: NetsimHome(directory: URL(fileURLWithPath: file + "/netsim/home")))
+            Issue.record("a CA was made under a file")
+        } catch {
+            #expect("\(error)" == "cannot write \(file)/netsim/home: \(file) is a file, not a directory")
+        }
+    }
+
     /// 0400 and 0700 are as private as 0600, and shown as they are.
     @Test(arguments: [0o400, 0o600, 0o700])
     func theKeysModeIsTheOneOnDisk(mode: Int) throws {
