@@ -77,7 +77,8 @@ public enum DriverCheck {
         }
         let took = ContinuousClock.now - started
         let hello = driver.hello
-        let named = [hello?.name, hello?.version].compactMap { $0 }.joined(separator: " ")
+        // An empty name is no name (QA 65: `"name":""` passed, and reports showed nothing).
+        let named = [hello?.name, hello?.version].compactMap { $0?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
         findings.append(Finding("hello", named.isEmpty ? .warn : .pass,
                                 (named.isEmpty ? "said hello without \"name\" and \"version\" (reports show them)" : "\"\(named)\"")
                                     + ", \(took.compactDescription) after start"))

@@ -139,9 +139,15 @@ enum DriverCheckScenarios {
         // as its task resumes, which under load can put the second first (a CI run passed the
         // broken client this way).
         let concurrent = fast.finished < slow.finished - 500_000_000 && slow.response.status == 200
-        findings.append(Finding("concurrency", concurrent ? .pass : .fail,
-                                concurrent ? "a request sent while another waited was answered first"
-                                    : "GET /text (sent 100 ms after a 1.5 s GET /slow) finished at \(formatNanoseconds(fast.finished)), /slow at \(formatNanoseconds(slow.finished)): handle requests concurrently and answer in any order"))
+        if !concurrent, let failure = failed(slow) ?? failed(fast) {
+            // A failed request says nothing of concurrency (QA 65: a malformed answer read as
+            // "handle requests concurrently" beside times that showed it did).
+            findings.append(Finding("concurrency", .fail, "cannot be judged: \(failure)"))
+        } else {
+            findings.append(Finding("concurrency", concurrent ? .pass : .fail,
+                                    concurrent ? "a request sent while another waited was answered first"
+                                        : "GET /text (sent 100 ms after a 1.5 s GET /slow) finished at \(formatNanoseconds(fast.finished)), /slow at \(formatNanoseconds(slow.finished)): handle requests concurrently and answer in any order"))
+        }
         return findings
     }
 
@@ -155,6 +161,13 @@ enum DriverCheckScenarios {
 
         func judge(_ run: RunResult) -> DriverCheck.Finding {
             guard let outcome = run.outcomes.first else { return DriverCheck.Finding("error \(kind.rawValue)", .fail, "no request was made") }
+            // Every case but a refused connect is met on a connection the relay accepts: a
+            // client that answers the right kind without making one passed (QA 65).
+            let connected = run.events.contains { if case .opened = $0.kind { true } else { false } }
+            if kind != .refused, !connected, !ExecDriver.isNetsims(outcome.response) {
+                return DriverCheck.Finding("error \(kind.rawValue)", .fail,
+                                           "\(what): the client answered without connecting (the relay saw no connection); make the request, and report what it met")
+            }
             return DriverCheck.judge(outcome.response, expected: kind, what: what, took: outcome.duration, limit: limit)
         }
     }

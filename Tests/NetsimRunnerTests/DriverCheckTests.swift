@@ -116,6 +116,29 @@ struct DriverCheckTests {
         #expect(findings.filter { $0.verdict == .fail }.count == 1, "only that: \(text)")
     }
 
+    /// A client that answers every request "other" without making it, and greets with an
+    /// empty name: each error case it did not meet fails as such, concurrency is not judged on
+    /// failed requests, and the empty name is a warning (QA 65: the two "other" cases passed, the
+    /// name passed, and concurrency blamed a client whose times showed it concurrent).
+    @Test func aClientThatAnswersWithoutConnectingIsToldSo() async {
+        let liar = #"""
+            import json, sys
+            sys.stdin.readline()
+            print(json.dumps({"type": "hello", "name": "", "version": "", "protocol": 1}), flush=True)
+            for line in sys.stdin:
+                request = json.loads(line)
+                print(json.dumps({"id": request["id"], "status": None, "headers": {}, "body_sha256": None, "body_length": None, "body": None,
+                                  "error": {"kind": "other", "message": "made up"}, "local_port": None}), flush=True)
+            """#
+        let findings = await DriverCheck.run(ExecClient(command: ["python3", "-c", liar], directory: repositoryRoot),
+                                             options: RunOptions(workingDirectory: repositoryRoot))
+        let text = findings.map(\.line).joined(separator: "\n")
+        let other = findings.filter { $0.check == "error other" }
+        #expect(other.count == 2 && other.allSatisfy { $0.verdict == .fail && $0.detail.contains("the client answered without connecting") }, "\(text)")
+        #expect(findings.first { $0.check == "hello" }?.verdict == .warn, "\(text)")
+        #expect(findings.first { $0.check == "concurrency" }?.detail.hasPrefix("cannot be judged: GET /slow failed: other") == true, "\(text)")
+    }
+
     /// A client that says hello and never answers: one "answers" failure after 20 s (the greeting's client timeout, 10 s, and 10 s), then the
     /// end, and none of the scenario checks (each would wait out its own deadlines).
     @Test func aClientThatNeverAnswersStopsTheCheckAtItsFirstRequest() async {
