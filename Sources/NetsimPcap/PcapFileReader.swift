@@ -1,5 +1,6 @@
 import CPcap
 import Foundation
+import NetsimCore
 
 /// One record of a capture file, as libpcap hands it over.
 public struct CapturedPacket: Sendable {
@@ -34,11 +35,22 @@ public final class PcapFileReader {
         var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
         guard let handle = pcap_open_offline_with_tstamp_precision(path, UInt32(PCAP_TSTAMP_PRECISION_NANO), &errorBuffer) else {
             let text = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            // tshark reads a gzip-compressed capture and libpcap does not (QA 65): say what it is.
+            if Self.startsWithGzipMagic(path) {
+                throw PcapError(.notACapture, "\(path): it is gzip-compressed; libpcap reads captures uncompressed: gunzip -k \(ShellQuoting.quoted(path)), then give netsim the .pcap or .pcapng it leaves")
+            }
             throw PcapError.fromLibpcap(text, path: path, reading: true)
         }
         self.handle = handle
         linkType = pcap_datalink(handle)
         snapshotLength = Int(pcap_snapshot(handle))
+    }
+
+    /// Whether the file begins with gzip's magic bytes (RFC 1952: 1f 8b).
+    static func startsWithGzipMagic(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 2)).map { Array($0) == [0x1F, 0x8B] } ?? false
     }
 
     /// The next packet, or nil at the end of the file. Throws when the file is damaged or ends in
