@@ -22,7 +22,7 @@ struct FaultsCommand: ParsableCommand {
             print(FaultCatalog.markdownTable)
             return
         }
-        print(renderTable(header: FaultCatalog.columns, rows: FaultCatalog.rows))
+        print(renderTable(header: FaultCatalog.columns, rows: FaultCatalog.rows, width: terminalTableWidth()))
         print("\nExamples: --fault \(FaultCatalog.all.filter { !$0.syntax.isEmpty }.prefix(4).map { $0.example }.joined(separator: ", --fault ")). Timing: --fault-at, --fault-after, --fault-for, --fault-target, --fault-probability.")
         print("Packet faults: netsim shell --fault offline@2s+3s --fault handover@8s (\(TimedFault.syntax)).")
     }

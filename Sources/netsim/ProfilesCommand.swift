@@ -20,7 +20,7 @@ struct ProfilesCommand: ParsableCommand {
                 profile.summary,
             ]
         }
-        print(renderTable(header: ["profile", "down / up rate", "down / up delay", "down / up loss", "about"], rows: rows))
+        print(renderTable(header: ["profile", "down / up rate", "down / up delay", "down / up loss", "about"], rows: rows, width: terminalTableWidth()))
         print("\nUse with --profile NAME; explicit flags (e.g. --latency) override the profile.")
     }
 
@@ -29,25 +29,5 @@ struct ProfilesCommand: ParsableCommand {
     private func loss(_ model: LossModel?) -> String {
         guard let model else { return "0%" }
         return Probability(fraction: model.averageLoss).description
-    }
-}
-
-/// A plain left-aligned text table.
-func renderTable(header: [String], rows: [[String]]) -> String {
-    let all = [header] + rows
-    let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
-    func line(_ cells: [String]) -> String {
-        zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
-            .trimmingTrailingSpaces()
-    }
-    let rule = widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")
-    return ([line(header), rule] + rows.map(line)).joined(separator: "\n")
-}
-
-extension String {
-    func trimmingTrailingSpaces() -> String {
-        var s = self
-        while s.last == " " { s.removeLast() }
-        return s
     }
 }
