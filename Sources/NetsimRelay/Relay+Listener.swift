@@ -79,8 +79,10 @@ extension Relay {
         } else {
             channel = try await bootstrap.bind(host: endpoint.host, port: endpoint.port).get()
         }
+        // The address bound, not the name asked for: `--listen localhost:0` said localhost,
+        // which may be 127.0.0.1 or ::1 (QA 63).
         let port = channel.localAddress?.port ?? endpoint.port
-        let bound = Endpoint(host: endpoint.host, port: port)
+        let bound = Endpoint(host: channel.localAddress?.ipAddress ?? endpoint.host, port: port)
         lock.withLock {
             listener = channel
             boundEndpoint = bound
