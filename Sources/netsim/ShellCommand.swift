@@ -119,6 +119,9 @@ struct ShellCommand: ParsableCommand {
         }
         signals.forward(to: shell)
         let status = shell.waitForExit()
+        // Stopped by a signal: nothing it started outlives it (packet.md), whether it ended at
+        // once or only at the kill 2 s later.
+        if signals.stopPassed { shell.killAll() }
         resolver.close()
         let counters = shell.close()
         eventLog.flush()

@@ -19,7 +19,13 @@ final class ShellSignals: @unchecked Sendable {
     private var pipe: SignalPipe?
     private var shell: PacketShell?
     private var pending: Int32?
+    private var passed = false
     private let interactive = isatty(STDIN_FILENO) == 1
+
+    /// Whether a stop signal was passed to the command: once it has ended, whatever it left in
+    /// its namespace is killed too (QA 66: a command that died at once of SIGTERM left its
+    /// background children running, in a namespace no sweep could find once it was unnamed).
+    var stopPassed: Bool { lock.withLock { passed } }
 
     init() {
         pipe = SignalPipe(signals: [SIGINT, SIGTERM, SIGHUP]) { [weak self] sig in self?.received(sig) }
@@ -45,6 +51,7 @@ final class ShellSignals: @unchecked Sendable {
     }
 
     private func pass(_ sig: Int32, to shell: PacketShell) {
+        lock.withLock { passed = true }
         shell.signal(sig)
         DispatchQueue.global().asyncAfter(deadline: .now() + 2) { shell.killAll() }
     }

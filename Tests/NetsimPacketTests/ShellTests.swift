@@ -222,6 +222,20 @@ struct ShellTests {
         #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
     }
 
+    /// A command that SIGTERM ends at once, having started children in the background: they
+    /// are killed with it (QA 66: they ran on, orphaned in a namespace no sweep could find).
+    @Test func aStopKillsWhatTheCommandLeftInTheBackground() async throws {
+        let seconds = "28.\(Int.random(in: 100...999))"
+        let shell = try WatchedProcess(ShellHarness.executable, ["shell", "--", "sh", "-c", "sleep \(seconds) & echo started; sleep 30"])
+        _ = try await shell.line(.output, within: .seconds(30)) { $0 == "started" }
+        kill(shell.processIdentifier, SIGTERM)
+        let status = await shell.exit(within: .seconds(15))
+        #expect(status == 128 + SIGTERM, "\(shell.text(.error))")
+        let sleeping = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep \(seconds)"]).result(within: .seconds(10))
+        #expect(sleeping.standardOutput.isEmpty, "left running: \(sleeping.standardOutput)")
+        #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
+    }
+
     /// Ctrl-C during `netsim run` of a packet-link scenario deletes its namespace and resolver
     /// files at once (packet.md), as a normal end does, and leaves a whole capture. Before, they
     /// waited for the next run's sweep and the capture lost libpcap's buffer. Interrupted as
