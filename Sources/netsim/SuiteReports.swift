@@ -24,8 +24,14 @@ final class SuiteLedger: @unchecked Sendable {
 
     init(runs: Int) { standings = Array(repeating: .waiting, count: runs) }
 
-    func started(_ index: Int) {
-        lock.withLock { standings[index] = .running(since: .now) }
+    /// Marks run `index` started; false, and nothing marked, once an interruption has begun:
+    /// nothing starts after Ctrl-C (QA 66: runs the cleanup ended made room for new ones).
+    func start(_ index: Int) -> Bool {
+        lock.withLock {
+            guard !Interruption.isUnderWay else { return false }
+            standings[index] = .running(since: .now)
+            return true
+        }
     }
 
     /// A run's outcome, unless an interruption has begun: a run failed by the cleanup (its exec

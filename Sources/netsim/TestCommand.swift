@@ -269,11 +269,12 @@ struct TestCommand: AsyncParsableCommand {
             var next = 0
             func launch() {
                 let index = next
+                next += 1
+                guard ledger.start(index) else { return }
                 let scenario = jobs[index].scenario
                 var options = options.runOptions(jobs[index].client)
                 options.pcapPath = captures[index]
                 progress.started(jobs[index].name)
-                ledger.started(index)
                 group.addTask {
                     let start = ContinuousClock.now
                     do {
@@ -283,7 +284,6 @@ struct TestCommand: AsyncParsableCommand {
                         return (index, .failure(CouldNotRun(error: error as? RunnerError ?? .failed("\(error)"), seconds: seconds)))
                     }
                 }
-                next += 1
             }
             while next < min(self.jobs, jobs.count) { launch() }
             while let (index, result) = await group.next() {
@@ -304,6 +304,7 @@ struct TestCommand: AsyncParsableCommand {
                 if next < jobs.count { launch() }
             }
         }
-        return results.map { $0! }
+        // A run never started is the interruption's (its handler reports it as not run).
+        return results.map { $0 ?? .failure(CouldNotRun(error: .failed("not started: the suite was interrupted first"), seconds: 0)) }
     }
 }

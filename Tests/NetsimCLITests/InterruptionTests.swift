@@ -136,4 +136,47 @@ struct InterruptionTests {
         #expect(suite.passed == 1, "\(suite.runs)")
         #expect(suite.skipped.map(\.scenario).contains("d"), "\(suite.skipped)")
     }
+
+    /// Runs the interruption's cleanup ends at once (exec clients sent SIGTERM) made room, and
+    /// the suite started the next ones after Ctrl-C (QA 66: a packet-link run among them, with
+    /// its namespace). Nothing starts once an interruption has begun.
+    @Test func nothingStartsAfterTheInterruption() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-no-start-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = NetsimProcess.root.appendingPathComponent("Fixtures/clients/urllib3_client.py").path
+        for name in ["b", "c", "d", "e"] {
+            try """
+                name: \(name)
+                description: a suite interrupted while its exec clients wait
+                upstream:
+                  routes:
+                    - path: /
+                      body: ok
+                client:
+                  driver: exec
+                  command: [sh, -c, 'touch "$0.started"; exec python3 "$1"', \(folder.appendingPathComponent(name).path), \(client)]
+                timeline:
+                  - wait: 60s
+                  - request: one
+                    path: /
+                expect:
+                  - request: one
+                    status: 200
+                """.write(to: folder.appendingPathComponent("\(name).scn"), atomically: true, encoding: .utf8)
+        }
+        let junit = folder.appendingPathComponent("results.xml").path
+        let run = try WatchedProcess(NetsimProcess.executable, ["test", folder.path, "--jobs", "2", "--junit", junit], directory: NetsimProcess.root)
+        func started() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".started") }.sorted()
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while started().count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try #require(started() == ["b.started", "c.started"], "\(started())")
+        kill(run.processIdentifier, SIGINT)
+        let result = try await run.result(within: .seconds(30))
+        #expect(result.status == 130, "\(result.standardError)")
+        #expect(started() == ["b.started", "c.started"], "started after the interruption: \(started())")
+        #expect(result.standardError.contains("(0 runs finished, 2 stopped, 2 not started)"), "\(result.standardError)")
+    }
 }
