@@ -244,6 +244,7 @@ let package = Package(
             dependencies: [
                 "NetsimCore", "NetsimHTTP", "NetsimLink", "NetsimRelay", "NetsimService", "NetsimLoopback",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

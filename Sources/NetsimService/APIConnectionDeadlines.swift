@@ -52,6 +52,16 @@ final class APIConnectionDeadlines: ChannelDuplexHandler, RemovableChannelHandle
         context.fireChannelInactive()
     }
 
+    /// Lets go of the context it kept: the context holds this handler, so keeping it made a
+    /// cycle that outlived the connection (QA 66: about 450 bytes per API or metrics connection,
+    /// for good).
+    func handlerRemoved(context: ChannelHandlerContext) {
+        over = true
+        timer?.cancel()
+        timer = nil
+        self.context = nil
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if !requestUnderWay, !over {
             requestUnderWay = true

@@ -1,5 +1,7 @@
 import Foundation
 import NetsimCore
+import NIOCore
+import NIOEmbedded
 import NetsimLoopback
 import Testing
 @testable import NetsimService
@@ -12,6 +14,22 @@ struct APIServerDeadlineTests {
     /// here waits. (The API answers from a task on Swift's shared pool, which a test batch's
     /// first seconds keep busy: at 10 s, a clean run's answer and close once came too late.)
     static let deadlines = APIDeadlines(request: .milliseconds(300), idle: .milliseconds(600))
+
+    /// A connection's deadline watch is let go with its connection: it kept its context, which
+    /// keeps it, and every API or metrics connection left the pair behind (QA 66: RSS grew
+    /// ~450 bytes per connection, for good).
+    @Test func aConnectionsWatchIsFreedWithIt() throws {
+        weak var freed: APIConnectionDeadlines?
+        do {
+            let channel = EmbeddedChannel()
+            let watch = APIConnectionDeadlines(deadlines: Self.deadlines)
+            freed = watch
+            try channel.pipeline.syncOperations.addHandler(watch)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            _ = try channel.finish()
+        }
+        #expect(freed == nil, "the watch outlived its connection")
+    }
 
     static func withServer(token: String? = nil, _ body: @escaping @Sendable (Endpoint) throws -> Void) async throws {
         let server = APIServer(api: ToxiproxyAPI(access: APIAccess(token: token), threads: 1), deadlines: deadlines)
