@@ -141,7 +141,7 @@ extension ConnectionMachine {
         let direction = leg.outgoing
         if leg == .client, standIn != nil { return !holding.up }
         guard !holds(direction), phase == .relaying || (phase == .connecting && leg == .client) else { return false }
-        let queued = lane(direction) { $0.queuedBytes }
+        let queued = lane(direction) { $0.heldCost }
         let limit = bufferLimit
         if queued >= limit {
             withLeg(leg) { $0.paused = true }

@@ -53,6 +53,15 @@ struct ShapedDirection<Chunk: ByteChunk> {
     /// Since when a fault (stall, blackhole) has held this direction: the link is down.
     private(set) var downSince: Int64?
     private var waiting: [Waiting] = []
+    /// What the queue holds in memory, as backpressure counts it: its bytes, and each piece's
+    /// own keeping (the entry, its slot, the slice's header: about 64–100 bytes measured). A
+    /// slicer of 1 byte made a piece of every byte, and `--buffer`'s 4 MiB of bytes held some
+    /// 275 MB per connection (QA 66); counted so, the bound holds whatever the slice.
+    var heldCost: Int { queuedBytes + (queue.count + waiting.count) * Self.pieceCost }
+
+    /// What one queued piece costs beside its bytes.
+    static var pieceCost: Int { 96 }
+
     /// The largest `queuedBytes` has been, for backpressure checks.
     private(set) var peakQueuedBytes = 0
     /// Bytes written to the far side.
