@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NetsimCore
 
 /// Checks, before anything runs, that the file an option names can be written: a run whose
 /// `--json` or `--junit` cannot be saved should fail at once with the reason, not after minutes
@@ -111,5 +112,17 @@ enum OutputFile {
 
     /// The system's words for `code` (`No such file or directory`).
     static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// Removes the reports an earlier run left at the paths this one writes (regular files, not
+    /// this process's own output, nor a symlink, which a report is written through): a run
+    /// interrupted before it writes its own leaves none, and CI collecting reports read the
+    /// earlier run's as this one's (QA 58 for `netsim test`, QA 66 for `netsim run`).
+    static func removeEarlierReports(_ paths: [String?]) {
+        for path in paths.compactMap({ $0 }) {
+            var file = stat()
+            guard lstat(path, &file) == 0, file.st_mode & S_IFMT == S_IFREG, StandardStream.same(as: path) == nil else { continue }
+            unlink(path)
+        }
+    }
 }
 

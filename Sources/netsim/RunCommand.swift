@@ -57,6 +57,8 @@ struct RunCommand: AsyncParsableCommand {
         logging.bootstrap()
         Interruption.install(for: "run")
         let scenario = try ScenarioLoading.load(ScenarioFiles.resolve(file))
+        // Once the scenario is known to run: an interrupted run leaves no report, never the last one's.
+        OutputFile.removeEarlierReports([events, json, html])
         let drivers = options.drivers
         var failed: [String] = []
         var results: [RunResult] = []

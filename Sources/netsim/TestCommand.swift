@@ -179,16 +179,9 @@ struct TestCommand: AsyncParsableCommand {
         }
     }
 
-    /// Removes the reports an earlier run left at the paths this one writes (regular files, not
-    /// this process's own output, nor a symlink, which a report is written through): a run
-    /// interrupted before it writes its own leaves none, and CI collecting reports read the
-    /// earlier run's as this one's (QA 58).
+    /// What an earlier suite left at this one's report paths goes first (``OutputFile/removeEarlierReports(_:)``).
     private func removeEarlierReports() {
-        for path in [junit, json, html].compactMap({ $0 }) {
-            var file = stat()
-            guard lstat(path, &file) == 0, file.st_mode & S_IFMT == S_IFREG, StandardStream.same(as: path) == nil else { continue }
-            unlink(path)
-        }
+        OutputFile.removeEarlierReports([junit, json, html])
     }
 
     /// The JUnit report of a suite that did not run (a path without scenarios, an invalid

@@ -12,7 +12,13 @@ struct InterruptionTests {
     @Test func ctrlCMidRunClosesTheCaptureAndExits130() async throws {
         let pcap = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-interrupted-\(UUID()).pcap")
         defer { try? FileManager.default.removeItem(at: pcap) }
-        let run = try WatchedProcess(NetsimProcess.executable, ["run", "Scenarios/lockscreen-long.scn", "--pcap", pcap.path],
+        // An earlier run's reports at this run's paths: gone, not left to be read as this one's
+        // (QA 66: a cancelled CI job archived the last run's verdict).
+        let stale = ["json", "html", "jsonl"].map { FileManager.default.temporaryDirectory.appendingPathComponent("netsim-interrupted-\(UUID()).\($0)").path }
+        for path in stale { try "from an earlier run".write(toFile: path, atomically: true, encoding: .utf8) }
+        defer { for path in stale { try? FileManager.default.removeItem(atPath: path) } }
+        let run = try WatchedProcess(NetsimProcess.executable, ["run", "Scenarios/lockscreen-long.scn", "--pcap", pcap.path,
+                                                                "--json", stale[0], "--html", stale[1], "--events", stale[2]],
                                      directory: NetsimProcess.root)
         // The timeline's first wait: requests have gone through the relay, more are to come. The
         // Ctrl-C goes from the thread reading the output the moment that line comes: a task
@@ -27,6 +33,7 @@ struct InterruptionTests {
         let after = sent.value.map { "\(ContinuousClock.now - $0) after the SIGINT" } ?? "with no SIGINT sent"
         #expect(result.status == 130, "exited \(after); it said:\n\(result.standardOutput)\n\(result.standardError)")
         #expect(result.standardError.contains("netsim run: interrupted by SIGINT: 1 run stopped, 1 exec client sent SIGTERM (SIGKILL 1 s later), 1 capture closed; no report was written"), "\(result.standardError)")
+        #expect(stale.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "an earlier run's report was left")
         let profile = try await NetsimProcess.run(["profile", pcap.path])
         #expect(profile.status == 0, "the capture so far is a whole pcap: \(profile.stderr)")
         #expect(profile.stdout.contains("TCP flows"), "\(profile.stdout)")
