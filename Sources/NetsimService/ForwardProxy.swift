@@ -162,7 +162,9 @@ public final class ForwardProxy: @unchecked Sendable {
         lock.withLock { listener = channel }
         // The faults' own events are the proxy's, once each, not each destination relay's.
         timeline.announce(configuration.faults, to: eventLog, on: group.next())
-        return Endpoint(host: configuration.listen.host, port: channel.localAddress?.port ?? configuration.listen.port)
+        // The address bound, not the name asked for (QA 66: `--listen vm:0`, a name for
+        // 127.0.0.1, was called "NOT a loopback address").
+        return Endpoint(host: channel.localAddress?.ipAddress ?? configuration.listen.host, port: channel.localAddress?.port ?? configuration.listen.port)
     }
 
     public func stop() async {

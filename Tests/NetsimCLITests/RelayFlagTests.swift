@@ -24,6 +24,19 @@ struct RelayFlagTests {
         }
     }
 
+    /// A listener given by name is named by the address it bound, and a name for loopback is no
+    /// cause for the exposure warning (QA 63, QA 66: `localhost:34819`; `vm:0`, a name for
+    /// 127.0.0.1, was "NOT a loopback address" on the proxy).
+    @Test(arguments: [["relay", "--upstream", "127.0.0.1:9"], ["proxy"]])
+    func aListenerGivenByNameIsShownByTheAddressItBound(_ command: [String]) async throws {
+        let result = try await NetsimProcess.run(command + ["--listen", "localhost:0", "--duration", "200ms"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let first = result.stderr.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.hasPrefix("netsim \(command[0]): 127.0.0.1:") || first.hasPrefix("netsim \(command[0]): [::1]:")
+                    || first.hasPrefix("netsim \(command[0]): http://127.0.0.1:") || first.hasPrefix("netsim \(command[0]): http://[::1]:"), "\(result.stderr)")
+        #expect(!result.stderr.contains("NOT a loopback address"), "\(result.stderr)")
+    }
+
     @Test func latencyIsOneWayOnEachDirection() throws {
         let link = try parse(["--latency", "30ms"]).link.configuration()
         #expect(link.up.latency == .milliseconds(30) && link.down.latency == .milliseconds(30))
