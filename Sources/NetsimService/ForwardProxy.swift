@@ -164,7 +164,10 @@ public final class ForwardProxy: @unchecked Sendable {
         timeline.announce(configuration.faults, to: eventLog, on: group.next())
         // The address bound, not the name asked for (QA 66: `--listen vm:0`, a name for
         // 127.0.0.1, was called "NOT a loopback address").
-        return Endpoint(host: channel.localAddress?.ipAddress ?? configuration.listen.host, port: channel.localAddress?.port ?? configuration.listen.port)
+        let bound = Endpoint(host: channel.localAddress?.ipAddress ?? configuration.listen.host, port: channel.localAddress?.port ?? configuration.listen.port)
+        // As the relay's log begins and ends (QA 66: the proxy's had neither).
+        eventLog.record(.listening(address: bound.description))
+        return bound
     }
 
     public func stop() async {
@@ -182,6 +185,7 @@ public final class ForwardProxy: @unchecked Sendable {
         for task in tasks {
             if let relay = try? await task.value { await relay.stop() }
         }
+        if channel != nil { eventLog.record(.listenerClosed(reason: "proxy stopped")) }
         timeline.cancel()  // after the connections' last events, which may still name a fault (QA 46)
         try? await group.shutdownGracefully()
     }

@@ -190,8 +190,11 @@ struct ForwardProxyTests {
         }
         await proxy.stop()
         echo.stop()
-        // The proxy's relays adopt connections and listen on nothing: no listener closes.
-        #expect(!proxy.eventLog.events.contains { if case .listenerClosed = $0.kind { true } else { false } })
+        // The proxy's relays adopt connections and listen on nothing: the one listener that
+        // opens and closes in the log is the proxy's own, first and last (QA 66: neither was).
+        let kinds = proxy.eventLog.events.map(\.kind)
+        #expect(kinds.filter { if case .listenerClosed = $0 { true } else { false } } == [.listenerClosed(reason: "proxy stopped")], "\(kinds)")
+        #expect(kinds.first == .listening(address: bound.description) && kinds.last == .listenerClosed(reason: "proxy stopped"), "\(kinds)")
         let (head, echoed, established, seconds) = try #require(result)
         #expect(head.hasPrefix("HTTP/1.1 200"))
         #expect(echoed == Array("hello through the tunnel".utf8))
