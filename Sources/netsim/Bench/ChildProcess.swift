@@ -129,21 +129,33 @@ enum ProcFS {
         return count
     }
 
-    /// Whether a TCP socket in this network namespace listens on `port` (any address), from
-    /// /proc/net/tcp and /proc/net/tcp6; nil where /proc cannot say. Asking this way makes no
-    /// connection, which a one-test server (iperf3) would take for a client.
-    static func isListening(port: Int) -> Bool? {
-        let tables = ["/proc/net/tcp", "/proc/net/tcp6"].compactMap(wholeFile)
+    /// Whether a TCP socket in this network namespace listens on `port`, from /proc/net/tcp and
+    /// /proc/net/tcp6; nil where /proc cannot say. Asking this way makes no connection, which a
+    /// one-test server (iperf3) would take for a client. With `host` (an IPv4 address), only a
+    /// listener there or on 0.0.0.0 counts: another address's socket may have the same port
+    /// number (a test's server on 127.0.0.2 or ::1 was taken for iperf3's on 127.0.0.1).
+    static func isListening(port: Int, on host: String? = nil) -> Bool? {
+        let tables = (host == nil ? ["/proc/net/tcp", "/proc/net/tcp6"] : ["/proc/net/tcp"]).compactMap(wholeFile)
         guard available, !tables.isEmpty else { return nil }
         let suffix = ":" + String(format: "%04X", port)
+        let addresses = host.flatMap(procAddress).map { [$0 + suffix, "00000000" + suffix] }
         for table in tables {
             for line in table.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
                 // sl, local_address, rem_address, st: 0A is LISTEN.
-                if fields.count > 3, fields[1].hasSuffix(suffix), fields[3] == "0A" { return true }
+                guard fields.count > 3, fields[1].hasSuffix(suffix), fields[3] == "0A" else { continue }
+                if addresses?.contains(String(fields[1])) ?? true { return true }
             }
         }
         return false
+    }
+
+    /// An IPv4 address as /proc/net/tcp writes it: the address's 32 bits printed as the machine
+    /// holds them (`0100007F` for 127.0.0.1 on x86).
+    static func procAddress(_ host: String) -> String? {
+        var address = in_addr()
+        guard inet_pton(AF_INET, host, &address) == 1 else { return nil }
+        return String(format: "%08X", address.s_addr)
     }
 
     /// A /proc file read to its end with read(2). Foundation's readers trust the size stat(2)

@@ -222,7 +222,7 @@ enum PacketBench {
         let server = try ChildProcess(name: "iperf3 server", executable: tools.iperf3, arguments: ["-s", "-B", session.host, "-p", String(port)],
                                       captureStandardError: false)
         defer { server.stop() }
-        return try await iperfClient(serverPort: port) {
+        return try await iperfClient(serverPort: port, host: session.host) {
             try session.run([tools.iperf3, "-c", session.host, "-p", String(port), "-J"] + arguments, timeout: timeout)
         }
     }
@@ -231,10 +231,10 @@ enum PacketBench {
     /// `serverPort` listens, and returns the receiver's bits per second. A run that exits
     /// non-zero or whose JSON carries no result (iperf3 answers `{"error": …}` when its test
     /// could not start; it still exits 0) is tried again, up to 5 times; the last failure is the error.
-    static func iperfClient(serverPort: Int, listenTimeout: Double = 10, _ run: @escaping @Sendable () throws -> String) async throws -> Double {
+    static func iperfClient(serverPort: Int, host: String, listenTimeout: Double = 10, _ run: @escaping @Sendable () throws -> String) async throws -> Double {
         try await offload { () throws -> Double in
             let deadline = monotonicSeconds() + listenTimeout
-            while ProcFS.isListening(port: serverPort) == false {
+            while ProcFS.isListening(port: serverPort, on: host) == false {
                 guard monotonicSeconds() < deadline else {
                     throw RuntimeError("the iperf3 server did not listen on port \(serverPort) within \(Format.fixed(listenTimeout, 1)) s")
                 }
@@ -296,7 +296,7 @@ enum PacketBench {
             let (relay, relayPort) = try await RoundTripBench.startRelay(upstreamPort: port)
             let relayCPU = ProcessCPU()
             let measured = await Result {
-                try await iperfClient(serverPort: port) {
+                try await iperfClient(serverPort: port, host: "127.0.0.1") {
                     try capturedOutput(tools.iperf3, ["-c", "127.0.0.1", "-p", String(relayPort), "-t", String(seconds), "-J"], timeout: Double(seconds) + 30)
                 }
             }
