@@ -23,18 +23,8 @@ public enum TextReport {
             // it was shown under passes only (QA 64).
             if let note = verdict.note { lines.append("    note: " + note.replacingOccurrences(of: "\n", with: "\n          ")) }
             lines += sourceExcerpt(verdict.check.location, in: result.scenario).map { "    " + $0 }
-            // Each slice once: four failed checks on one request printed the same 18 lines four
-            // times, and checks whose moments differ by a millisecond the same lines twice; an
-            // empty slice (a window after the run) printed a bare heading (QA 64).
             if let focus = verdict.focus {
-                let slice = TimelineText.slice(result.events, around: focus)
-                if shownSlices.contains(slice) {
-                    lines.append("    timeline around \(formatNanoseconds(focus)): as above")
-                } else if !slice.isEmpty {
-                    lines.append("    timeline around \(formatNanoseconds(focus)):")
-                    lines += slice.map { "      " + $0 }
-                    shownSlices.insert(slice)
-                }
+                lines += TimelineText.excerpt(result.events, around: focus, shown: &shownSlices)
             }
         }
         // A fault the checks never saw act: a pass says less than it seems.
@@ -83,6 +73,19 @@ public enum TextReport {
 
 /// Events as short human lines: `  4.012s  #3  opened from 127.0.0.1:5555`.
 enum TimelineText {
+    /// The timeline under a failed check at `focus`, indented: its slice, or one line saying
+    /// "as above" when the same lines were shown already (`shown`), or nothing when the slice
+    /// is empty. Each slice once: four failed checks on one request printed the same 18 lines
+    /// four times, and checks whose moments differ by a millisecond the same lines twice; an
+    /// empty slice (a window after the run) printed a bare heading (QA 64).
+    static func excerpt(_ events: [Event], around focus: Int64, shown: inout Set<[String]>) -> [String] {
+        let slice = slice(events, around: focus)
+        if shown.contains(slice) { return ["    timeline around \(formatNanoseconds(focus)): as above"] }
+        guard !slice.isEmpty else { return [] }
+        shown.insert(slice)
+        return ["    timeline around \(formatNanoseconds(focus)):"] + slice.map { "      " + $0 }
+    }
+
     static func slice(_ events: [Event], around focus: Int64, before: Int64 = 1_500_000_000, after: Int64 = 1_500_000_000, limit: Int = 18) -> [String] {
         let window = events.filter { $0.time >= focus - before && $0.time <= focus + after && !isNoise($0) }
         // Keep the events nearest the focus when there are too many.
