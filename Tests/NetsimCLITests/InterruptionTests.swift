@@ -102,28 +102,9 @@ struct InterruptionTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-interrupted-suite-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        func scenario(_ name: String, waiting: String) throws {
-            try """
-                name: \(name)
-                description: a CI job cancelled while the suite runs
-                upstream:
-                  routes:
-                    - path: /
-                      body: ok
-                client:
-                  driver: resilient
-                timeline:
-                  - wait: \(waiting)
-                  - request: one
-                    path: /
-                expect:
-                  - request: one
-                    status: 200
-                """.write(to: folder.appendingPathComponent("\(name).scn"), atomically: true, encoding: .utf8)
-        }
         // Run two at a time, in name order: `a` ends at once, `b` and `c` wait; `d` never starts.
-        try scenario("a", waiting: "10ms")
-        for name in ["b", "c", "d"] { try scenario(name, waiting: "60s") }
+        try Self.waitingScenario("a", in: folder, waiting: "10ms")
+        for name in ["b", "c", "d"] { try Self.waitingScenario(name, in: folder, waiting: "60s") }
         let junit = folder.appendingPathComponent("results.xml").path
         let json = folder.appendingPathComponent("results.json").path
         let run = try WatchedProcess(NetsimProcess.executable, ["test", folder.path, "--jobs", "2", "--junit", junit, "--json", json],
@@ -153,24 +134,9 @@ struct InterruptionTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let client = NetsimProcess.root.appendingPathComponent("Fixtures/clients/urllib3_client.py").path
         for name in ["b", "c", "d", "e"] {
-            try """
-                name: \(name)
-                description: a suite interrupted while its exec clients wait
-                upstream:
-                  routes:
-                    - path: /
-                      body: ok
-                client:
-                  driver: exec
-                  command: [sh, -c, 'touch "$0.started"; exec python3 "$1"', \(folder.appendingPathComponent(name).path), \(client)]
-                timeline:
-                  - wait: 60s
-                  - request: one
-                    path: /
-                expect:
-                  - request: one
-                    status: 200
-                """.write(to: folder.appendingPathComponent("\(name).scn"), atomically: true, encoding: .utf8)
+            let marker = folder.appendingPathComponent(name).path
+            try Self.waitingScenario(name, in: folder, waiting: "60s",
+                                     client: "  driver: exec\n  command: [sh, -c, 'touch \"$0.started\"; exec python3 \"$1\"', \(marker), \(client)]")
         }
         let junit = folder.appendingPathComponent("results.xml").path
         let run = try WatchedProcess(NetsimProcess.executable, ["test", folder.path, "--jobs", "2", "--junit", junit], directory: NetsimProcess.root)
@@ -185,5 +151,26 @@ struct InterruptionTests {
         #expect(result.status == 130, "\(result.standardError)")
         #expect(started() == ["b.started", "c.started"], "started after the interruption: \(started())")
         #expect(result.standardError.contains("(0 runs finished, 2 stopped, 2 not started)"), "\(result.standardError)")
+    }
+
+    /// A scenario that waits, then asks for `/`: what an interrupted suite has in flight.
+    static func waitingScenario(_ name: String, in folder: URL, waiting: String, client: String = "  driver: resilient") throws {
+        try """
+            name: \(name)
+            description: a suite interrupted while its runs wait
+            upstream:
+              routes:
+                - path: /
+                  body: ok
+            client:
+            \(client)
+            timeline:
+              - wait: \(waiting)
+              - request: one
+                path: /
+            expect:
+              - request: one
+                status: 200
+            """.write(to: folder.appendingPathComponent("\(name).scn"), atomically: true, encoding: .utf8)
     }
 }

@@ -207,6 +207,11 @@ struct ShellTests {
         #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
     }
 
+    /// The processes whose command line holds `pattern` (pgrep -f), one line each.
+    static func running(_ pattern: String) async throws -> String {
+        try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", pattern]).result(within: .seconds(10)).standardOutput
+    }
+
     /// A command that ignores SIGTERM is killed 2 s later with every process in its namespace:
     /// killing the command alone left its foreground child running, orphaned.
     @Test func aStopTheCommandIgnoresKillsItsChildrenToo() async throws {
@@ -217,8 +222,8 @@ struct ShellTests {
         kill(shell.processIdentifier, SIGTERM)
         let status = await shell.exit(within: .seconds(15))
         #expect(status == 128 + SIGKILL, "\(shell.text(.error))")
-        let sleeping = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep \(seconds)"]).result(within: .seconds(10))
-        #expect(sleeping.standardOutput.isEmpty, "left running: \(sleeping.standardOutput)")
+        let sleeping = try await Self.running("sleep \(seconds)")
+        #expect(sleeping.isEmpty, "left running: \(sleeping)")
         #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
     }
 
@@ -231,8 +236,8 @@ struct ShellTests {
         kill(shell.processIdentifier, SIGTERM)
         let status = await shell.exit(within: .seconds(15))
         #expect(status == 128 + SIGTERM, "\(shell.text(.error))")
-        let sleeping = try await WatchedProcess(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep \(seconds)"]).result(within: .seconds(10))
-        #expect(sleeping.standardOutput.isEmpty, "left running: \(sleeping.standardOutput)")
+        let sleeping = try await Self.running("sleep \(seconds)")
+        #expect(sleeping.isEmpty, "left running: \(sleeping)")
         #expect(try await Self.leftovers(of: [shell.processIdentifier]) == [])
     }
 
