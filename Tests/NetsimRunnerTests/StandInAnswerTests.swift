@@ -53,29 +53,20 @@ struct StandInAnswerTests {
 @Suite("passes on nothing seen are marked")
 struct UnseenPassTests {
     @Test func aRelayCheckThatSawNothingSaysSoUnderItsPass() async throws {
-        let result = try await run(scenario("""
-            name: unseen
-            description: the relay refuses every connection, so it sees neither HTTP nor attempts
-            upstream:
-              routes:
-                - path: /a
-                  body: a
-            client:
-              driver: naive
-              timeout: 2s
-            timeline:
+        // The relay refuses every connection, so it sees neither HTTP nor attempts.
+        let result = try await run(scenario(oneRequestScenario("unseen", timeline: """
               - fault: refuse
               - request: a
                 path: /a
                 count: 3
-            expect:
+            """, expect: """
               - request: a
                 error: refused
               - relay:
                   responses: { max: 0 }
               - relay:
                   attempts: { max_per_second: 1 }
-            """))
+            """)))
         let responses = try #require(result.verdicts.first { $0.title.hasPrefix("relay: responses") }, "\(result.verdicts.map(\.title))")
         #expect(responses.passed && responses.note?.hasPrefix("the relay saw no HTTP responses at all") == true, "\(responses.note ?? "no note")")
         let attempts = try #require(result.verdict("relay: connection attempts"))

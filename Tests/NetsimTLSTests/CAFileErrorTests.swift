@@ -92,7 +92,8 @@ import X509
         try home.write(try signed(.init(ourKey.publicKey), .notCertificateAuthority, by: .init(ourKey), .ecdsaWithSHA256), to: home.home.caCertificate)
         #expect(loadError() == "\(certificate): it is not a CA certificate (its basicConstraints do not say CA:TRUE), so clients would refuse every certificate netsim signs with it; \(regenerate)")
         try home.write(ours, to: home.home.caCertificate)
-        try home.write("-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAiq\n-----END ENCRYPTED PRIVATE KEY-----\n", to: home.home.caKey)
+        // No key at all inside: only the header is read (its body is "not a key: only its header is read").
+        try home.write("-----BEGIN ENCRYPTED PRIVATE KEY-----\nbm90IGEga2V5OiBvbmx5IGl0cyBoZWFkZXIgaXMgcmVhZA==\n-----END ENCRYPTED PRIVATE KEY-----\n", to: home.home.caKey)
         #expect(chmod(key, 0o600) == 0)
         #expect(loadError()?.hasPrefix("\(key): it is encrypted with a passphrase, which netsim does not ask for; decrypt it (umask 077; openssl pkey") == true, "\(loadError() ?? "loaded")")
     }
