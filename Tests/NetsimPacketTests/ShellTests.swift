@@ -292,8 +292,15 @@ struct ShellTests {
         _ = try await shell.line(.error, within: .seconds(30)) { $0.contains("NETSIM_HOST=") }
         let pid = shell.processIdentifier
         let name = try #require(ShellHarness.namespaces().first { NamespaceName(parsing: $0)?.pid == pid })
-        // The command it started, ended by the test below (it is this test's grandchild).
-        let orphans = try await ShellHarness.tool(IPRoute.executable ?? "/usr/sbin/ip", ["netns", "pids", name])
+        // The command it started, ended by the test below (it is this test's grandchild). The
+        // banner comes before the launch: the official CI once read the namespace's processes
+        // between the two and found none.
+        var orphans = ""
+        let launched = ContinuousClock.now + .seconds(30)
+        while orphans.isEmpty, ContinuousClock.now < launched {
+            orphans = try await ShellHarness.tool(IPRoute.executable ?? "/usr/sbin/ip", ["netns", "pids", name])
+            if orphans.isEmpty { try await Task.sleep(for: .milliseconds(20)) }  // polling, with a deadline
+        }
         kill(pid, SIGKILL)
         _ = await shell.exit(within: .seconds(10))
         defer { for orphan in orphans.split(separator: "\n").compactMap({ Int32($0) }) { kill(orphan, SIGKILL) } }
