@@ -36,6 +36,10 @@ public struct RunOptions: Sendable {
     /// The caller's own client, in this process (NetsimTesting): with no `driver` given the
     /// run drives it whatever the scenario names.
     public var inProcess: InProcessClient?
+    /// The log the run records its events into, new for each run by default. A caller that
+    /// keeps it reads what happened so far while the run goes: an interrupted `netsim run`
+    /// writes those events to its `--events` file. One log per run.
+    public var eventLog: EventLog?
 
     public init(
         driver: String? = nil, seed: UInt64? = nil, workingDirectory: String = FileManager.default.currentDirectoryPath,
@@ -130,7 +134,7 @@ public enum ScenarioRunner {
         logger[metadataKey: "scenario"] = "\(scenario.name)"
         logger[metadataKey: "driver"] = "\(options.driverName(for: scenario))"
         try options.checkSettings(for: scenario)
-        let log = EventLog()
+        let log = options.eventLog ?? EventLog()
         log.record(.seed(options.seed(for: scenario)))
         // Counted in the line an interrupted command prints (nothing to undo: the process exits).
         let inFlight = InterruptCleanup.register(.run) {}

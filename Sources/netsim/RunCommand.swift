@@ -98,6 +98,7 @@ struct RunCommand: AsyncParsableCommand {
         do {
             var runOptions = options.runOptions(client, observer: view)
             runOptions.pcapPath = pcap
+            if let events { runOptions.eventLog = Self.eventsWhenInterrupted(to: events) }
             result = try await ScenarioRunner.run(scenario, options: runOptions)
         } catch let error as RunnerError {
             view.finish()
@@ -111,12 +112,26 @@ struct RunCommand: AsyncParsableCommand {
         print("")
         print(TextReport.render(result, color: isatty(STDOUT_FILENO) == 1))
         print("")
-        if let events {
-            let text = result.events.map(\.jsonLine).joined(separator: "\n") + "\n"
-            try writeOrFail(text, to: events)
-        }
+        if let events { try writeOrFail(Self.jsonLines(result.events), to: events) }
         if let json { try writeOrFail(JSONReport.data(JSONReport.Run(result)), to: json) }
         return result
+    }
+
+    /// The log of the run about to start: if the run is interrupted, the events it recorded so
+    /// far are written to `path`, ending with a `step` that says so. A run stopped because it
+    /// hung is the one whose timeline a user wants (QA 66: nothing was written).
+    private static func eventsWhenInterrupted(to path: String) -> EventLog {
+        let log = EventLog()
+        Interruption.reportWhenInterrupted { signal in
+            log.record(.step(description: "interrupted by \(signal): the run did not finish"))
+            do { try writeOrFail(jsonLines(log.events), to: path) } catch { return "the events so far were not written: \(error)" }
+            return "the events so far written to \(path)"
+        }
+        return log
+    }
+
+    private static func jsonLines(_ events: [Event]) -> String {
+        events.map(\.jsonLine).joined(separator: "\n") + "\n"
     }
 }
 

@@ -4,8 +4,8 @@ import NetsimLoopback
 import NetsimRunner
 import Testing
 
-/// Ctrl-C in the middle of `netsim run`: exit 130 with one line saying what was stopped, and the
-/// capture so far a whole pcap. Before, SIGINT killed netsim at once, and the pcap was cut at its
+/// Ctrl-C in the middle of `netsim run`: exit 130 with one line saying what was stopped, the
+/// capture so far a whole pcap and the events so far in `--events`. Before, SIGINT killed netsim at once, and the pcap was cut at its
 /// writer's buffer (8 KiB), unreadable ("the file is truncated").
 @Suite("an interrupted run")
 struct InterruptionTests {
@@ -32,8 +32,16 @@ struct InterruptionTests {
         let result = try await run.result(within: .seconds(80))
         let after = sent.value.map { "\(ContinuousClock.now - $0) after the SIGINT" } ?? "with no SIGINT sent"
         #expect(result.status == 130, "exited \(after); it said:\n\(result.standardOutput)\n\(result.standardError)")
-        #expect(result.standardError.contains("netsim run: interrupted by SIGINT: 1 run stopped, 1 exec client sent SIGTERM (SIGKILL 1 s later), 1 capture closed; no report was written"), "\(result.standardError)")
-        #expect(stale.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "an earlier run's report was left")
+        #expect(result.standardError.contains("netsim run: interrupted by SIGINT: 1 run stopped, 1 exec client sent SIGTERM (SIGKILL 1 s later), 1 capture closed; the events so far written to \(stale[2])"), "\(result.standardError)")
+        #expect(stale[0 ..< 2].allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "an earlier run's report was left")
+        // The timeline up to the Ctrl-C, whose run stopped at its first wait (QA 66: no event log
+        // was written): requests relayed, then the step that says the run did not finish.
+        let lines = try String(contentsOfFile: stale[2], encoding: .utf8).split(separator: "\n")
+        let kinds = lines.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["event"] as? String
+        }
+        #expect(kinds.count == lines.count && kinds.first == "seed" && kinds.contains("http_request"), "\(lines.prefix(5))")
+        #expect(lines.last?.contains(#""step":"interrupted by SIGINT: the run did not finish""#) == true, "\(lines.suffix(3))")
         let profile = try await NetsimProcess.run(["profile", pcap.path])
         #expect(profile.status == 0, "the capture so far is a whole pcap: \(profile.stderr)")
         #expect(profile.stdout.contains("TCP flows"), "\(profile.stdout)")
