@@ -3,8 +3,13 @@
 /// `{"t":0.012345,"conn":3,"event":"bytes","dir":"down","bytes":1460}`; `t` is seconds since the
 /// start of the run with microsecond resolution.
 extension Event {
-    public var jsonLine: String {
+    public var jsonLine: String { jsonLine(proxy: nil) }
+
+    /// The line with `"proxy":NAME` after `t`: `netsim serve` writes every proxy's events to one
+    /// file, where connection ids are each proxy's own.
+    public func jsonLine(proxy: String?) -> String {
         var fields: [(String, JSONValue)] = [("t", .seconds(time))]
+        if let proxy { fields.append(("proxy", .string(proxy))) }
         if let connection { fields.append(("conn", .int(Int(connection.raw)))) }
         fields.append(("event", .string(kind.name)))
         fields += kind.jsonFields

@@ -54,7 +54,12 @@ public final class JSONLinesEventSink: EventSink {
     }
 
     public func receive(_ event: Event) {
-        let line = event.jsonLine
+        receive(line: event.jsonLine)
+    }
+
+    /// Writes one line already rendered (a newline is added): several logs can share the sink
+    /// this way, each line labelled (`netsim serve`'s proxies). Safe from any thread.
+    public func receive(line: String) {
         pending.withLock { pending in
             pending.lines.append(contentsOf: line.utf8)
             pending.lines.append(0x0A)

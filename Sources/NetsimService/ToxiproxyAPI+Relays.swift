@@ -15,6 +15,10 @@ extension ToxiproxyAPI {
         let log = EventLog(retention: 0)
         log.addSink(entry.metrics)
         if let eventSink { log.addSink(eventSink) }
+        if let eventLines {
+            log.rebase(toMonotonic: eventOrigin)
+            log.addSink(ProxyEventLines(proxy: entry.name, lines: eventLines))
+        }
         // Resolved once now when it can be; a name that does not resolve yet (a compose service
         // not up, `/populate` run first) is looked up per connection, as Toxiproxy does, and the
         // proxy is created. Before, it was a 500 that blamed the listen address.
@@ -45,6 +49,7 @@ extension ToxiproxyAPI {
         entry.relay = nil
         entry.faultIDs.removeAll()
         await relay.stop()
+        relay.eventLog.flush()  // its last events (`listener_closed`) written now, not lost with it
     }
 
     func addFaults(of toxic: Toxic, to entry: ProxyEntry) async throws {

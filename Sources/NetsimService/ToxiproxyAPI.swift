@@ -46,6 +46,10 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     public let metricsRegistry = MetricsRegistry()
     /// Sees every proxy's relay events (all proxies together) besides the metrics.
     let eventSink: (any EventSink)?
+    /// `netsim serve --events`: every proxy's events as JSON lines, each naming its proxy.
+    let eventLines: JSONLinesEventSink?
+    /// Where the times in ``eventLines`` start: the API's creation (monotonic nanoseconds).
+    let eventOrigin = SystemClock().now()
     let group: MultiThreadedEventLoopGroup
     private let gate = SerialGate()
     // Touched only while holding `gate`.
@@ -55,14 +59,20 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     /// - Parameters:
     ///   - eventSink: also receives the events of every proxy's relay, as they happen (a test
     ///     waits on it for a connection to close instead of polling `/metrics`).
+    ///   - eventLines: also writes every proxy's events, each line with `"proxy":NAME` and its
+    ///     time from the API's start, so lines of different proxies compare (the file is in each
+    ///     proxy's order; ``flushEvents()`` writes what is pending, a stopped proxy's events are
+    ///     written as it stops).
     /// Told what a person must know at once: a proxy that listens beyond loopback (`exposes`:
     /// `netsim serve` prints it framed on standard error), or a `:PORT` listen taken as loopback.
     let warn: @Sendable (_ message: String, _ exposes: Bool) -> Void
 
     public init(access: APIAccess = APIAccess(), threads: Int = System.coreCount, eventSink: (any EventSink)? = nil,
+                eventLines: JSONLinesEventSink? = nil,
                 warn: @escaping @Sendable (_ message: String, _ exposes: Bool) -> Void = { _, _ in }) {
         self.access = access
         self.eventSink = eventSink
+        self.eventLines = eventLines
         self.warn = warn
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
     }
@@ -78,6 +88,16 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
         order.removeAll()
         await gate.leave()
         try? await group.shutdownGracefully()
+    }
+
+    /// Writes the events every running proxy has recorded so far to ``eventLines`` (`netsim
+    /// serve` calls it every second, so `tail -f` follows and a hard kill loses at most that).
+    public func flushEvents() async {
+        guard eventLines != nil else { return }
+        await gate.enter()
+        for entry in proxies.values { entry.relay?.eventLog.flush() }
+        await gate.leave()
+        eventLines?.flush()
     }
 
     // MARK: Entry point

@@ -14,6 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
               netsim serve
               netsim serve --port 0
               netsim serve --host 0.0.0.0 --token s3cret     (other machines must send Authorization: Bearer s3cret)
+              netsim serve --events proxies.jsonl             (every proxy's connections, faults and closes)
 
             Existing Toxiproxy clients work unchanged (toxiproxy-python, toxiproxy-go, toxiproxy-ruby, ...).
             Prometheus metrics: GET /metrics. See docs/service.md.
@@ -34,8 +35,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseRunDuration)
     var duration: Duration?
 
+    @Option(help: ArgumentHelp("Write every proxy's events as JSON lines to FILE, or to standard output with -, each with \"proxy\":NAME and its time from the start of netsim serve (written every second). Example: --events proxies.jsonl", valueName: "file|-"))
+    var events: String?
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        try OutputFile.check(events, option: "--events")
         if !Self.isLoopback(host), (token ?? "").isEmpty {
             throw ValidationError("--host \(host) is not a loopback address: add --token TOKEN so only clients that know it can change the network")
         }
@@ -48,9 +53,15 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         logging.bootstrap()
         let stop = StopSignal(command: "netsim serve")
-        let server = APIServer(api: ToxiproxyAPI(access: APIAccess(token: token), warn: { message, exposes in
+        // A port it cannot listen on is said before --events is truncated.
+        do { try PortHold.probe(Endpoint(host: host, port: port)) } catch {
+            throw RuntimeError("--host \(host) --port \(port): cannot listen on \(host):\(port): \(SocketFailureText.describe(error))")
+        }
+        let lines = try eventLines(to: events)
+        let api = ToxiproxyAPI(access: APIAccess(token: token), eventLines: lines, warn: { message, exposes in
             if exposes { warnLoudly(message) } else { printStatus("note: \(message)", level: .warning) }
-        }))
+        })
+        let server = APIServer(api: api)
         let bound: Endpoint
         do {
             bound = try await server.start(host: host, port: port)
@@ -64,9 +75,20 @@ struct ServeCommand: AsyncParsableCommand {
                 """)
         }
         printStatus("netsim serve: API on http://\(bound)\(token == nil ? "" : " (token required)")")
+        if let events { printStatus("  events: \(events == "-" ? "standard output" : events)") }
         printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")
+        let flusher = lines.map { _ in
+            Task.detached {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    await api.flushEvents()
+                }
+            }
+        }
         await stop.wait(duration: duration)
-        await server.stop()
+        flusher?.cancel()
+        await server.stop()  // each proxy's relay stops, and its last events are written
+        lines?.flush()
         printStatus("netsim serve: stopped")
     }
 }

@@ -51,19 +51,25 @@ func warnLoudly(_ message: String) {
 /// `lineByLine`, a file gets each line as it happens (for `tail -f`, at a write per event).
 func streamingEventLog(to events: String?, lineByLine: Bool = false) throws -> EventLog {
     let log = EventLog(retention: 0)
+    if let sink = try eventLines(to: events, lineByLine: lineByLine) { log.addSink(sink) }
+    return log
+}
+
+/// `--events FILE|-` as a sink of JSON lines (nil without the option); standard output is
+/// written line by line.
+func eventLines(to events: String?, lineByLine: Bool = false) throws -> JSONLinesEventSink? {
     switch events {
     case nil:
-        break
+        return nil
     case "-":
-        log.addSink(JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0, onFailure: { eventsLost("-", $0) }))
+        return JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0, onFailure: { eventsLost("-", $0) })
     case let path?:
         do {
-            log.addSink(try JSONLinesEventSink(path: path, flushThreshold: lineByLine ? 0 : 64 * 1024, onFailure: { eventsLost(path, $0) }))
+            return try JSONLinesEventSink(path: path, flushThreshold: lineByLine ? 0 : 64 * 1024, onFailure: { eventsLost(path, $0) })
         } catch {
             throw ValidationError("cannot write events to \(path): \(error.posixReason)")
         }
     }
-    return log
 }
 
 /// Says on standard error, once, that the event log stopped being written (QA 63: `--events - |

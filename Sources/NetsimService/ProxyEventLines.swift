@@ -1,0 +1,21 @@
+import NetsimCore
+
+/// One proxy's events into the file every proxy of a ``ToxiproxyAPI`` shares (`netsim serve
+/// --events`): each line names its proxy, since each relay numbers its connections from 1.
+final class ProxyEventLines: EventSink {
+    private let proxy: String
+    private let lines: JSONLinesEventSink
+
+    init(proxy: String, lines: JSONLinesEventSink) {
+        self.proxy = proxy
+        self.lines = lines
+    }
+
+    func receive(_ event: Event) {
+        lines.receive(line: event.jsonLine(proxy: proxy))
+    }
+
+    func flush() {
+        lines.flush()
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import NetsimCore
+import NetsimLoopback
+import Testing
+@testable import NetsimService
+
+/// `netsim serve --events`: every proxy's events in one file, each line naming its proxy, the
+/// times of all of them from the API's start.
+@Suite("serve's event lines")
+struct ProxyEventLinesTests {
+    @Test func eachLineNamesItsProxyAndTheTimesShareOneStart() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-serve-events-\(UUID()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let lines = try JSONLinesEventSink(path: path)
+        let api = ToxiproxyAPI(threads: 1, eventLines: lines)
+        let echo = try LoopbackServer.echo()
+        defer { echo.stop() }
+        let web = try #require(ToxiproxyAPITests.proxy(await ToxiproxyAPITests.createProxy(api, echo, name: "web")))
+        let db = try #require(ToxiproxyAPITests.proxy(await ToxiproxyAPITests.createProxy(api, echo, name: "db")))
+        // One connection through each, web's first: each proxy numbers its own from 1.
+        #expect(try await ToxiproxyAPITests.echo("to web", through: Endpoint(parsing: web.listen)) == Array("to web".utf8))
+        #expect(try await ToxiproxyAPITests.echo("to db", through: Endpoint(parsing: db.listen)) == Array("to db".utf8))
+        // A deleted proxy's last events are written as it goes, not at the next flush.
+        #expect(await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db")).status == 204)
+        let afterDelete = try Self.records(path)
+        #expect(afterDelete.contains { $0["proxy"] as? String == "db" && $0["event"] as? String == "listener_closed" }, "\(afterDelete)")
+        await api.flushEvents()
+        await api.shutdown()
+        lines.flush()
+
+        let records = try Self.records(path)
+        #expect(records.allSatisfy { ["web", "db"].contains($0["proxy"] as? String) }, "every line names its proxy")
+        func first(_ event: String, of proxy: String) -> (t: Double, conn: Int?)? {
+            records.first { $0["proxy"] as? String == proxy && $0["event"] as? String == event }
+                .map { ($0["t"] as? Double ?? -1, $0["conn"] as? Int) }
+        }
+        let webListening = try #require(first("listening", of: "web")), dbListening = try #require(first("listening", of: "db"))
+        let webOpened = try #require(first("opened", of: "web")), dbOpened = try #require(first("opened", of: "db"))
+        #expect(webOpened.conn == 1 && dbOpened.conn == 1)
+        // One clock: db started after web, and its connection came after web's. (Each log from
+        // its own start put both at about 0.)
+        #expect(webListening.t < dbListening.t && dbListening.t < webOpened.t && webOpened.t < dbOpened.t,
+                "web \(webListening.t) \(webOpened.t), db \(dbListening.t) \(dbOpened.t)")
+        #expect(first("listener_closed", of: "web") != nil, "the shutdown's last events are written")
+    }
+
+    static func records(_ path: String) throws -> [[String: Any]] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+}
