@@ -8,6 +8,7 @@ import Testing
 
 /// Starts a relay in front of `upstream` and stops it when `body` returns.
 func withRelay<T>(
+    listen: Endpoint = Endpoint(host: "127.0.0.1", port: 0),
     upstream: Endpoint,
     link: LinkConfiguration = .unimpaired,
     faults: [FaultRule] = [],
@@ -19,7 +20,7 @@ func withRelay<T>(
     _ body: (Relay, Endpoint) async throws -> T
 ) async throws -> T {
     let relay = Relay(configuration: RelayConfiguration(
-        upstream: upstream, link: link, faults: faults, seed: seed,
+        listen: listen, upstream: upstream, link: link, faults: faults, seed: seed,
         connectTimeout: connectTimeout, bufferLimit: bufferLimit, observeHTTP: observeHTTP, splice: splice))
     let endpoint = try await relay.start()
     do {

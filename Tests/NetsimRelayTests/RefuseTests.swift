@@ -14,7 +14,10 @@ struct RefuseTests {
     @Test func refuseClosesTheListenerSoConnectsAreRefusedThenAcceptedAgainWhenLifted() async throws {
         let server = try RecordingServer()
         defer { server.stop() }
-        try await withRelay(upstream: server.endpoint) { relay, endpoint in
+        // On a port no connect takes as its source port: in the instant between the listener's
+        // close and the hold, a connect of a test running beside this one took the port (1 run
+        // of the relay tests in 100), and the hold was rightly a shared one.
+        try await withRelay(listen: try Self.portOutsideTheEphemeralRange(), upstream: server.endpoint) { relay, endpoint in
             let id = try await relay.addFault(FaultRule(.refuse))
             #expect(try await FaultTests.connectFailure(endpoint) == .refused)
             // The port stays the relay's while refused: no server binding port 0 can be given it.
@@ -24,6 +27,19 @@ struct RefuseTests {
             await relay.removeFault(id)
             #expect(try await FaultTests.connectFailure(endpoint) == nil)
         }
+    }
+
+    /// 127.0.0.1 and a free port below the kernel's ephemeral range (`ip_local_port_range`),
+    /// where neither a connect's source port nor a bind to port 0 is picked.
+    static func portOutsideTheEphemeralRange() throws -> Endpoint {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        let low = min(range?.first ?? 32768, 32768)
+        for _ in 0..<200 {
+            let candidate = Endpoint(host: "127.0.0.1", port: Int.random(in: (low / 2)..<low))
+            if (try? PortHold(SocketAddress(ipAddress: candidate.host, port: candidate.port), shared: false).release()) != nil { return candidate }
+        }
+        throw SocketFailure.other(errno: EADDRINUSE)
     }
 
     /// When the refusal lifts, the held socket itself becomes the listener: the port is never
