@@ -72,7 +72,7 @@ enum OutputFile {
     /// kept), or one names an input (`--json x.scn` wrote over the scenario). `outputs`: option
     /// and path (nil: not asked for); `-` and the devices that stream (`/dev/stdout`) may repeat.
     static func checkDistinct(_ outputs: [(option: String, path: String?)], inputs: [String]) throws {
-        let key = canonical
+        let key = identity
         var seen: [String: String] = [:]
         for case let (option, path?) in outputs where path != "-" && !path.isEmpty && !path.hasPrefix("/dev/") {
             let file = key(path)
@@ -82,6 +82,21 @@ enum OutputFile {
             if let earlier = seen[file] { throw ValidationError("\(option) \(path): \(earlier) names that file too; give each report its own") }
             seen[file] = option
         }
+    }
+
+    /// Whether `path` is standard output: `-`, or a name for the file descriptor 1 is open on
+    /// (`/dev/stdout`, `/dev/fd/1`, the file it is redirected to).
+    static func isStandardOutput(_ path: String) -> Bool {
+        path == "-" || StandardStream.same(as: path) == .output
+    }
+
+    /// What tells two outputs apart: an existing file's device and inode — a hard link is the
+    /// same file under another name (QA 67: `--events hard --pcap file` wrote the events over the
+    /// capture) — else the path ``canonical(_:)`` resolves.
+    static func identity(_ path: String) -> String {
+        var file = stat()
+        if stat(path, &file) == 0 { return "file \(file.st_dev):\(file.st_ino)" }
+        return canonical(path)
     }
 
     /// The file `path` names once every symbolic link is followed, a dangling one too: `l.pcap`

@@ -79,8 +79,10 @@ struct RelayCommand: AsyncParsableCommand {
         try OutputFile.check(pcap, option: "--pcap")
         // `--pcap -` is the capture on standard output (`| tshark -r -`), alone there (QA 63: it
         // was mixed with `--events -`, and the TLS secrets went to a file named `-.keys`).
-        if pcap == "-", events == "-" {
-            throw ValidationError("--pcap - and --events - would both write to standard output; give one of them a file name")
+        // By any name: `/dev/stdout`, `/dev/fd/1`, or the file standard output is redirected to
+        // (QA 67: `--events /dev/stdout --pcap -` passed, and the JSON lines broke the capture).
+        if let events, let pcap, OutputFile.isStandardOutput(pcap), OutputFile.isStandardOutput(events) {
+            throw ValidationError("--pcap \(pcap) and --events \(events) would both write to standard output; give one of them a file name")
         }
         if pcap == "-", tlsOptions.tls == .intercept {
             throw ValidationError("--pcap - with --tls intercept: the TLS secrets are written beside the capture (FILE.keys), which standard output has no name for; give --pcap a file name")

@@ -36,6 +36,11 @@ struct OutputFileTests {
         func relay(_ arguments: [String]) -> String { Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9"] + arguments) } }
         #expect(relay(["--pcap", "-"]) == "no error")
         #expect(relay(["--pcap", "-", "--events", "-"]).contains("--pcap - and --events - would both write to standard output"))
+        // By its other names too (QA 67: the JSON lines went into the capture, which tshark
+        // called damaged). The test process's standard output is open, whatever it is.
+        for name in ["/dev/stdout", "/dev/fd/1"] {
+            #expect(relay(["--pcap", "-", "--events", name]).contains("--pcap - and --events \(name) would both write to standard output"), "\(name)")
+        }
         #expect(relay(["--pcap", "-", "--tls", "intercept"]).contains("--pcap - with --tls intercept: the TLS secrets are written beside the capture"))
         for option in ["--pcap", "--stats"] {
             #expect(Self.message { _ = try ShellCommand.parse([option, "-", "--", "true"]) }
@@ -88,6 +93,20 @@ struct OutputFileTests {
                 .contains("--pcap \(folder)/\(link): --events names that file too"), "\(link)")
         }
         #expect(Self.message { _ = try RunCommand.parse(["Scenarios/server-fin.scn", "--pcap", "\(folder)/l.pcap", "--events", "\(folder)/u.jsonl"]) } == "no error")
+    }
+
+    /// A hard link is the file under another name (QA 67: `--events hard --pcap file` passed,
+    /// and the events overwrote the capture).
+    @Test func aHardLinkToAnotherReportIsThatReport() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-hard-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "an earlier capture".write(toFile: "\(folder)/run.pcap", atomically: true, encoding: .utf8)
+        try FileManager.default.linkItem(atPath: "\(folder)/run.pcap", toPath: "\(folder)/hard")
+        #expect(Self.message { _ = try RelayCommand.parse(["--upstream", "127.0.0.1:9", "--events", "\(folder)/hard", "--pcap", "\(folder)/run.pcap"]) }
+            .contains("--pcap \(folder)/run.pcap: --events names that file too"))
+        #expect(Self.message { _ = try RunCommand.parse(["Scenarios/server-fin.scn", "--json", "\(folder)/run.pcap", "--html", "\(folder)/hard"]) }
+            .contains("--html \(folder)/hard: --json names that file too"))
     }
 
     /// An empty name (`--pcap "$UNSET"`) is a usage error before anything runs. `netsim run
