@@ -45,7 +45,6 @@ public final class Relay: @unchecked Sendable {
     var httpLayers: [ConnectionID: any FaultTarget] = [:]
     /// Everything faults may act on (call with `lock` held).
     var allPairs: [any FaultTarget] { pairs.values.map { $0 as any FaultTarget } + Array(httpLayers.values) }
-    private var nextConnection: UInt64 = 1
     var nextFault: UInt64 = 1
     var rules: [FaultID: RuleState] = [:]
     private var currentLink: LinkConfiguration
@@ -54,6 +53,8 @@ public final class Relay: @unchecked Sendable {
     /// When `--fault-at` counts from: the relay's start, or its shared timeline's.
     var startedAt: Int64 = 0
     let timeline: RelayTimeline?
+    /// Where connection ids come from.
+    let numbering: ConnectionNumbering
     /// A relay on a shared timeline leaves the rules' `fault_added` and `fault_lifted` to it
     /// (``RelayTimeline/announce(_:to:on:)``).
     var announcesRules: Bool { timeline == nil }
@@ -144,10 +145,14 @@ public final class Relay: @unchecked Sendable {
     ///   - timeline: shared with other relays acting as one (the proxy's): `--fault-at` counts
     ///     from its start and connection ids are unique across them. By default the relay's own,
     ///     from ``start()``.
+    ///   - numbering: shared with other relays whose event logs are read together, without a
+    ///     shared timeline (`netsim serve`'s proxies); by default the timeline's, else the relay's own.
     public init(configuration: RelayConfiguration, eventLog: EventLog = EventLog(), group: (any EventLoopGroup)? = nil,
-                tap: (any RelayTap)? = nil, connector: (any UpstreamConnector)? = nil, timeline: RelayTimeline? = nil) {
+                tap: (any RelayTap)? = nil, connector: (any UpstreamConnector)? = nil, timeline: RelayTimeline? = nil,
+                numbering: ConnectionNumbering? = nil) {
         self.configuration = configuration
         self.timeline = timeline
+        self.numbering = numbering ?? timeline?.numbering ?? ConnectionNumbering()
         self.upstreamConnector = connector
         self.eventLog = eventLog
         self.tap = tap
@@ -231,7 +236,7 @@ public final class Relay: @unchecked Sendable {
     /// ``ConnectionPair/timesReads``).
     func makePair(on eventLoop: any EventLoop, connector: (any UpstreamConnector)? = nil, ownSocket: Bool = false,
                   openedAt: NIODeadline? = nil) -> ConnectionPair {
-        let id = allocateConnectionID()
+        let id = numbering.allocate()
         var connector = connector ?? self.connector
         // A connector handed over with an adopted connection is intercepted as the relay's own is.
         if let contexts = lock.withLock({ interceptContexts }), !(connector is InterceptConnector) {
@@ -244,14 +249,6 @@ public final class Relay: @unchecked Sendable {
 
     /// The address clients connect to, once started.
     public var endpoint: Endpoint? { lock.withLock { boundEndpoint } }
-
-    private func allocateConnectionID() -> ConnectionID {
-        if let timeline { return timeline.allocateConnectionID() }
-        return lock.withLock {
-            defer { nextConnection += 1 }
-            return ConnectionID(nextConnection)
-        }
-    }
 
     // MARK: Connections
 

@@ -17,7 +17,8 @@ import NetsimFaults
 public final class RelayTimeline: Sendable {
     /// The instant `--fault-at` counts from (``SystemClock`` nanoseconds): when this was made.
     public let start: Int64
-    private let nextConnection = NIOLockedValueBox<UInt64>(1)
+    /// Connection ids, unique across the relays sharing this timeline.
+    let numbering = ConnectionNumbering()
     private let lifts = NIOLockedValueBox<[PendingLift]>([])
 
     /// A window's end still to be logged.
@@ -35,14 +36,6 @@ public final class RelayTimeline: Sendable {
 
     /// A timeline that started at `start` (tests: one that began a while ago, without waiting).
     init(start: Int64) { self.start = start }
-
-    /// The next connection's id, unique across the relays sharing this timeline.
-    func allocateConnectionID() -> ConnectionID {
-        nextConnection.withLockedValue { next in
-            defer { next += 1 }
-            return ConnectionID(next)
-        }
-    }
 
     /// Logs each rule once, now (`fault_added`), and its lift when a window on this timeline
     /// ends (`fault_lifted`, at `--fault-at` + `--fault-for`, or `--fault-for` for a rule in

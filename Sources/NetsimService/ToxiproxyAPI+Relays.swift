@@ -26,7 +26,7 @@ extension ToxiproxyAPI {
         let relay = Relay(
             configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics), delays: entry.metrics,
                                               simulatesHandshake: false),  // Toxiproxy's timings
-            eventLog: log, group: group, connector: connector)
+            eventLog: log, group: group, connector: connector, numbering: numbering)
         let bound: Endpoint
         do {
             bound = try await relay.start()

@@ -50,6 +50,10 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     let eventLines: JSONLinesEventSink?
     /// Where the times in ``eventLines`` start: the API's creation (monotonic nanoseconds).
     let eventOrigin = SystemClock().now()
+    /// One numbering of connections for every proxy, for the life of the API: a proxy disabled
+    /// and enabled, or deleted and made again, starts a new relay (QA 67: `conn 1` three times
+    /// for one proxy in one file).
+    let numbering = ConnectionNumbering()
     let group: MultiThreadedEventLoopGroup
     private let gate = SerialGate()
     // Touched only while holding `gate`.

@@ -17,9 +17,15 @@ struct ProxyEventLinesTests {
         defer { echo.stop() }
         let web = try #require(ToxiproxyAPITests.proxy(await ToxiproxyAPITests.createProxy(api, echo, name: "web")))
         let db = try #require(ToxiproxyAPITests.proxy(await ToxiproxyAPITests.createProxy(api, echo, name: "db")))
-        // One connection through each, web's first: each proxy numbers its own from 1.
+        // One connection through each, web's first, then web disabled and enabled (a new relay)
+        // and one more: one numbering for every proxy and every relay a proxy has had.
         #expect(try await ToxiproxyAPITests.echo("to web", through: Endpoint(parsing: web.listen)) == Array("to web".utf8))
         #expect(try await ToxiproxyAPITests.echo("to db", through: Endpoint(parsing: db.listen)) == Array("to db".utf8))
+        for enabled in [false, true] {
+            let update = APIRequest(method: "POST", uri: "/proxies/web", json: #"{"enabled":\#(enabled)}"#)
+            #expect(await api.handle(update).status == 200)
+        }
+        #expect(try await ToxiproxyAPITests.echo("web again", through: Endpoint(parsing: web.listen)) == Array("web again".utf8))
         // A deleted proxy's last events are written as it goes, not at the next flush.
         #expect(await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db")).status == 204)
         let afterDelete = try Self.records(path)
@@ -36,7 +42,8 @@ struct ProxyEventLinesTests {
         }
         let webListening = try #require(first("listening", of: "web")), dbListening = try #require(first("listening", of: "db"))
         let webOpened = try #require(first("opened", of: "web")), dbOpened = try #require(first("opened", of: "db"))
-        #expect(webOpened.conn == 1 && dbOpened.conn == 1)
+        let opened = records.filter { $0["event"] as? String == "opened" }.map { "\($0["proxy"] ?? "") \($0["conn"] ?? "")" }
+        #expect(opened.sorted() == ["db 2", "web 1", "web 3"], "QA 67: web's relay after the enable numbered from 1 again")
         // One clock: db started after web, and its connection came after web's. (Each log from
         // its own start put both at about 0.)
         #expect(webListening.t < dbListening.t && dbListening.t < webOpened.t && webOpened.t < dbOpened.t,
