@@ -307,6 +307,25 @@ public final class Relay: @unchecked Sendable {
         }
     }
 
+    /// One link for every connection, the per-connection chooser (if any) dropped, in one step
+    /// and one `link_changed` — none when nothing changes (QA 67: `netsim serve` logged the old
+    /// link, then the new one, on every toxic added, a link toxic or not).
+    public func useOneLink(_ link: LinkConfiguration) async {
+        let change = lock.withLock { () -> (open: [ConnectionPair], hadChooser: Bool)? in
+            guard linkChooser != nil || currentLink != link else { return nil }
+            defer {
+                linkChooser = nil
+                currentLink = link
+            }
+            return (Array(pairs.values), linkChooser != nil)
+        }
+        guard let change else { return }
+        eventLog.record(.linkChanged(description: change.hadChooser ? "one link for all connections: \(link)" : link.description))
+        for pair in change.open {
+            try? await pair.eventLoop.submit { pair.update(link: link) }.get()
+        }
+    }
+
     /// Changes the link model; open connections use it for every byte that arrives after this
     /// returns.
     public func setLink(_ link: LinkConfiguration) async {

@@ -24,9 +24,12 @@ extension ToxiproxyAPI {
         // proxy is created. Before, it was a 500 that blamed the listen address.
         let connector: (any UpstreamConnector)? = (try? AddressConnector(resolving: upstream)) ?? HostConnector(upstream)
         let relay = Relay(
-            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, link: Toxic.link(of: entry.toxics), delays: entry.metrics,
+            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, delays: entry.metrics,
                                               simulatesHandshake: false),  // Toxiproxy's timings
             eventLog: log, group: group, connector: connector, numbering: numbering)
+        // The toxics' link before the listener (re-enabled, the proxy keeps them): logged as it
+        // starts, and toxics with a toxicity below 1 chosen per connection, as when added.
+        await applyLink(of: entry.toxics, to: relay)
         let bound: Endpoint
         do {
             bound = try await relay.start()
@@ -69,13 +72,12 @@ extension ToxiproxyAPI {
     /// and the connection (so the same connection always gets the same answer).
     func applyLink(_ entry: ProxyEntry) async {
         guard let relay = entry.relay else { return }
-        let toxics = entry.toxics.filter { $0.isLinkToxic && $0.toxicity > 0 }
-        if toxics.allSatisfy({ $0.toxicity >= 1 }) {
-            await relay.setLinkChooser(nil)
-            let link = Toxic.link(of: toxics)
-            if link != relay.link { await relay.setLink(link) }
-            return
-        }
+        await applyLink(of: entry.toxics, to: relay)
+    }
+
+    private func applyLink(of toxics: [Toxic], to relay: Relay) async {
+        let toxics = toxics.filter { $0.isLinkToxic && $0.toxicity > 0 }
+        if toxics.allSatisfy({ $0.toxicity >= 1 }) { return await relay.useOneLink(Toxic.link(of: toxics)) }
         let seed = relay.configuration.seed
         await relay.setLinkChooser { connection in
             Toxic.link(of: toxics.filter { toxic in

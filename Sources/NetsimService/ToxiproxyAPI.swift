@@ -328,7 +328,7 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
             if let relay = entry.relay {
                 for ids in entry.faultIDs.values { for id in ids { await relay.removeFault(id) } }
                 entry.faultIDs.removeAll()
-                await relay.setLink(.unimpaired)
+                await relay.useOneLink(.unimpaired)  // a chooser too (toxicity below 1)
             }
             entry.enabled = true
             guard entry.relay == nil else { continue }

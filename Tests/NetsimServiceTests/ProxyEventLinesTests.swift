@@ -51,6 +51,45 @@ struct ProxyEventLinesTests {
         #expect(first("listener_closed", of: "web") != nil, "the shutdown's last events are written")
     }
 
+    /// The log says the link once per change, and after a proxy comes back, what applies: each
+    /// toxic added logged the old link and then the new one, a fault toxic too; a re-enabled
+    /// proxy said nothing of its link, and applied a toxic meant for half its connections to
+    /// all of them; `/reset` left that choice in force (QA 67).
+    @Test func eachChangeOfLinkIsOneEventAndAProxyThatComesBackSaysItsLink() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-serve-links-\(UUID()).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let lines = try JSONLinesEventSink(path: path)
+        let api = ToxiproxyAPI(threads: 1, eventLines: lines)
+        let echo = try LoopbackServer.echo()
+        defer { echo.stop() }
+        #expect(await ToxiproxyAPITests.createProxy(api, echo, name: "a").status == 201)
+        func send(_ method: String, _ uri: String, _ json: String) async {
+            let status = await api.handle(APIRequest(method: method, uri: uri, json: json)).status
+            #expect((200..<300).contains(status), "\(method) \(uri): \(status)")
+        }
+        func bounce() async {
+            await send("POST", "/proxies/a", #"{"enabled":false}"#)
+            await send("POST", "/proxies/a", #"{"enabled":true}"#)
+        }
+        await send("POST", "/proxies/a/toxics", #"{"name":"lat","type":"latency","attributes":{"latency":100}}"#)
+        await send("POST", "/proxies/a/toxics/lat", #"{"attributes":{"latency":50}}"#)
+        await send("POST", "/proxies/a/toxics", #"{"name":"rp","type":"reset_peer","attributes":{"timeout":100}}"#)
+        await bounce()
+        await send("POST", "/proxies/a/toxics", #"{"name":"half","type":"latency","toxicity":0.5,"attributes":{"latency":10}}"#)
+        await bounce()
+        await send("POST", "/reset", "")
+        await api.shutdown()
+        lines.flush()
+
+        let records = try Self.records(path)
+        let links = records.compactMap { $0["event"] as? String == "link_changed" ? $0["link"] as? String : nil }
+        #expect(links == ["up: unimpaired; down: latency 100ms", "up: unimpaired; down: latency 50ms",
+                          "up: unimpaired; down: latency 50ms", "a link chosen per connection",
+                          "a link chosen per connection", "one link for all connections: unimpaired"], "\(links)")
+        let lifted = records.compactMap { $0["event"] as? String == "fault_lifted" ? $0["fault"] as? String : nil }
+        #expect(lifted == ["rst"], "the reset lifts the reset_peer toxic's fault")
+    }
+
     static func records(_ path: String) throws -> [[String: Any]] {
         try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
