@@ -24,7 +24,7 @@ extension ToxiproxyAPI {
         // proxy is created. Before, it was a 500 that blamed the listen address.
         let connector: (any UpstreamConnector)? = (try? AddressConnector(resolving: upstream)) ?? HostConnector(upstream)
         let relay = Relay(
-            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, delays: entry.metrics,
+            configuration: RelayConfiguration(listen: entry.listen, upstream: upstream, seed: seed, delays: entry.metrics,
                                               simulatesHandshake: false),  // Toxiproxy's timings
             eventLog: log, group: group, connector: connector, numbering: numbering)
         // The toxics' link before the listener (re-enabled, the proxy keeps them): logged as it

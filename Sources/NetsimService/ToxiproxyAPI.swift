@@ -50,6 +50,8 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     let eventLines: JSONLinesEventSink?
     /// Where the times in ``eventLines`` start: the API's creation (monotonic nanoseconds).
     let eventOrigin = SystemClock().now()
+    /// Seeds every proxy's relay: toxicity, jitter, loss, slicer sizes (`netsim serve --seed`).
+    let seed: UInt64
     /// One numbering of connections for every proxy, for the life of the API: a proxy disabled
     /// and enabled, or deleted and made again, starts a new relay (QA 67: `conn 1` three times
     /// for one proxy in one file).
@@ -72,11 +74,14 @@ public final class ToxiproxyAPI: APIResponder, @unchecked Sendable {
     let warn: @Sendable (_ message: String, _ exposes: Bool) -> Void
 
     public init(access: APIAccess = APIAccess(), threads: Int = System.coreCount, eventSink: (any EventSink)? = nil,
-                eventLines: JSONLinesEventSink? = nil,
+                eventLines: JSONLinesEventSink? = nil, seed: UInt64 = 1,
                 warn: @escaping @Sendable (_ message: String, _ exposes: Bool) -> Void = { _, _ in }) {
         self.access = access
         self.eventSink = eventSink
         self.eventLines = eventLines
+        self.seed = seed
+        // The seed first, once for every proxy, at time 0 (as `netsim relay` begins its log).
+        eventLines?.receive(line: Event(time: 0, connection: nil, kind: .seed(seed)).jsonLine)
         self.warn = warn
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
     }

@@ -35,6 +35,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop after this long instead of waiting for Ctrl-C. Example: 30s", valueName: "duration"), transform: parseRunDuration)
     var duration: Duration?
 
+    @Option(help: ArgumentHelp("Seed for every random decision (which connections a toxic's toxicity picks, jitter, loss, slicer sizes). Same seed, same decisions. Example: --seed 42", valueName: "n"), transform: parseSeed)
+    var seed: UInt64 = 1
+
     @Option(help: ArgumentHelp("Write every proxy's events as JSON lines to FILE, or to standard output with -, each with \"proxy\":NAME and its time from the start of netsim serve (written every second). Example: --events proxies.jsonl", valueName: "file|-"))
     var events: String?
 
@@ -58,7 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw RuntimeError("--host \(host) --port \(port): cannot listen on \(host):\(port): \(SocketFailureText.describe(error))")
         }
         let lines = try eventLines(to: events)
-        let api = ToxiproxyAPI(access: APIAccess(token: token), eventLines: lines, warn: { message, exposes in
+        let api = ToxiproxyAPI(access: APIAccess(token: token), eventLines: lines, seed: seed, warn: { message, exposes in
             if exposes { warnLoudly(message) } else { printStatus("note: \(message)", level: .warning) }
         })
         let server = APIServer(api: api)
@@ -76,7 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         printStatus("netsim serve: API on http://\(bound)\(token == nil ? "" : " (token required)")")
         if let events { printStatus("  events: \(events == "-" ? "standard output" : events)") }
-        printStatus("  \(duration.map { "stopping after \($0.compactDescription)" } ?? "Ctrl-C to stop")")
+        printStatus(seedAndStopLine(seed: seed, duration: duration))
         let flusher = lines.map { _ in
             Task.detached {
                 while !Task.isCancelled {

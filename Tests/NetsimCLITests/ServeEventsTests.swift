@@ -12,7 +12,7 @@ struct ServeEventsTests {
         defer { try? FileManager.default.removeItem(atPath: events) }
         let echo = try LoopbackServer.echo()
         defer { echo.stop() }
-        let serve = try WatchedProcess(NetsimProcess.executable, ["serve", "--port", "0", "--events", events, "--duration", "60s"])
+        let serve = try WatchedProcess(NetsimProcess.executable, ["serve", "--port", "0", "--events", events, "--seed", "7", "--duration", "60s"])
         defer { serve.terminate() }
         let line = try await serve.line(.error, within: .seconds(30)) { $0.contains("API on http://") }
         let api = try #require(line.split(separator: "http://").last.map(String.init))
@@ -39,8 +39,10 @@ struct ServeEventsTests {
         #expect(text.contains(#""proxy":"web","conn":1,"event":"opened""#), "\(text)")
         kill(serve.processIdentifier, SIGINT)
         #expect(await serve.exit(within: .seconds(30)) == 0, "\(serve.text(.error))")
-        let last = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n").last.map(String.init)
-        #expect(last?.contains(#""proxy":"web","event":"listener_closed""#) == true, "\(last ?? "nothing written")")
+        let written = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(written.first == #"{"t":0.000000,"event":"seed","seed":7}"#, "\(written.first ?? "nothing written")")
+        #expect(written.last?.contains(#""proxy":"web","event":"listener_closed""#) == true, "\(written.last ?? "nothing written")")
+        #expect(serve.text(.error).contains("seed: 7"), "\(serve.text(.error))")
     }
 
     /// A serve that cannot listen leaves the file as it was: it is opened after the check.

@@ -35,7 +35,8 @@ struct ProxyEventLinesTests {
         lines.flush()
 
         let records = try Self.records(path)
-        #expect(records.allSatisfy { ["web", "db"].contains($0["proxy"] as? String) }, "every line names its proxy")
+        #expect(records.first?["event"] as? String == "seed" && records.first?["seed"] as? Int == 1, "the API's seed first: \(records.first ?? [:])")
+        #expect(records.dropFirst().allSatisfy { ["web", "db"].contains($0["proxy"] as? String) }, "every other line names its proxy")
         func first(_ event: String, of proxy: String) -> (t: Double, conn: Int?)? {
             records.first { $0["proxy"] as? String == proxy && $0["event"] as? String == event }
                 .map { ($0["t"] as? Double ?? -1, $0["conn"] as? Int) }
