@@ -88,7 +88,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             page = HTMLReport.render(entries, matrix: measurement, title: "\(results[0].scenario.name) · \(results.count) drivers")
         }
-        try writeOrFail(page, to: path)
+        try writeOrFail(page, to: path, option: "--html")
     }
 
     /// One run with one driver: live view, verdicts, the files asked for.
@@ -112,8 +112,8 @@ struct RunCommand: AsyncParsableCommand {
         print("")
         print(TextReport.render(result, color: isatty(STDOUT_FILENO) == 1))
         print("")
-        if let events { try writeOrFail(Self.jsonLines(result.events), to: events) }
-        if let json { try writeOrFail(JSONReport.data(JSONReport.Run(result)), to: json) }
+        if let events { try writeOrFail(Self.jsonLines(result.events), to: events, option: "--events") }
+        if let json { try writeOrFail(JSONReport.data(JSONReport.Run(result)), to: json, option: "--json") }
         return result
     }
 
@@ -124,7 +124,7 @@ struct RunCommand: AsyncParsableCommand {
         let log = EventLog()
         Interruption.reportWhenInterrupted { signal in
             log.record(.step(description: "interrupted by \(signal): the run did not finish"))
-            do { try writeOrFail(jsonLines(log.events), to: path) } catch { return "the events so far were not written: \(error)" }
+            do { try writeOrFail(jsonLines(log.events), to: path, option: "--events") } catch { return "the events so far were not written: \(error)" }
             return "the events so far written to \(path)"
         }
         return log
@@ -199,8 +199,8 @@ enum ScenarioLoading {
     }
 }
 
-func writeOrFail(_ text: String, to path: String) throws {
-    try writeOrFail(Data(text.utf8), to: path)
+func writeOrFail(_ text: String, to path: String, option: String? = nil) throws {
+    try writeOrFail(Data(text.utf8), to: path, option: option)
 }
 
 /// Writes a report whole or not at all: a new or regular file through a temporary one and a
@@ -209,8 +209,9 @@ func writeOrFail(_ text: String, to path: String) throws {
 /// renaming over it as root replaced it with a file) and a device or FIFO (a shell's `>(jq .)`).
 /// netsim's own standard output or error, whatever the path, is written through it: opened
 /// again, a regular file that stdout was redirected to was written from its start, over the
-/// report (``StandardStream/same(as:)``).
-func writeOrFail(_ data: Data, to path: String) throws {
+/// report (``StandardStream/same(as:)``). A failure names `option` when given (QA 67: `cannot
+/// write /dev/full` after a run's verdict did not say which of its reports was lost).
+func writeOrFail(_ data: Data, to path: String, option: String? = nil) throws {
     if let stream = StandardStream.same(as: path) {
         // After what `print` holds (netsim test's header is still in its buffer), and ending
         // its line, so what follows starts on its own (QA 46: `}0 passed, 1 failed`).
@@ -231,6 +232,6 @@ func writeOrFail(_ data: Data, to path: String) throws {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         }
     } catch {
-        throw RuntimeError("cannot write \(path): \(error.posixReason)")
+        throw RuntimeError(option.map { "\($0) \(path): cannot write it: \(error.posixReason)" } ?? "cannot write \(path): \(error.posixReason)")
     }
 }

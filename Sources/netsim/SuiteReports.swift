@@ -142,16 +142,16 @@ struct SuiteReports {
         if let junit = destinations.junit {
             let skipped = notRun.map { JUnitReport.Case(name: $0.scenario.name, file: $0.scenario.file, seconds: 0, failure: nil, skipped: $0.reason) }
             let run = JUnitReport.Run(started: destinations.started.date, seconds: (ContinuousClock.now - destinations.started.instant) / .seconds(1))
-            save { try writeOrFail(JUnitReport.render((cases ?? self.cases) + skipped, suiteName: destinations.suiteName, run: run), to: junit) }
+            save { try writeOrFail(JUnitReport.render((cases ?? self.cases) + skipped, suiteName: destinations.suiteName, run: run), to: junit, option: "--junit") }
         }
         if let json = destinations.json {
             let skipped = notRun.map { JSONReport.Suite.Skipped(scenario: $0.scenario.name, file: $0.scenario.file, reason: $0.reason) }
             let suite = JSONReport.Suite(runs: entries, matrix: matrix.map(JSONReport.Matrix.init), skipped: skipped, interrupted: interruption)
-            save { try writeOrFail(JSONReport.data(suite), to: json) }
+            save { try writeOrFail(JSONReport.data(suite), to: json, option: "--json") }
         }
         if let html = destinations.html {
             let title = destinations.title + (interruption.map { " (interrupted by \($0))" } ?? "")
-            save { try writeOrFail(HTMLReport.render(pages, matrix: matrix, title: title), to: html) }
+            save { try writeOrFail(HTMLReport.render(pages, matrix: matrix, title: title), to: html, option: "--html") }
         }
         return unsaved
     }

@@ -33,6 +33,14 @@ struct StandardOutputReportTests {
         #expect(object?["passed"] as? Bool == true)
     }
 
+    /// A report that cannot be written says which option's it is, after the verdict (QA 67:
+    /// `cannot write /dev/full: No space left on device` named neither).
+    @Test func aReportThatCannotBeWrittenNamesItsOption() async throws {
+        let result = try await NetsimProcess.run(["run", "Scenarios/refused.scn", "--events", "/dev/full"], timeout: .seconds(120))
+        #expect(result.status == 1 && result.stdout.contains("PASS refused"), "\(result.stdout)")
+        #expect(result.stderr.contains("--events /dev/full: cannot write it: No space left on device"), "\(result.stderr)")
+    }
+
     /// `netsim test` prints its header through `print`'s buffer: the JSON came before it, and
     /// its last `}` had the summary glued to it (QA 46).
     @Test func aSuitesJSONFollowsItsHeaderOnItsOwnLines() async throws {
