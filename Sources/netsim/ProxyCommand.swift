@@ -77,7 +77,7 @@ struct ProxyCommand: AsyncParsableCommand {
         let stop = StopSignal(command: "netsim proxy")
         // A taken port is found before --events is truncated (as netsim relay does).
         try ensureCanListen(listen)
-        let log = try streamingEventLog(to: events)
+        let log = try streamingEventLog(to: events, stop: stop)
         log.record(.seed(seed))
         let flusher = flushPeriodically(log)
         let intercepting = try tlsOptions.interception(keyLog: nil)

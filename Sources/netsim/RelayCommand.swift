@@ -109,7 +109,7 @@ struct RelayCommand: AsyncParsableCommand {
             throw RuntimeError("--upstream \(upstream): \(SocketFailureText.describe(error))")
         }
         try ensureCanListen(listen)
-        let log = try streamingEventLog(to: events)
+        let log = try streamingEventLog(to: events, stop: stop)
         log.record(.seed(seed))
         let flusher = flushPeriodically(log)
 

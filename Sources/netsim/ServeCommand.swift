@@ -60,7 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
         do { try PortHold.probe(Endpoint(host: host, port: port)) } catch {
             throw RuntimeError("--host \(host) --port \(port): cannot listen on \(host):\(port): \(SocketFailureText.describe(error))")
         }
-        let lines = try eventLines(to: events)
+        let lines = try eventLines(to: events, stop: stop)
         let api = ToxiproxyAPI(access: APIAccess(token: token), eventLines: lines, seed: seed, warn: { message, exposes in
             if exposes { warnLoudly(message) } else { printStatus("note: \(message)", level: .warning) }
         })

@@ -49,26 +49,60 @@ func warnLoudly(_ message: String) {
 /// The event log of a long-running command (`relay`, `proxy`): nothing kept in memory, every
 /// event streamed as a JSON line to `--events FILE`, or to standard output with `-`. With
 /// `lineByLine`, a file gets each line as it happens (for `tail -f`, at a write per event).
-func streamingEventLog(to events: String?, lineByLine: Bool = false) throws -> EventLog {
+func streamingEventLog(to events: String?, lineByLine: Bool = false, stop: StopSignal? = nil) throws -> EventLog {
     let log = EventLog(retention: 0)
-    if let sink = try eventLines(to: events, lineByLine: lineByLine) { log.addSink(sink) }
+    if let sink = try eventLines(to: events, lineByLine: lineByLine, stop: stop) { log.addSink(sink) }
     return log
 }
 
 /// `--events FILE|-` as a sink of JSON lines (nil without the option); standard output is
-/// written line by line.
-func eventLines(to events: String?, lineByLine: Bool = false) throws -> JSONLinesEventSink? {
+/// written line by line. A FIFO is waited on for a reader, a `stop` ending the wait.
+func eventLines(to events: String?, lineByLine: Bool = false, stop: StopSignal? = nil) throws -> JSONLinesEventSink? {
     switch events {
     case nil:
         return nil
     case "-":
         return JSONLinesEventSink(handle: .standardOutput, flushThreshold: 0, onFailure: { eventsLost("-", $0) })
     case let path?:
+        let threshold = lineByLine ? 0 : 64 * 1024
+        if let fifo = try openWhenRead(path, option: "--events", stop: stop) {
+            return JSONLinesEventSink(handle: FileHandle(fileDescriptor: fifo, closeOnDealloc: false), flushThreshold: threshold,
+                                      closeOnDeinit: true, onFailure: { eventsLost(path, $0) })
+        }
         do {
-            return try JSONLinesEventSink(path: path, flushThreshold: lineByLine ? 0 : 64 * 1024, onFailure: { eventsLost(path, $0) })
+            return try JSONLinesEventSink(path: path, flushThreshold: threshold, onFailure: { eventsLost(path, $0) })
         } catch {
             throw ValidationError("cannot write events to \(path): \(error.posixReason)")
         }
+    }
+}
+
+/// When `path` is a FIFO: its descriptor for writing, once a reader has opened it; nil for
+/// anything else. open(2) blocks until then, before the command's banner and deaf to its
+/// Ctrl-C (QA 67: only a second one ended it, as a forced stop): the wait is said, and made
+/// of non-blocking tries, 10 a second, which a stop ends (exit 128 + the signal, as tcpdump
+/// `-w FIFO` ends on its first Ctrl-C).
+func openWhenRead(_ path: String, option: String, stop: StopSignal?) throws -> Int32? {
+    var status = stat()
+    guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return nil }
+    var said = false
+    while true {
+        let descriptor = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        if descriptor >= 0 {
+            // Writes block again when the reader is slow, as a file's would.
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+            return descriptor
+        }
+        guard errno == ENXIO else { throw ValidationError("\(option) \(path): \(OutputFile.reason(errno))") }
+        if let signal = stop?.received {
+            printStatus("\(option) \(path): \(signalName(signal)) while waiting for a reader; nothing started")
+            throw ExitCode(128 + signal)
+        }
+        if !said {
+            printStatus("\(option) \(path): a FIFO; waiting for a reader to open it (Ctrl-C to give up)")
+            said = true
+        }
+        usleep(100_000)
     }
 }
 
@@ -155,6 +189,9 @@ final class StopSignal: @unchecked Sendable {
         fflush(nil)
         _exit(128 + sig)
     }
+
+    /// The signal that asked for the stop, once one has (nil before, and for a `--duration`'s end).
+    var received: Int32? { lock.withLock { fired ? first?.signal : nil } }
 
     /// Returns when a signal arrives (or arrived already), or after `duration`.
     func wait(duration: Duration?) async {

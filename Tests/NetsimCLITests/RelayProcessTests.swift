@@ -217,6 +217,20 @@ struct TakenPortTests {
         #expect(try String(contentsOfFile: pcap, encoding: .utf8) == "the last capture")
     }
 
+    /// `--events` on a FIFO nobody reads yet: the wait is said, and the first Ctrl-C ends it
+    /// (QA 67: open(2) blocked before the banner, silent, and only a second Ctrl-C ended it).
+    @Test func aFIFOWithoutAReaderIsWaitedOnAndCtrlCEndsTheWait() async throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-fifo-\(UUID())").path
+        guard mkfifo(fifo, 0o600) == 0 else { throw POSIXError(.EIO) }
+        defer { try? FileManager.default.removeItem(atPath: fifo) }
+        let relay = try WatchedProcess(NetsimProcess.executable, ["relay", "--upstream", "127.0.0.1:9", "--events", fifo, "--duration", "60s"])
+        defer { relay.terminate() }
+        _ = try await relay.line(.error, within: .seconds(30)) { $0.contains("--events \(fifo): a FIFO; waiting for a reader to open it") }
+        kill(relay.processIdentifier, SIGINT)
+        #expect(await relay.exit(within: .seconds(10)) == 130, "\(relay.text(.error))")
+        #expect(relay.text(.error).contains("SIGINT while waiting for a reader; nothing started"), "\(relay.text(.error))")
+    }
+
     /// An upstream name that does not resolve is the upstream's fault: it was blamed on
     /// `--listen 127.0.0.1:0: cannot listen`. (`.invalid` never resolves: RFC 6761.)
     @Test func anUpstreamThatDoesNotResolveIsNamedAsSuch() async throws {
