@@ -185,8 +185,16 @@ final class PacketFaultDriver {
     }
 
     /// Waits for the namespace changes still running (the namespace is about to be deleted).
+    /// The path stopped: each window still open (a fault with an end) ends with it, `cut_short`,
+    /// as a relay's stop cuts its `--fault-for` windows (QA 67: a shell stopped inside a window
+    /// left it without an end). A fault without an end is in force until the end, as the
+    /// relay's until `listener_closed`.
     func finish() {
         commands.sync {}
+        for index in started.subtracting(ended).sorted() where schedule[index].end != nil {
+            events?.record(.faultLifted(fault: schedule[index].fault.name, cutShort: "packet link stopped"))
+        }
+        ended.formUnion(started)
         events?.flush()
     }
 }

@@ -304,12 +304,15 @@ struct PacketFaultTests {
     @Test func anOverlappedRulesEndIsNotTheFaultsLift() async throws {
         let events = ShellHarness.temporaryPath("overlap.jsonl")
         defer { try? FileManager.default.removeItem(atPath: events) }
-        let result = try await ShellHarness.run(["--fault", "blackhole@0.2s+0.3s", "--fault", "blackhole@0.3s", "--events", events, "--", "sleep", "1"])
+        let result = try await ShellHarness.run(["--fault", "blackhole@0.2s+0.3s", "--fault", "blackhole@0.3s+30s", "--events", events, "--", "sleep", "1"])
         #expect(result.status == 0, "\(result.standardError)")
         let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
         #expect(lines.contains { $0.contains(#""event":"fault""#) && $0.contains("blackhole at 200ms for 300ms ended; blackhole stays in force under another rule") },
                 "\(lines.joined(separator: "\n"))")
         #expect(!lines.contains { $0.contains(#""event":"fault_lifted""#) && $0.contains(#""t":0.5"#) }, "\(lines.joined(separator: "\n"))")
+        // The later window is cut short when the command ends, once (QA 67: it had no end at all).
+        let lifted = lines.filter { $0.contains(#""event":"fault_lifted""#) }
+        #expect(lifted.count == 1 && lifted[0].contains(#""fault":"blackhole","cut_short":"packet link stopped""#), "\(lines.joined(separator: "\n"))")
     }
 
     @Test func relayFaultsAndMeaninglessTimingsAreRefusedWithTheReason() async throws {
