@@ -13,6 +13,9 @@ public enum InterruptCleanup {
     public enum Kind: Int, Sendable, CaseIterable {
         /// A scenario run under way: nothing to undo, counted for the message.
         case run
+        /// A run's relay, stopped before its capture closes: the connections' closes are in the
+        /// event log and the capture.
+        case relay
         case execClient, capture, namespace, resolverFiles
 
         /// `count` of them, done: "2 exec clients sent SIGTERM (SIGKILL 1 s later)".
@@ -20,6 +23,7 @@ public enum InterruptCleanup {
             let many = count > 1
             return switch self {
             case .run: "\(count) run\(many ? "s" : "") stopped"
+            case .relay: "\(count) relay\(many ? "s" : "") closed \(many ? "their" : "its") connections"
             case .execClient: "\(count) exec client\(many ? "s" : "") sent SIGTERM (SIGKILL 1 s later)"
             case .capture: "\(count) capture\(many ? "s" : "") closed"
             case .namespace: "\(count) packet link namespace\(many ? "s" : "") deleted"

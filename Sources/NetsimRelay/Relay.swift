@@ -65,6 +65,8 @@ public final class Relay: @unchecked Sendable {
     var listenerChanges: Task<Void, Never>?
     /// Set by ``stop()``: the listener does not come back.
     var listenerStopped = false
+    /// ``stop()`` was called.
+    private var stopBegun = false
     /// Faults that act once through the relay and have acted (``claimOnce(_:)``).
     var claimedOnce: Set<FaultID> = []
     /// The connection limit and the listener's pause at it (``updateAccepting()``).
@@ -380,8 +382,13 @@ public final class Relay: @unchecked Sendable {
     // MARK: Shutdown
 
     /// Stops listening, closes every connection and, if the relay made its own event loops,
-    /// shuts them down.
+    /// shuts them down. Once: a later call returns at once (an interrupted run stops its relay
+    /// from the signal's handler, and its own end may try again).
     public func stop() async {
+        guard lock.withLock({ () -> Bool in
+            defer { stopBegun = true }
+            return !stopBegun
+        }) else { return }
         for task in lock.withLock({ rules.values.flatMap(\.scheduled) }) { task.cancel() }
         await closeListenerForGood()
         let open = lock.withLock { allPairs }

@@ -175,7 +175,19 @@ public enum ScenarioRunner {
                 do { target = try await relay.start() } catch {
                     throw RunnerError.failed("cannot start the relay: \(error)")
                 }
+                // Interrupted, the relay stops before the capture closes (newer, it is undone
+                // first): the connections open at the signal end in the event log and the
+                // capture (QA 67: neither had their ends). Given 2 s.
+                let stopOnInterrupt = InterruptCleanup.register(.relay) {
+                    let stopped = DispatchSemaphore(value: 0)
+                    Task {
+                        await relay.stop()
+                        stopped.signal()
+                    }
+                    _ = stopped.wait(timeout: .now() + 2)
+                }
                 started.push {
+                    InterruptCleanup.unregister(stopOnInterrupt)
                     // The client has shut down (its driver stops first): its closes are on the
                     // link still, and the server's answering FINs behind them. Stopped at once,
                     // the relay closed those connections itself, and every capture ended them

@@ -32,7 +32,7 @@ struct InterruptionTests {
         let result = try await run.result(within: .seconds(80))
         let after = sent.value.map { "\(ContinuousClock.now - $0) after the SIGINT" } ?? "with no SIGINT sent"
         #expect(result.status == 130, "exited \(after); it said:\n\(result.standardOutput)\n\(result.standardError)")
-        #expect(result.standardError.contains("netsim run: interrupted by SIGINT: 1 run stopped, 1 exec client sent SIGTERM (SIGKILL 1 s later), 1 capture closed; the events so far written to \(stale[2])"), "\(result.standardError)")
+        #expect(result.standardError.contains("netsim run: interrupted by SIGINT: 1 run stopped, 1 relay closed its connections, 1 exec client sent SIGTERM (SIGKILL 1 s later), 1 capture closed; the events so far written to \(stale[2])"), "\(result.standardError)")
         #expect(stale[0 ..< 2].allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "an earlier run's report was left")
         // The timeline up to the Ctrl-C, whose run stopped at its first wait (QA 66: no event log
         // was written): requests relayed, then the step that says the run did not finish.
@@ -42,6 +42,12 @@ struct InterruptionTests {
         }
         #expect(kinds.count == lines.count && kinds.first == "seed" && kinds.contains("http_request"), "\(lines.prefix(5))")
         #expect(lines.last?.contains(#""step":"interrupted by SIGINT: the run did not finish""#) == true, "\(lines.suffix(3))")
+        // Every connection opened is closed in it, and the relay's listener (QA 67: the relay was
+        // left running, its connections without an end).
+        let records = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let connections = { (event: String) in Set(records.filter { $0["event"] as? String == event }.compactMap { $0["conn"] as? Int }) }
+        #expect(!connections("opened").isEmpty && connections("opened") == connections("closed"), "\(lines.suffix(8))")
+        #expect(kinds.dropLast().last == "listener_closed", "\(lines.suffix(3))")
         let profile = try await NetsimProcess.run(["profile", pcap.path])
         #expect(profile.status == 0, "the capture so far is a whole pcap: \(profile.stderr)")
         #expect(profile.stdout.contains("TCP flows"), "\(profile.stdout)")
