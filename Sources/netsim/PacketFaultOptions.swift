@@ -21,12 +21,10 @@ struct PacketFaultOptions: ParsableArguments {
         }
     }
 
-    /// The event log, streaming to --events line by line (a script inside can follow it); none without it.
+    /// The event log, streaming to --events line by line (a script inside can follow it); none
+    /// without it. Never standard output: the shell's validation refuses `-`.
     func eventLog() throws -> EventLog? {
         guard let events else { return nil }
-        if events == "-" {
-            throw ValidationError("--events -: the command's standard output is its own in netsim shell; give a file, e.g. --events faults.jsonl")
-        }
         return try streamingEventLog(to: events, lineByLine: true)
     }
 }

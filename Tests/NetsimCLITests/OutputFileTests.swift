@@ -42,7 +42,7 @@ struct OutputFileTests {
             #expect(relay(["--pcap", "-", "--events", name]).contains("--pcap - and --events \(name) would both write to standard output"), "\(name)")
         }
         #expect(relay(["--pcap", "-", "--tls", "intercept"]).contains("--pcap - with --tls intercept: the TLS secrets are written beside the capture"))
-        for option in ["--pcap", "--stats"] {
+        for option in ["--pcap", "--stats", "--events"] {
             #expect(Self.message { _ = try ShellCommand.parse([option, "-", "--", "true"]) }
                 .contains("\(option) -: standard output holds the command's own output"), "\(option)")
         }
