@@ -37,6 +37,9 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
     private var connectedAt = NIODeadline.now()
     /// Ends a head that takes longer than the proxy's `headTimeout`.
     private var headDeadline: Scheduled<Void>?
+    /// The request being handled, once its line is read: a request the proxy answers itself is
+    /// in the log with its answer (QA 67: a 502 did not say for what).
+    private var request: (method: String, target: String)?
 
     init(proxy: ForwardProxy) { self.proxy = proxy }
 
@@ -122,6 +125,7 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let requestLine = lines.isEmpty ? [] : lines.removeFirst().split(separator: " ").map(String.init)
         guard requestLine.count == 3 else { return reply(context, "400 Bad Request", "malformed request line\n") }
         let (method, target, version) = (requestLine[0], requestLine[1], requestLine[2])
+        request = (method, target)
         let destination: Endpoint
         var first: ByteBuffer
         if method == "CONNECT" {
@@ -311,10 +315,12 @@ final class ProxyRequestHandler: ChannelInboundHandler, RemovableChannelHandler 
         let channel = context.channel
         let answer = channel.allocator.buffer(string: text)
         let log = proxy.eventLog
+        let request = self.request
         // Logged once written: a client gone meanwhile got no answer, and the log said it did (QA 51).
         let send = {
             channel.writeAndFlush(answer).whenComplete { result in
                 if case .success = result, let code = Int(status.prefix(3)) {
+                    if let request { log.record(.httpRequest(method: request.method, path: request.target, reused: false, answeredBy: "proxy")) }
                     log.record(.httpResponse(status: code, bytes: message.utf8.count, answeredBy: "proxy"))
                 }
                 channel.close(promise: nil)

@@ -258,6 +258,9 @@ struct ForwardProxyTests {
         let kinds = events.map(\.kind)
         #expect(kinds.contains { if case .upstreamFailed(.refused, "127.0.0.1:1: connection refused") = $0 { true } else { false } }, "\(kinds)")
         #expect(kinds.contains { if case .httpResponse(502, _, "proxy", nil) = $0 { true } else { false } }, "\(kinds)")
+        // What was answered, just before its answer (QA 67: a 502 did not say for what).
+        let answered = events.firstIndex { if case .httpResponse = $0.kind { true } else { false } }
+        #expect(answered.map { events[$0 - 1].kind } == .httpRequest(method: "CONNECT", path: "127.0.0.1:1", reused: false, answeredBy: "proxy"), "\(kinds)")
     }
 
     /// A request's body is carried whole: bytes the client sent after its head, read in the
