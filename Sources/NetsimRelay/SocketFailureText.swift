@@ -62,6 +62,8 @@ public enum SocketFailureText {
             default: return (.other, words)
             }
         }
-        return (.other, String(describing: error))
+        // A name that does not resolve in words, as the 502's body says it (QA 67: the log had
+        // NIO's `DNS error: SocketAddressError.UnknownHost: … (error -2) for host …`).
+        return (.other, describe(error))
     }
 }

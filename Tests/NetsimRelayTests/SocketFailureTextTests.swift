@@ -22,6 +22,11 @@ struct SocketFailureTextTests {
             #expect(refused.failureText?.hasPrefix("connection refused") == true, "\(refused.failureText ?? "connected")")
             let unknown = await Result(catching: { try await ClientBootstrap(group: group).connect(host: "no-such-host.invalid", port: 80).get() })
             #expect(unknown.failureText?.hasPrefix("the name no-such-host.invalid does not resolve") == true, "\(unknown.failureText ?? "connected")")
+            // The event log says it so too (QA 67: NIO's `DNS error: SocketAddressError.UnknownHost: …`).
+            if case .failure(let error) = unknown {
+                let (reason, detail) = SocketFailureText.classify(error)
+                #expect(reason == .other && detail.hasPrefix("the name no-such-host.invalid does not resolve"), "\(detail)")
+            }
         } catch {
             Issue.record("\(error)")
         }
