@@ -29,4 +29,14 @@ struct PacketFaultOptions: ParsableArguments {
     }
 }
 
-func parseTimedFault(_ text: String) throws -> TimedFault { try TimedFault(parsing: text) }
+/// A shell's `--fault`: a name no fault has gets the shell's own list, not the relay's whole
+/// catalog with the shell's at its end (QA 67). A relay fault is read, and refused with the
+/// reason by ``PacketFaultOptions/schedule()``.
+func parseTimedFault(_ text: String) throws -> TimedFault {
+    let name = String(text.prefix { $0 != "=" && $0 != "@" && $0 != "+" })
+    guard FaultCatalog.named(name) != nil else {
+        throw UnitParseError(input: text, expected: "a fault netsim shell injects", allowedForms:
+            "NAME[=ARGUMENT][@AT][+FOR] with NAME one of \(FaultCatalog.packetFaultNames) (e.g. offline@2s+3s, udp-block=443); the relay's other faults act at a relay (netsim relay --fault)")
+    }
+    return try TimedFault(parsing: text)
+}

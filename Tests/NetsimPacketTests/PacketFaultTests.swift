@@ -316,6 +316,10 @@ struct PacketFaultTests {
     }
 
     @Test func relayFaultsAndMeaninglessTimingsAreRefusedWithTheReason() async throws {
+        // A name no fault has: the shell's five, not the relay's catalog first (QA 67).
+        let bogus = try await ShellHarness.run(["--fault", "bogus@1s", "--", "true"])
+        #expect(bogus.status == 64 && bogus.standardError.contains("'bogus@1s' is not a fault netsim shell injects; write it as NAME[=ARGUMENT][@AT][+FOR] with NAME one of stale, blackhole, offline, handover, udp-block"), "\(bogus.standardError)")
+        #expect(!bogus.standardError.contains("slow-connect"), "\(bogus.standardError)")
         let portal = try await ShellHarness.run(["--fault", "portal", "--", "true"])
         #expect(portal.status != 0 && portal.standardError.contains("portal acts on HTTP requests at a relay"), "\(portal.standardError)")
         let handover = try await ShellHarness.run(["--fault", "handover@1s+2s", "--", "true"])
