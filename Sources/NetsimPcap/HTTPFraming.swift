@@ -19,6 +19,11 @@ enum HTTPFraming {
             field("Content-Length").flatMap { Int($0.trimmed(of: " \t")) }.flatMap { $0 >= 0 ? $0 : nil }
         }
         var closes: Bool { field("Connection")?.lowercased().contains("close") ?? false }
+        /// A request after whose answer the server closes (RFC 9112 §9.3, §9.6): `Connection:
+        /// close`, or HTTP/1.0 without `keep-alive`.
+        var endsConnection: Bool {
+            closes || (startLine.hasSuffix("HTTP/1.0") && !(field("Connection")?.lowercased().contains("keep-alive") ?? false))
+        }
     }
 
     struct Message {

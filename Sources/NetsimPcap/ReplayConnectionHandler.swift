@@ -123,7 +123,14 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
                 return
             case .message(let message):
                 pending.removeFirst(message.length)
-                answer(method, target, range: message.head.field("Range"), bodyBytes: message.length - message.head.length)
+                let ends = message.head.endsConnection
+                answer(method, target, range: message.head.field("Range"), bodyBytes: message.length - message.head.length, ends: ends)
+                if ends {
+                    // The last request on this connection: what follows it is not answered.
+                    mode = .done
+                    pending.removeAll()
+                    return
+                }
             }
         }
     }
@@ -140,7 +147,9 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
         enqueue(Job(delay: 0, bytes: Array(exchange.response.prefix(exchange.earlyAnswer)), pacing: [], close: nil, mustClose: false))
     }
 
-    private func answer(_ method: String, _ target: String, range: String?, bodyBytes: Int) {
+    /// `ends`: the client asked to close after this answer (QA 68: a read-to-end client waited
+    /// for a close that never came, the captured answer saying keep-alive).
+    private func answer(_ method: String, _ target: String, range: String?, bodyBytes: Int, ends: Bool) {
         idleClose?.cancel()
         idleClose = nil
         let early = chosen
@@ -150,7 +159,7 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
         requests += 1
         guard let exchange else {
             let body = Array("netsim replay: the capture has no answer for \(method) \(target)\n".utf8)
-            enqueue(Job(delay: 0, bytes: Self.plainResponse(404, "Not Found", body), pacing: [], close: nil, mustClose: false))
+            enqueue(Job(delay: 0, bytes: Self.plainResponse(404, "Not Found", body), pacing: [], close: nil, mustClose: ends))
             return
         }
         // What went out early is not sent again; the rest keeps its captured pacing. Bytes the
@@ -162,7 +171,7 @@ final class ReplayConnectionHandler: ChannelInboundHandler, @unchecked Sendable 
         enqueue(Job(
             delay: exchange.thinkTime, bytes: Array(exchange.response[sent..<end]),
             pacing: pacing.map { ($0.offset - sent, $0.delay - (pacing.first?.delay ?? 0)) },
-            close: cut ? ServerClose(kind: .rst, after: 0) : exchange.serverClose, mustClose: cut || exchange.responseEndsAtClose))
+            close: cut ? ServerClose(kind: .rst, after: 0) : exchange.serverClose, mustClose: cut || exchange.responseEndsAtClose || ends))
     }
 
     private func startRaw(_ conversation: ReplayPlan.RawConversation) {

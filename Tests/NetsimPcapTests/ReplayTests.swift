@@ -79,6 +79,25 @@ struct ReplayTests {
         #expect(answers.last == plan.exchanges[0].response, "an uncaptured range falls back to capture order")
     }
 
+    /// A request that asks to close (`Connection: close`, HTTP/1.0) gets its answer and the
+    /// close, whatever the captured answer says: a client reading to the end waited for good
+    /// (QA 68). A request pipelined after it is not answered.
+    @Test(arguments: ["HTTP/1.1\r\nConnection: close", "HTTP/1.0"])
+    func aRequestThatAsksToCloseGetsItsAnswerThenTheClose(_ ending: String) async throws {
+        let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-get.pcap")))
+        let (answers, served) = try await Self.withReplay(plan) { endpoint in
+            try ["/download/CHANGES.bro-aux.txt", "/nothing"].map { path in
+                let socket = try BlockingSocket.connect(to: endpoint)
+                defer { socket.close() }
+                try socket.send("GET \(path) \(ending)\r\nHost: x\r\n\r\nGET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+                return try socket.receiveToEnd(timeout: .seconds(5))
+            }
+        }
+        #expect(answers[0] == plan.exchanges[0].response, "the captured answer alone, then the close")
+        #expect(String(decoding: answers[1], as: UTF8.self).hasPrefix("HTTP/1.1 404 "))
+        #expect(served.map(\.status) == [200, 404])
+    }
+
     @Test func anUnknownRequestGetsA404AndTheConnectionStaysUsable() async throws {
         let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-get.pcap")))
         let (texts, served) = try await Self.withReplay(plan) { endpoint in
