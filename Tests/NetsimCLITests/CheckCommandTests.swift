@@ -70,7 +70,9 @@ struct CheckCommandTests {
 
     /// QA 35: a capture cut short (or cut by its snaplen) starts like a capture, so `check` said
     /// ok, and `run` then refused it (exit 2, with no place). Now `check` reads it as the run does.
-    /// (Cut inside its first packet: one cut after whole packets is read up to the cut, QA 65.)
+    /// Cut after whole packets, it is refused too: `netsim replay` serves those with a note, but a
+    /// run had no place for it, and a request past the cut waited out the client's timeout with
+    /// nothing said (QA 68).
     @Test func aReplayCaptureTheRunCannotReplayFailsTheCheckAtItsPlace() throws {
         let folder = NSTemporaryDirectory() + "netsim-check-replay-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -78,8 +80,9 @@ struct CheckCommandTests {
         let whole = try Data(contentsOf: Self.root.appendingPathComponent("Fixtures/pcap/zeek-http-get.pcap"))
         try whole.prefix(60).write(to: URL(fileURLWithPath: folder + "/cut.pcap"))
         try whole.write(to: URL(fileURLWithPath: folder + "/whole.pcap"))
+        try whole.prefix(1000).write(to: URL(fileURLWithPath: folder + "/late.pcap"))
         var paths: [String] = []
-        for capture in ["cut", "whole"] {
+        for capture in ["cut", "whole", "late"] {
             let source = Self.valid.replacingOccurrences(of: "  routes:\n    - path: /", with: "  replay: \(capture).pcap")
             paths.append(folder + "/\(capture).scn")
             try source.write(toFile: paths[paths.count - 1], atomically: true, encoding: .utf8)
@@ -87,6 +90,8 @@ struct CheckCommandTests {
         let report = CheckCommand.check(paths)
         #expect(report.output == "\(paths[1]): ok\n")
         #expect(report.errors.hasPrefix("\(paths[0]):4:11: error: cannot replay 'cut.pcap': the file is truncated (libpcap: "), "\(report.errors)")
+        #expect(report.errors.contains("\(paths[2]):4:11: error: cannot replay 'late.pcap': the file ends in the middle of a packet, after 5 whole ones (libpcap: "), "\(report.errors)")
+        #expect(report.errors.contains("a scenario replays whole captures: keep the whole packets with `editcap "), "\(report.errors)")
         #expect(!report.allValid)
     }
 
