@@ -66,7 +66,10 @@ public struct FlowSelector: Sendable, CustomStringConvertible {
     /// The selected flows; throws when none match, naming what the capture has.
     public func select(from capture: Capture) throws -> [TCPFlow] {
         guard !capture.flows.isEmpty else {
-            throw PcapError(.nothingToUse, "\(capture.path): no TCP flows in \(capture.packetCount) packet\(capture.packetCount == 1 ? "" : "s")")
+            // What the packets were instead (QA 68: "no TCP flows in 2 packets" of UDP).
+            let other = SkipReason.allCases.compactMap { reason in capture.skipped[reason.rawValue].map { "\($0) \(reason.rawValue)" } }
+            throw PcapError(.nothingToUse, "\(capture.path): no TCP flows in \(capture.packetCount) packet\(capture.packetCount == 1 ? "" : "s")"
+                + (other.isEmpty ? "" : " (\(other.joined(separator: ", ")))"))
         }
         let chosen = capture.flows.filter(matches)
         // A flow number the capture does not have is a mistake even beside one it has: `1,99`

@@ -45,6 +45,11 @@ public struct ReplayPlan: Sendable {
                 if turns.contains(where: { !$0.fromClient }) || close != nil {
                     raw.append(RawConversation(flow: flow.number, turns: turns, serverClose: close))
                 }
+                // A TLS handshake is never the same twice: the client's hello differs in size and
+                // bytes, so the turns never line up (QA 68: curl hung on it, nothing said).
+                if let hello = turns.first(where: \.fromClient)?.bytes, hello.starts(with: [0x16, 0x03]) {
+                    notes.append("flow \(flow.number) starts with a TLS ClientHello: TLS cannot be replayed byte for byte (each handshake differs); a client will wait on it. Capture the plain HTTP instead (netsim run --pcap records the relay's upstream leg unencrypted when the upstream is plain)")
+                }
             }
         }
         exchanges.sort { $0.requestTime < $1.requestTime }
@@ -79,7 +84,9 @@ public struct ReplayPlan: Sendable {
             let status = e.status.map(String.init) ?? (e.uncapturedFrom == 0 ? "an answer whose start was never captured" : "no answer")
             let close = e.serverClose.map { " then server \($0.kind.rawValue.uppercased()) after \(formatMilliseconds($0.after))" } ?? ""
             let cut = e.uncapturedFrom.map { $0 == 0 ? " (replayed as a reset)" : " (bytes from \($0) never captured: served up to them, then reset)" } ?? ""
-            return "flow \(e.flow) #\(e.index): \(e.method) \(e.target) → \(status), \(e.response.count) bytes, think \(formatMilliseconds(e.thinkTime))\(close)\(cut)"
+            // Answers to one target are told apart by the range asked for (QA 68: 34 alike lines).
+            let range = HTTPFraming.head(e.request[...])?.field("Range").map { " (Range: \($0))" } ?? ""
+            return "flow \(e.flow) #\(e.index): \(e.method) \(e.target)\(range) → \(status), \(e.response.count) bytes, think \(formatMilliseconds(e.thinkTime))\(close)\(cut)"
         } + raw.map { r in
             let up = r.turns.filter(\.fromClient).reduce(0) { $0 + $1.bytes.count }
             let down = r.turns.filter { !$0.fromClient }.reduce(0) { $0 + $1.bytes.count }

@@ -98,6 +98,32 @@ struct ReplayTests {
         #expect(served.map(\.status) == [200, 404])
     }
 
+    /// What `--list` and the notes say of a capture (QA 68): a range answer names its range (the
+    /// 206 capture listed 34 alike lines); a TLS flow is said not to replay (curl hung on it);
+    /// a capture with no TCP says what its packets were.
+    @Test func theListingNamesRangesTLSFlowsAndWhatACaptureWithoutTCPHolds() throws {
+        let ranges = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-206_example_c.pcap")))
+        #expect(ranges.listing.contains { $0.contains("(Range: bytes=") && $0.contains("→ 206") }, "\(ranges.listing.prefix(3))")
+        let folder = NSTemporaryDirectory() + "netsim-listing-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let tls = try CaptureBuilder(path: folder + "/tls.pcap")
+        tls.write([segment(clientEnd, serverEnd, seq: 1, [0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5]),
+                   segment(serverEnd, clientEnd, seq: 1, ack: 11, [0x16, 0x03, 0x03, 0x00, 0x01, 9])])
+        tls.close()
+        let plan = try ReplayPlan(capture: Capture.load(path: tls.path))
+        #expect(plan.notes.contains { $0.hasPrefix("flow 1 starts with a TLS ClientHello: TLS cannot be replayed byte for byte") }, "\(plan.notes)")
+        let udp = try CaptureBuilder(path: folder + "/udp.pcap")
+        var datagram = segment(clientEnd, serverEnd, seq: 1, [1, 2, 3])
+        datagram[9] = 17  // IPv4's protocol: UDP
+        udp.write([datagram, datagram])
+        udp.close()
+        #expect(throws: PcapError.self) { _ = try FlowSelector.all.select(from: Capture.load(path: udp.path)) }
+        do { _ = try FlowSelector.all.select(from: Capture.load(path: udp.path)) } catch {
+            #expect("\(error)".hasSuffix("no TCP flows in 2 packets (2 not TCP)"), "\(error)")
+        }
+    }
+
     @Test func anUnknownRequestGetsA404AndTheConnectionStaysUsable() async throws {
         let plan = try ReplayPlan(capture: Capture.load(path: fixture("zeek-http-get.pcap")))
         let (texts, served) = try await Self.withReplay(plan) { endpoint in
