@@ -76,6 +76,29 @@ struct ShutdownTests {
         #expect(Self.closed(h).first.map { $0 == (.relay, how) } == true, "\(Self.closed(h))")
     }
 
+    /// A stale connection's close comes from the far end of the path: a round trip after the
+    /// client's bytes (QA 68: at once, a 0 ms round trip in the capture), at once on a link
+    /// without latency. Bytes written meanwhile are swallowed and set off nothing more.
+    @Test func aStaleConnectionsResetComesARoundTripAfterTheClientsBytes() {
+        var link = LinkConfiguration.unimpaired
+        link.up.latency = .milliseconds(30)
+        link.down.latency = .milliseconds(20)
+        var h = MachineHarness(link: link)
+        h.advance(by: .seconds(1))  // a connection long open: its handshake's round trip is over
+        h.apply(.stale(.rst))
+        let sent = h.now
+        h.receive("GET / HTTP/1.1\r\n\r\n", from: .client)
+        h.advance(to: sent + 49_999_999)
+        h.receive("more", from: .client)
+        #expect(h.endings(of: .client).isEmpty, "nothing yet, 50 ms not gone")
+        h.advance(to: sent + 50_000_000)
+        #expect(h.endings(of: .client) == [.rst], "the reset, after 30 ms up and 20 ms down")
+        var plain = MachineHarness()
+        plain.apply(.stale(.fin))
+        plain.receive("GET / HTTP/1.1\r\n\r\n", from: .client)
+        #expect(plain.endings(of: .client) == [.fin], "no latency: at once")
+    }
+
     /// On a stale connection the client's FIN and then the server's are only tidied up, never
     /// forwarded; they were still sent, and the capture must show them (it showed only the
     /// relay's FINs, and `profile` said the client never closed).

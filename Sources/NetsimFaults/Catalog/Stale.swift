@@ -2,7 +2,8 @@ import NetsimCore
 
 /// `stale[=fin|rst]`: the lock-screen incident. The connection looks alive, but the path is
 /// dead: the client's next bytes are swallowed and answered with RST (default) or FIN, as a
-/// phone whose sockets were closed while locked, or a NAT that forgot the mapping, answers.
+/// phone whose sockets were closed while locked, or a NAT that forgot the mapping, answers —
+/// from the far end of the path, a round trip after the bytes.
 /// Lifting the fault does not revive a stale connection.
 ///
 /// On the packet path (`netsim shell`) the host side forgets every connection open when the fault
@@ -13,7 +14,7 @@ public struct Stale: Fault {
     public static let example = "stale=rst"
     public static let scope = FaultScope.connection
     public static let paths: FaultPaths = [.relay, .packet]
-    public static let summary = "open connections look alive; the next write succeeds, then the read after it gets ECONNRESET (EOF with fin), a later write EPIPE"
+    public static let summary = "open connections look alive; the next write succeeds, then the read after it gets ECONNRESET (EOF with fin) a round trip later (the link's latency up and down), a later write EPIPE"
     public static let toxic: ToxicMapping? = ToxicMapping("stale", origin: .netsim, attributes: [.init("close", .choice(["rst", "fin"]))]) {
         arguments throws(ToxicMapping.Invalid) in [.now(.stale(arguments.string("close") == "fin" ? .fin : .rst))]
     }

@@ -28,6 +28,9 @@ public enum ConnectionTimer: Hashable, Sendable {
     case answer(Int)
     /// A stand-in's close of bytes it refuses reaches the client (``ConnectionMachine/pendingRefusal``).
     case refusal
+    /// A stale connection's close reaches the client, a round trip after its bytes
+    /// (``ConnectionMachine/pendingStaleClose``).
+    case staleClose
 }
 
 /// What a ``ConnectionMachine`` asks its executor (the relay's channel handlers) to do, in order.

@@ -134,6 +134,8 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
     var nextAnswer = 0
     /// A close a stand-in decided on (a portal's RST to a ClientHello), travelling the link.
     var pendingRefusal: StandInRefusal?
+    /// A stale connection's close on its way to the client, and the bytes that set it off.
+    var pendingStaleClose: (how: CloseKind, swallowed: Int)?
 
     /// Ask for a ``ConnectionAction/delayed(_:nanoseconds:)`` for every chunk the link model holds
     /// back (metrics' latency histograms); off unless someone listens.
@@ -232,9 +234,16 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
         }
         if let mode = stale {
             log(.dropped(direction, count: chunk.count, fault: "stale"))
-            if direction == .up {
+            if direction == .up, pendingStaleClose == nil {
                 actingFault = "stale"
-                endClientLeg(mode, detail: "swallowed \(chunk.count) byte\(chunk.count == 1 ? "" : "s") from the client; closing it with \(mode.rawValue.uppercased())")
+                // The close comes from the far end of the path (the server that closed the
+                // socket, the NAT that forgot the mapping): after the bytes' trip up and its own
+                // down, as a stand-in's refusal does (QA 68: at once, a 0 ms round trip in the capture).
+                let sent = sendTime(.up, now)
+                let reached = withLane(.up) { $0.markerReleaseTime(arrivedAt: sent) }
+                let due = reached.addingSaturating(max(0, link.down.latency.nanoseconds))
+                pendingStaleClose = (mode, chunk.count)
+                if due <= now { staleCloseArrived() } else { actions.append(.arm(.staleClose, at: due)) }
             }
             return
         }
@@ -301,6 +310,14 @@ public struct ConnectionMachine<Chunk: ByteChunk>: Sendable {
             answer(request, now: now)
         case .refusal:
             refusalArrived()
+        case .staleClose:
+            staleCloseArrived()
         }
+    }
+
+    /// The close a stale connection's bytes set off reaches the client.
+    mutating func staleCloseArrived() {
+        guard let (how, swallowed) = pendingStaleClose, phase != .finished else { return }
+        endClientLeg(how, detail: "swallowed \(swallowed) byte\(swallowed == 1 ? "" : "s") from the client; closing it with \(how.rawValue.uppercased())")
     }
 }
