@@ -6,7 +6,7 @@ extension Event {
     public var jsonLine: String { jsonLine(proxy: nil) }
 
     /// The line with `"proxy":NAME` after `t`: `netsim serve` writes every proxy's events to one
-    /// file, where connection ids are each proxy's own.
+    /// file, and says whose each line is.
     public func jsonLine(proxy: String?) -> String {
         var fields: [(String, JSONValue)] = [("t", .seconds(time))]
         if let proxy { fields.append(("proxy", .string(proxy))) }

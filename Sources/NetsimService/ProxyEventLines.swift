@@ -1,7 +1,7 @@
 import NetsimCore
 
 /// One proxy's events into the file every proxy of a ``ToxiproxyAPI`` shares (`netsim serve
-/// --events`): each line names its proxy, since each relay numbers its connections from 1.
+/// --events`): each line names its proxy (connection ids are the API's, one numbering for all).
 final class ProxyEventLines: EventSink {
     private let proxy: String
     private let lines: JSONLinesEventSink

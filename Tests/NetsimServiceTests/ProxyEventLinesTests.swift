@@ -8,33 +8,43 @@ import Testing
 /// times of all of them from the API's start.
 @Suite("serve's event lines")
 struct ProxyEventLinesTests {
-    @Test func eachLineNamesItsProxyAndTheTimesShareOneStart() async throws {
+    /// An API writing its event lines to a file, and an echo server for its proxies; `body`
+    /// gets them and the file's path. The lines the file holds once the API has shut down.
+    static func loggedAPI(_ body: (ToxiproxyAPI, LoopbackServer, String) async throws -> Void) async throws -> [[String: Any]] {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-serve-events-\(UUID()).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let lines = try JSONLinesEventSink(path: path)
         let api = ToxiproxyAPI(threads: 1, eventLines: lines)
         let echo = try LoopbackServer.echo()
         defer { echo.stop() }
-        let web = try #require(ToxiproxyAPITests.proxy(await ToxiproxyAPITests.createProxy(api, echo, name: "web")))
-        let db = try #require(ToxiproxyAPITests.proxy(await ToxiproxyAPITests.createProxy(api, echo, name: "db")))
-        // One connection through each, web's first, then web disabled and enabled (a new relay)
-        // and one more: one numbering for every proxy and every relay a proxy has had.
-        #expect(try await ToxiproxyAPITests.echo("to web", through: Endpoint(parsing: web.listen)) == Array("to web".utf8))
-        #expect(try await ToxiproxyAPITests.echo("to db", through: Endpoint(parsing: db.listen)) == Array("to db".utf8))
-        for enabled in [false, true] {
-            let update = APIRequest(method: "POST", uri: "/proxies/web", json: #"{"enabled":\#(enabled)}"#)
-            #expect(await api.handle(update).status == 200)
+        do { try await body(api, echo, path) } catch {
+            await api.shutdown()
+            throw error
         }
-        #expect(try await ToxiproxyAPITests.echo("web again", through: Endpoint(parsing: web.listen)) == Array("web again".utf8))
-        // A deleted proxy's last events are written as it goes, not at the next flush.
-        #expect(await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db")).status == 204)
-        let afterDelete = try Self.records(path)
-        #expect(afterDelete.contains { $0["proxy"] as? String == "db" && $0["event"] as? String == "listener_closed" }, "\(afterDelete)")
-        await api.flushEvents()
         await api.shutdown()
         lines.flush()
+        return try records(path)
+    }
 
-        let records = try Self.records(path)
+    @Test func eachLineNamesItsProxyAndTheTimesShareOneStart() async throws {
+        let records = try await Self.loggedAPI { api, echo, path in
+            let web = try #require(ToxiproxyAPITests.proxy(await ToxiproxyAPITests.createProxy(api, echo, name: "web")))
+            let db = try #require(ToxiproxyAPITests.proxy(await ToxiproxyAPITests.createProxy(api, echo, name: "db")))
+            // One connection through each, web's first, then web disabled and enabled (a new relay)
+            // and one more: one numbering for every proxy and every relay a proxy has had.
+            #expect(try await ToxiproxyAPITests.echo("to web", through: Endpoint(parsing: web.listen)) == Array("to web".utf8))
+            #expect(try await ToxiproxyAPITests.echo("to db", through: Endpoint(parsing: db.listen)) == Array("to db".utf8))
+            for enabled in [false, true] {
+                let update = APIRequest(method: "POST", uri: "/proxies/web", json: #"{"enabled":\#(enabled)}"#)
+                #expect(await api.handle(update).status == 200)
+            }
+            #expect(try await ToxiproxyAPITests.echo("web again", through: Endpoint(parsing: web.listen)) == Array("web again".utf8))
+            // A deleted proxy's last events are written as it goes, not at the next flush.
+            #expect(await api.handle(APIRequest(method: "DELETE", uri: "/proxies/db")).status == 204)
+            let afterDelete = try Self.records(path)
+            #expect(afterDelete.contains { $0["proxy"] as? String == "db" && $0["event"] as? String == "listener_closed" }, "\(afterDelete)")
+            await api.flushEvents()
+        }
         #expect(records.first?["event"] as? String == "seed" && records.first?["seed"] as? Int == 1, "the API's seed first: \(records.first ?? [:])")
         #expect(records.dropFirst().allSatisfy { ["web", "db"].contains($0["proxy"] as? String) }, "every other line names its proxy")
         func first(_ event: String, of proxy: String) -> (t: Double, conn: Int?)? {
@@ -57,32 +67,24 @@ struct ProxyEventLinesTests {
     /// proxy said nothing of its link, and applied a toxic meant for half its connections to
     /// all of them; `/reset` left that choice in force (QA 67).
     @Test func eachChangeOfLinkIsOneEventAndAProxyThatComesBackSaysItsLink() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netsim-serve-links-\(UUID()).jsonl").path
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let lines = try JSONLinesEventSink(path: path)
-        let api = ToxiproxyAPI(threads: 1, eventLines: lines)
-        let echo = try LoopbackServer.echo()
-        defer { echo.stop() }
-        #expect(await ToxiproxyAPITests.createProxy(api, echo, name: "a").status == 201)
-        func send(_ method: String, _ uri: String, _ json: String) async {
-            let status = await api.handle(APIRequest(method: method, uri: uri, json: json)).status
-            #expect((200..<300).contains(status), "\(method) \(uri): \(status)")
+        let records = try await Self.loggedAPI { api, echo, _ in
+            #expect(await ToxiproxyAPITests.createProxy(api, echo, name: "a").status == 201)
+            func send(_ method: String, _ uri: String, _ json: String) async {
+                let status = await api.handle(APIRequest(method: method, uri: uri, json: json)).status
+                #expect((200..<300).contains(status), "\(method) \(uri): \(status)")
+            }
+            func bounce() async {
+                await send("POST", "/proxies/a", #"{"enabled":false}"#)
+                await send("POST", "/proxies/a", #"{"enabled":true}"#)
+            }
+            await send("POST", "/proxies/a/toxics", #"{"name":"lat","type":"latency","attributes":{"latency":100}}"#)
+            await send("POST", "/proxies/a/toxics/lat", #"{"attributes":{"latency":50}}"#)
+            await send("POST", "/proxies/a/toxics", #"{"name":"rp","type":"reset_peer","attributes":{"timeout":100}}"#)
+            await bounce()
+            await send("POST", "/proxies/a/toxics", #"{"name":"half","type":"latency","toxicity":0.5,"attributes":{"latency":10}}"#)
+            await bounce()
+            await send("POST", "/reset", "")
         }
-        func bounce() async {
-            await send("POST", "/proxies/a", #"{"enabled":false}"#)
-            await send("POST", "/proxies/a", #"{"enabled":true}"#)
-        }
-        await send("POST", "/proxies/a/toxics", #"{"name":"lat","type":"latency","attributes":{"latency":100}}"#)
-        await send("POST", "/proxies/a/toxics/lat", #"{"attributes":{"latency":50}}"#)
-        await send("POST", "/proxies/a/toxics", #"{"name":"rp","type":"reset_peer","attributes":{"timeout":100}}"#)
-        await bounce()
-        await send("POST", "/proxies/a/toxics", #"{"name":"half","type":"latency","toxicity":0.5,"attributes":{"latency":10}}"#)
-        await bounce()
-        await send("POST", "/reset", "")
-        await api.shutdown()
-        lines.flush()
-
-        let records = try Self.records(path)
         let links = records.compactMap { $0["event"] as? String == "link_changed" ? $0["link"] as? String : nil }
         #expect(links == ["up: unimpaired; down: latency 100ms", "up: unimpaired; down: latency 50ms",
                           "up: unimpaired; down: latency 50ms", "a link chosen per connection",
