@@ -80,14 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
         printStatus("netsim serve: API on http://\(bound)\(token == nil ? "" : " (token required)")")
         if let events { printStatus("  events: \(events == "-" ? "standard output" : events)") }
         printStatus(seedAndStopLine(seed: seed, duration: duration))
-        let flusher = lines.map { _ in
-            Task.detached {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    await api.flushEvents()
-                }
-            }
-        }
+        let flusher = lines.map { _ in flushPeriodically { await api.flushEvents() } }
         await stop.wait(duration: duration)
         flusher?.cancel()
         await server.stop()  // each proxy's relay stops, and its last events are written

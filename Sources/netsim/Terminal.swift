@@ -118,10 +118,15 @@ private func eventsLost(_ path: String, _ reason: String) {
 /// second. Before, a file sink was written every 64 KiB or at the end, so a relay's file stayed
 /// empty for its whole run and a hard kill lost all of it.
 func flushPeriodically(_ log: EventLog, every interval: Duration = .seconds(1)) -> Task<Void, Never> {
+    flushPeriodically(every: interval) { log.flush() }
+}
+
+/// ``flushPeriodically(_:every:)`` for what flushes several logs (`netsim serve`'s proxies).
+func flushPeriodically(every interval: Duration = .seconds(1), _ flush: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
     Task.detached {
         while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
-            log.flush()
+            try? await Task.sleep(for: interval)  // a command's wall-clock cadence, not a test's wait
+            await flush()
         }
     }
 }
